@@ -1,0 +1,1 @@
+"""WebArena environment server (Playwright + Chromium). Built in a later issue; empty for now."""

@@ -1,0 +1,1 @@
+"""The WebShop environment: catalog, goals, search, pages, reward, expert policy, server."""

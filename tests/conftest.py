@@ -1,0 +1,33 @@
+"""Suite-wide fixtures. `webshop_url` starts one real WebShop server for the whole session."""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("WANDB_MODE", "offline")
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
+from helpers import launched_server  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def webshop_url():
+    """Base URL of a real WebShop server (embedded catalog) started with `python -m agentenv_webshop.launch`."""
+    with launched_server("agentenv_webshop.launch") as (base, _proc):
+        yield base
+
+
+def pytest_collection_modifyitems(config, items):
+    try:
+        import torch
+        has_cuda = torch.cuda.is_available()
+    except Exception:  # torch missing entirely
+        has_cuda = False
+    skip_gpu = pytest.mark.skip(reason="needs CUDA")
+    for item in items:
+        if "gpu" in item.keywords and not has_cuda:
+            item.add_marker(skip_gpu)

@@ -1,0 +1,54 @@
+"""Helpers shared by the test suite: free ports and starting real servers on 127.0.0.1."""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from typing import Iterator
+
+import requests
+
+
+def free_port() -> int:
+    """Return a TCP port that is free on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until_healthy(url: str, timeout_s: float = 60.0, proc: subprocess.Popen | None = None) -> None:
+    """Poll `url` until it answers 200; fail early if `proc` exits."""
+    deadline = time.monotonic() + timeout_s
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server process exited with code {proc.returncode} before {url} answered")
+        try:
+            if requests.get(url, timeout=2).status_code == 200:
+                return
+        except requests.RequestException as exc:
+            last_error = exc
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} did not answer within {timeout_s} s (last error: {last_error})")
+
+
+@contextlib.contextmanager
+def launched_server(module: str, *args: str, timeout_s: float = 120.0, env: dict | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Start `python -m <module> --host 127.0.0.1 --port <free> *args`; yield (base_url, process)."""
+    port = free_port()
+    cmd = [sys.executable, "-m", module, "--host", "127.0.0.1", "--port", str(port), *args]
+    proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(base + "/", timeout_s=timeout_s, proc=proc)
+        yield base, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)

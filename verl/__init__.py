@@ -1,0 +1,1 @@
+"""verl: the trainer (PPO/GRPO for multi-turn web agents)."""
