@@ -1,0 +1,116 @@
+"""The rollout engine contract: token ids in, token ids (and their log-probs) out.
+
+Every engine (HF transformers on CPU/GPU, vLLM) implements `RolloutEngine`; the one multi-turn
+agent loop (`agent_loop.py`) talks only to this interface, so the ids it trains on are exactly the
+ids the engine sampled. Engines register under the `actor_rollout_ref.rollout.name` value
+(`hf`, `vllm`) with `register_engine`, and are looked up with `get_engine_cls`.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import torch
+
+__all__ = [
+    "SamplingParams",
+    "GenerationOutput",
+    "RolloutEngine",
+    "register_engine",
+    "get_engine_cls",
+    "ENGINES",
+]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Per-request sampling settings (the rollout section of the config)."""
+
+    max_tokens: int = 512          # new tokens per turn (rollout.max_tokens)
+    temperature: float = 1.0       # 0 means greedy
+    top_p: float = 1.0
+    top_k: int = -1                # -1: disabled
+    stop_token_ids: tuple[int, ...] = ()  # generation ends after emitting one of these (kept in output)
+    seed: int | None = None
+
+    def __post_init__(self):
+        if self.max_tokens < 1:
+            raise ValueError(f"actor_rollout_ref.rollout.max_tokens must be >= 1, got {self.max_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"actor_rollout_ref.rollout.temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"actor_rollout_ref.rollout.top_p must be in (0, 1], got {self.top_p}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+
+@dataclass
+class GenerationOutput:
+    """What the engine sampled for one request.
+
+    token_ids: the sampled ids, including the stop token when one was produced.
+    log_probs: log pi(token | prefix) of each sampled id under the sampling distribution of the
+        engine's current weights (same length as token_ids).
+    finish_reason: "stop" (a stop token was produced) or "length" (max_tokens reached).
+    """
+
+    token_ids: list[int]
+    log_probs: list[float]
+    finish_reason: str
+    extra: dict = field(default_factory=dict)
+
+
+class RolloutEngine(abc.ABC):
+    """Token-in/token-out generation engine used by the agent loop.
+
+    `generate` is a coroutine so that many trajectories can wait on the engine while environment
+    calls for others run; engines batch concurrent requests internally.
+    """
+
+    @abc.abstractmethod
+    async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
+        """Sample a continuation of `prompt_ids`."""
+
+    @abc.abstractmethod
+    def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> None:
+        """Load new policy weights (HF parameter names) into the engine."""
+
+    def shutdown(self) -> None:
+        """Release engine resources; safe to call twice."""
+
+
+ENGINES: dict[str, type[RolloutEngine] | Callable[..., RolloutEngine]] = {}
+
+
+def register_engine(name: str):
+    """Class decorator registering a rollout engine under `actor_rollout_ref.rollout.name`."""
+
+    def deco(cls):
+        if name in ENGINES and ENGINES[name] is not cls:
+            raise ValueError(f"rollout engine {name!r} is already registered to {ENGINES[name]!r}")
+        ENGINES[name] = cls
+        return cls
+
+    return deco
+
+
+def get_engine_cls(name: str):
+    """Return the engine class registered as `name` (imports the built-ins lazily)."""
+    _import_builtin_engines(name)
+    if name not in ENGINES:
+        raise ValueError(
+            f"actor_rollout_ref.rollout.name={name!r} is not a known engine; choose one of {sorted(ENGINES) or ['hf', 'vllm']}"
+        )
+    return ENGINES[name]
+
+
+def _import_builtin_engines(name: str) -> None:
+    # Built-ins register on import. vLLM is imported only when asked for, so a CPU install never needs it.
+    import importlib
+
+    modules = {"hf": "verl.workers.rollout.hf_engine", "vllm": "verl.workers.rollout.vllm_engine"}
+    if name in modules and name not in ENGINES:
+        importlib.import_module(modules[name])
