@@ -1,0 +1,697 @@
+"""Typed trainer configuration: one frozen dataclass per section of `ppo_trainer.yaml`.
+
+The dataclasses follow the YAML tree field for field (same keys, same defaults). `load_config`
+turns the Hydra `DictConfig` (or a plain dict) into a `PPOConfig`, rejecting unknown keys with the
+closest valid names, checking types, and resolving `auto` values (device, rollout engine, dtype).
+Each `__post_init__` raises `ValueError` naming the key path, the value and the fix.
+
+This module owns the shape and validity of the config; it does not know how stages use it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib.util
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+__all__ = [
+    "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
+    "ActorConfig", "RefConfig", "ValKwargsConfig", "RolloutConfig", "AgentGymConfig",
+    "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig",
+    "KLCtrlConfig", "RoundsCtrlConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
+    "load_config", "from_dict", "to_dict", "check_override_keys", "default_config_path",
+]
+
+_LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+_KL_TYPES = ("kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3", "full")
+_LOGGERS = ("console", "file", "tensorboard", "wandb")
+
+
+def _check_choice(path: str, value: Any, choices: tuple) -> None:
+    if value not in choices:
+        raise ValueError(f"{path}={value!r} is not valid; choose one of {list(choices)}")
+
+
+def _check_positive(path: str, value: Any, allow_zero: bool = False) -> None:
+    if value is None:
+        return
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{path} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+
+
+# ---------------------------------------------------------------------------------------------- data
+@dataclass(frozen=True)
+class DataConfig:
+    """`data`: where prompts come from and how long sequences may be."""
+
+    train_file: Optional[str] = "AgentItemId/webshop_train.json"
+    val_file: Optional[str] = "AgentItemId/webshop_test.json"
+    train_files: Any = None   # verl spelling (str or list of str); wins over train_file when set
+    val_files: Any = None
+    prompt_key: str = "item_id"
+    reward_fn_key: str = "data_source"
+    max_prompt_length: int = 2048
+    max_response_length: int = 2048
+    train_batch_size: int = 1024
+    val_batch_size: Optional[int] = None
+    val_max_items: Optional[int] = None
+    return_raw_chat: bool = True
+    shuffle: bool = True
+    seed: int = 1
+
+    def __post_init__(self):
+        for key in ("max_prompt_length", "max_response_length", "train_batch_size"):
+            _check_positive(f"data.{key}", getattr(self, key))
+        _check_positive("data.val_batch_size", self.val_batch_size)
+        _check_positive("data.val_max_items", self.val_max_items)
+        if self.train_files is None and not self.train_file:
+            raise ValueError("data.train_file is empty; set data.train_file=AgentItemId/<task>_train.json "
+                             "(or data.train_files=<parquet>)")
+
+    @property
+    def train_paths(self) -> list[str]:
+        """Training files, preferring verl's `train_files` spelling when set."""
+        return _as_paths(self.train_files if self.train_files is not None else self.train_file)
+
+    @property
+    def val_paths(self) -> list[str]:
+        """Validation files (empty: no validation set)."""
+        return _as_paths(self.val_files if self.val_files is not None else self.val_file)
+
+
+def _as_paths(value: Any) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+# ------------------------------------------------------------------------------ actor / rollout / ref
+@dataclass(frozen=True)
+class ModelConfig:
+    """`actor_rollout_ref.model`: the policy checkpoint (HF format)."""
+
+    path: str = "~/models/Qwen2.5-3B-Instruct"
+    tokenizer_path: Optional[str] = None
+    trust_remote_code: bool = False
+    enable_gradient_checkpointing: bool = False
+    use_remove_padding: bool = False
+    dtype: str = "auto"
+    override_config: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.path:
+            raise ValueError("actor_rollout_ref.model.path is empty; set it to an HF model directory "
+                             "(e.g. one built by `python -m verl.utils.tiny_model --out DIR`)")
+        _check_choice("actor_rollout_ref.model.dtype", self.dtype, ("auto", "float32", "bfloat16", "float16"))
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    """`*.optim`: AdamW and the learning-rate schedule."""
+
+    lr: float = 1e-6
+    weight_decay: float = 0.01
+    betas: list = field(default_factory=lambda: [0.9, 0.999])
+    warmup_steps: int = -1
+    warmup_steps_ratio: float = 0.0
+    lr_scheduler_type: str = "constant"
+    min_lr_ratio: float = 0.0
+    total_training_steps: int = -1
+
+    def __post_init__(self):
+        _check_positive("optim.lr", self.lr, allow_zero=True)
+        _check_choice("optim.lr_scheduler_type", self.lr_scheduler_type, ("constant", "cosine"))
+        if not 0.0 <= self.warmup_steps_ratio <= 1.0:
+            raise ValueError(f"optim.warmup_steps_ratio must be in [0, 1], got {self.warmup_steps_ratio}")
+        if len(self.betas) != 2:
+            raise ValueError(f"optim.betas must have two values, got {self.betas!r}")
+
+
+@dataclass(frozen=True)
+class FSDPConfig:
+    """`*.fsdp_config`: offload switches (GPU only; ignored on CPU)."""
+
+    param_offload: bool = False
+    optimizer_offload: bool = False
+
+
+@dataclass(frozen=True)
+class PolicyLossConfig:
+    """`actor_rollout_ref.actor.policy_loss`."""
+
+    loss_mode: str = "vanilla"   # validated against core_algos' registry by the actor
+
+
+@dataclass(frozen=True)
+class CheckpointConfig:
+    """`actor_rollout_ref.actor.checkpoint`: what a checkpoint holds."""
+
+    save_contents: list = field(default_factory=lambda: ["model", "optimizer", "extra"])
+
+    def __post_init__(self):
+        for item in self.save_contents:
+            _check_choice("actor_rollout_ref.actor.checkpoint.save_contents[]", item, ("model", "optimizer", "extra", "hf_model"))
+
+
+@dataclass(frozen=True)
+class ActorConfig:
+    """`actor_rollout_ref.actor`: the PPO policy update."""
+
+    strategy: str = "fsdp"
+    ppo_mini_batch_size: int = 256
+    ppo_micro_batch_size_per_gpu: int = 1
+    use_dynamic_bsz: bool = False
+    ppo_max_token_len_per_gpu: int = 16384
+    ppo_epochs: int = 1
+    shuffle: bool = False
+    clip_ratio: float = 0.2
+    clip_ratio_low: Optional[float] = None
+    clip_ratio_high: Optional[float] = None
+    clip_ratio_c: float = 3.0
+    policy_loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
+    loss_agg_mode: str = "token-mean"
+    entropy_coeff: float = 0.001
+    use_kl_loss: bool = False
+    kl_loss_coef: float = 0.001
+    kl_loss_type: str = "low_var_kl"
+    grad_clip: float = 1.0
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    fsdp_config: FSDPConfig = field(default_factory=FSDPConfig)
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+
+    def __post_init__(self):
+        p = "actor_rollout_ref.actor"
+        _check_choice(f"{p}.strategy", self.strategy, ("fsdp", "fsdp2"))
+        for key in ("ppo_mini_batch_size", "ppo_micro_batch_size_per_gpu", "ppo_epochs", "ppo_max_token_len_per_gpu"):
+            _check_positive(f"{p}.{key}", getattr(self, key))
+        _check_positive(f"{p}.clip_ratio", self.clip_ratio)
+        if self.clip_ratio_c <= 1.0:
+            raise ValueError(f"{p}.clip_ratio_c must be > 1.0 (dual-clip bound), got {self.clip_ratio_c}")
+        _check_choice(f"{p}.loss_agg_mode", self.loss_agg_mode, _LOSS_AGG_MODES)
+        _check_choice(f"{p}.kl_loss_type", self.kl_loss_type, _KL_TYPES)
+        _check_positive(f"{p}.grad_clip", self.grad_clip, allow_zero=True)
+        _check_positive(f"{p}.kl_loss_coef", self.kl_loss_coef, allow_zero=True)
+
+    @property
+    def clip_low(self) -> float:
+        return self.clip_ratio if self.clip_ratio_low is None else self.clip_ratio_low
+
+    @property
+    def clip_high(self) -> float:
+        return self.clip_ratio if self.clip_ratio_high is None else self.clip_ratio_high
+
+
+@dataclass(frozen=True)
+class RefFSDPConfig:
+    param_offload: bool = False
+
+
+@dataclass(frozen=True)
+class RefConfig:
+    """`actor_rollout_ref.ref`: the frozen reference policy (for KL)."""
+
+    log_prob_micro_batch_size_per_gpu: int = 1
+    fsdp_config: RefFSDPConfig = field(default_factory=RefFSDPConfig)
+
+    def __post_init__(self):
+        _check_positive("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu", self.log_prob_micro_batch_size_per_gpu)
+
+
+@dataclass(frozen=True)
+class ValKwargsConfig:
+    """`actor_rollout_ref.rollout.val_kwargs`: sampling during validation."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = -1
+    n: int = 1
+    do_sample: bool = False
+
+    def __post_init__(self):
+        _check_positive("actor_rollout_ref.rollout.val_kwargs.n", self.n)
+        _check_positive("actor_rollout_ref.rollout.val_kwargs.temperature", self.temperature, allow_zero=True)
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """`actor_rollout_ref.rollout`: the engine and the multi-turn agent loop."""
+
+    name: str = "auto"
+    mode: str = "async"
+    n: int = 1
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = -1
+    max_tokens: int = 1024
+    max_model_len: int = 32768
+    dtype: str = "bfloat16"
+    gpu_memory_utilization: float = 0.5
+    tensor_model_parallel_size: int = 1
+    enforce_eager: bool = True
+    free_cache_engine: bool = True
+    load_format: str = "dummy_dtensor"
+    max_num_batched_tokens: int = 8192
+    max_num_seqs: int = 1024
+    enable_prefix_caching: bool = True
+    log_prob_micro_batch_size_per_gpu: int = 1
+    max_concurrency: int = 64
+    send_interval: float = 0.0
+    seed: int = 0
+    rollout_log_dir: Optional[str] = None
+    val_kwargs: ValKwargsConfig = field(default_factory=ValKwargsConfig)
+
+    def __post_init__(self):
+        p = "actor_rollout_ref.rollout"
+        _check_choice(f"{p}.name", self.name, ("auto", "hf", "vllm"))
+        _check_choice(f"{p}.mode", self.mode, ("async", "sync"))
+        for key in ("n", "max_tokens", "max_model_len", "max_concurrency", "tensor_model_parallel_size",
+                    "log_prob_micro_batch_size_per_gpu"):
+            _check_positive(f"{p}.{key}", getattr(self, key))
+        _check_positive(f"{p}.temperature", self.temperature, allow_zero=True)
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"{p}.top_p must be in (0, 1], got {self.top_p}")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise ValueError(f"{p}.gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+        _check_positive(f"{p}.send_interval", self.send_interval, allow_zero=True)
+
+
+@dataclass(frozen=True)
+class AgentGymConfig:
+    """`actor_rollout_ref.agentgym`: which environment server the agent talks to."""
+
+    task_name: str = "webshop"
+    env_addr: str = "http://127.0.0.1:36001"
+    max_retries: int = 10
+    timeout: float = 300
+    max_rounds: int = 10
+
+    def __post_init__(self):
+        p = "actor_rollout_ref.agentgym"
+        if not self.task_name:
+            raise ValueError(f"{p}.task_name is empty; choose webshop or webarena")
+        if not str(self.env_addr).startswith(("http://", "https://")):
+            raise ValueError(f"{p}.env_addr={self.env_addr!r} must be an http(s) URL such as http://127.0.0.1:36001")
+        _check_positive(f"{p}.max_retries", self.max_retries, allow_zero=True)
+        _check_positive(f"{p}.timeout", self.timeout)
+        _check_positive(f"{p}.max_rounds", self.max_rounds)
+
+
+@dataclass(frozen=True)
+class ActorRolloutRefConfig:
+    """`actor_rollout_ref`: the policy, its rollout engine, its reference copy and the env."""
+
+    hybrid_engine: bool = True
+    model: ModelConfig = field(default_factory=ModelConfig)
+    actor: ActorConfig = field(default_factory=ActorConfig)
+    ref: RefConfig = field(default_factory=RefConfig)
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    agentgym: AgentGymConfig = field(default_factory=AgentGymConfig)
+
+    def __post_init__(self):
+        if not self.hybrid_engine:
+            raise ValueError("actor_rollout_ref.hybrid_engine=False is not supported; the actor worker owns the rollout "
+                             "engine. Remove the override.")
+
+
+# -------------------------------------------------------------------------------------------- critic
+@dataclass(frozen=True)
+class CriticModelConfig:
+    """`critic.model`: the value model (defaults to the actor's checkpoint with a value head)."""
+
+    path: Optional[str] = None
+    trust_remote_code: bool = False
+    enable_gradient_checkpointing: bool = False
+    override_config: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CriticConfig:
+    """`critic`: value-function training (used by estimators that need values, e.g. gae)."""
+
+    enable: Optional[bool] = None
+    strategy: str = "fsdp"
+    model: CriticModelConfig = field(default_factory=CriticModelConfig)
+    optim: OptimConfig = field(default_factory=lambda: OptimConfig(lr=1e-5))
+    ppo_mini_batch_size: int = 256
+    ppo_micro_batch_size_per_gpu: int = 1
+    ppo_epochs: int = 1
+    shuffle: bool = False
+    cliprange_value: float = 0.5
+    loss_agg_mode: str = "token-mean"
+    grad_clip: float = 1.0
+    fsdp_config: FSDPConfig = field(default_factory=FSDPConfig)
+
+    def __post_init__(self):
+        _check_choice("critic.strategy", self.strategy, ("fsdp", "fsdp2"))
+        for key in ("ppo_mini_batch_size", "ppo_micro_batch_size_per_gpu", "ppo_epochs", "cliprange_value"):
+            _check_positive(f"critic.{key}", getattr(self, key))
+        _check_choice("critic.loss_agg_mode", self.loss_agg_mode, _LOSS_AGG_MODES)
+
+
+@dataclass(frozen=True)
+class RewardModelConfig:
+    """`reward_model`: how token-level scores are produced."""
+
+    enable: bool = False
+    reward_manager: str = "naive"
+
+    def __post_init__(self):
+        if self.enable:
+            raise ValueError("reward_model.enable=True is not supported (no learned reward model); rewards come from "
+                             "the environment or rule-based scorers. Set reward_model.enable=False.")
+
+
+# ----------------------------------------------------------------------------------------- algorithm
+@dataclass(frozen=True)
+class KLCtrlConfig:
+    """`algorithm.kl_ctrl`: the reward-side KL coefficient controller."""
+
+    type: str = "fixed"
+    kl_coef: float = 0.001
+    horizon: int = 10000
+    target_kl: float = 0.1
+
+    def __post_init__(self):
+        _check_choice("algorithm.kl_ctrl.type", self.type, ("fixed", "adaptive"))
+        _check_positive("algorithm.kl_ctrl.kl_coef", self.kl_coef, allow_zero=True)
+        _check_positive("algorithm.kl_ctrl.horizon", self.horizon)
+
+
+@dataclass(frozen=True)
+class RoundsCtrlConfig:
+    """`algorithm.rounds_ctrl`: the interaction-horizon schedule (AgentGym-RL's ScalingInter-RL)."""
+
+    type: str = "fixed"
+    rounds: Any = 15
+    steps_scaling_inter: int = 100
+
+    def __post_init__(self):
+        p = "algorithm.rounds_ctrl"
+        _check_choice(f"{p}.type", self.type, ("fixed", "scaling_inter_stepwise"))
+        values = self.rounds if isinstance(self.rounds, (list, tuple)) else [self.rounds]
+        if not values or any(not isinstance(v, int) or isinstance(v, bool) or v < 1 for v in values):
+            raise ValueError(f"{p}.rounds={self.rounds!r} must be a positive int or a non-empty list of them "
+                             f"(e.g. [8,12,15])")
+        if self.type == "fixed" and isinstance(self.rounds, (list, tuple)) and len(self.rounds) > 1:
+            raise ValueError(f"{p}.rounds={list(self.rounds)} is a list but {p}.type=fixed; "
+                             f"use {p}.type=scaling_inter_stepwise or a single int")
+        _check_positive(f"{p}.steps_scaling_inter", self.steps_scaling_inter)
+
+
+@dataclass(frozen=True)
+class AlgoConfig:
+    """`algorithm`: advantage estimation, reward-side KL and the rounds schedule."""
+
+    gamma: float = 1.0
+    lam: float = 1.0
+    adv_estimator: str = "gae"    # validated against core_algos' registry by the trainer
+    norm_adv_by_std_in_grpo: bool = True
+    use_kl_in_reward: bool = False
+    kl_penalty: str = "kl"
+    kl_ctrl: KLCtrlConfig = field(default_factory=KLCtrlConfig)
+    rounds_ctrl: RoundsCtrlConfig = field(default_factory=RoundsCtrlConfig)
+
+    def __post_init__(self):
+        for key in ("gamma", "lam"):
+            value = getattr(self, key)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"algorithm.{key} must be in [0, 1], got {value}")
+        _check_choice("algorithm.kl_penalty", self.kl_penalty, _KL_TYPES)
+        if not self.adv_estimator:
+            raise ValueError("algorithm.adv_estimator is empty; use e.g. grpo or gae")
+
+
+# ------------------------------------------------------------------------------------------- trainer
+@dataclass(frozen=True)
+class TrainerConfig:
+    """`trainer`: loop length, logging, devices, checkpoints."""
+
+    total_epochs: int = 30
+    total_training_steps: Optional[int] = None
+    project_name: str = "agentgym_rl"
+    experiment_name: str = "webshop"
+    logger: Any = field(default_factory=lambda: ["console"])
+    log_dir: Optional[str] = None
+    nnodes: int = 1
+    n_gpus_per_node: int = 8
+    device: str = "auto"
+    save_freq: int = -1
+    test_freq: int = -1
+    val_before_train: bool = False
+    val_only: bool = False
+    resume_mode: str = "auto"
+    resume_from_path: Optional[str] = None
+    default_local_dir: str = "checkpoints/agentgym_rl/webshop"
+    max_actor_ckpt_to_keep: Optional[int] = None
+    export_hf: bool = True
+    critic_warmup: int = 0
+    seed: int = 1
+
+    def __post_init__(self):
+        p = "trainer"
+        _check_positive(f"{p}.total_epochs", self.total_epochs)
+        _check_positive(f"{p}.total_training_steps", self.total_training_steps)
+        _check_positive(f"{p}.nnodes", self.nnodes)
+        _check_positive(f"{p}.n_gpus_per_node", self.n_gpus_per_node, allow_zero=True)
+        _check_choice(f"{p}.device", self.device, ("auto", "cuda", "cpu"))
+        _check_choice(f"{p}.resume_mode", self.resume_mode, ("auto", "disable", "resume_path"))
+        if self.resume_mode == "resume_path" and not self.resume_from_path:
+            raise ValueError("trainer.resume_mode=resume_path needs trainer.resume_from_path=<dir>/global_step_N")
+        for key in ("save_freq", "test_freq"):
+            value = getattr(self, key)
+            if value == 0 or value < -1:
+                raise ValueError(f"{p}.{key} must be -1 (off) or a positive step interval, got {value}")
+        for name in self.loggers:
+            _check_choice(f"{p}.logger[]", name, _LOGGERS)
+        _check_positive(f"{p}.max_actor_ckpt_to_keep", self.max_actor_ckpt_to_keep)
+
+    @property
+    def loggers(self) -> list[str]:
+        """`logger` as a list (a single string is accepted too)."""
+        return [self.logger] if isinstance(self.logger, str) else list(self.logger)
+
+
+@dataclass(frozen=True)
+class RayInitConfig:
+    """`ray_init`: the local Ray runtime."""
+
+    num_cpus: Optional[int] = None
+    object_store_memory: Optional[int] = 1_000_000_000
+    worker_num_cpus: float = 0.5
+    include_dashboard: bool = False
+    timeline_json_file: Optional[str] = None
+
+    def __post_init__(self):
+        _check_positive("ray_init.num_cpus", self.num_cpus)
+        _check_positive("ray_init.worker_num_cpus", self.worker_num_cpus, allow_zero=True)
+        if self.object_store_memory is not None and self.object_store_memory < 78_643_200:
+            raise ValueError(f"ray_init.object_store_memory={self.object_store_memory} is below Ray's minimum "
+                             f"(78643200 bytes); use e.g. 1000000000")
+
+
+# ------------------------------------------------------------------------------------------------ root
+@dataclass(frozen=True)
+class PPOConfig:
+    """The whole trainer configuration (root of `ppo_trainer.yaml`)."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    actor_rollout_ref: ActorRolloutRefConfig = field(default_factory=ActorRolloutRefConfig)
+    critic: CriticConfig = field(default_factory=CriticConfig)
+    reward_model: RewardModelConfig = field(default_factory=RewardModelConfig)
+    algorithm: AlgoConfig = field(default_factory=AlgoConfig)
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    ray_init: RayInitConfig = field(default_factory=RayInitConfig)
+
+    def __post_init__(self):
+        arr = self.actor_rollout_ref
+        if self.data.train_batch_size < arr.actor.ppo_mini_batch_size:
+            raise ValueError(
+                f"actor_rollout_ref.actor.ppo_mini_batch_size={arr.actor.ppo_mini_batch_size} exceeds "
+                f"data.train_batch_size={self.data.train_batch_size} (both count prompts); lower the mini-batch size")
+        if self.data.train_batch_size % arr.actor.ppo_mini_batch_size:
+            raise ValueError(
+                f"data.train_batch_size={self.data.train_batch_size} must be divisible by "
+                f"actor_rollout_ref.actor.ppo_mini_batch_size={arr.actor.ppo_mini_batch_size}")
+        if self.use_critic and self.data.train_batch_size % self.critic.ppo_mini_batch_size:
+            raise ValueError(
+                f"data.train_batch_size={self.data.train_batch_size} must be divisible by "
+                f"critic.ppo_mini_batch_size={self.critic.ppo_mini_batch_size} (or lower critic.ppo_mini_batch_size)")
+        if arr.rollout.max_model_len < self.data.max_prompt_length + arr.rollout.max_tokens:
+            raise ValueError(
+                f"actor_rollout_ref.rollout.max_model_len={arr.rollout.max_model_len} is smaller than "
+                f"data.max_prompt_length + rollout.max_tokens = {self.data.max_prompt_length + arr.rollout.max_tokens}")
+
+    @property
+    def use_critic(self) -> bool:
+        """Whether a critic is trained: explicit `critic.enable`, else whether the estimator needs values."""
+        if self.critic.enable is not None:
+            return bool(self.critic.enable)
+        return self.algorithm.adv_estimator == "gae"
+
+    @property
+    def use_reference_policy(self) -> bool:
+        """A reference policy is needed for a KL loss or a reward-side KL penalty."""
+        return self.actor_rollout_ref.actor.use_kl_loss or self.algorithm.use_kl_in_reward
+
+
+# ------------------------------------------------------------------------------------------- loading
+def _type_ok(value: Any, annotation: Any) -> tuple[bool, Any]:
+    """Check (and lightly coerce) `value` against a field annotation. Returns (ok, value)."""
+    if annotation is Any:
+        return True, value
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in typing.get_args(annotation):
+            return True, None
+        for arg in typing.get_args(annotation):
+            if arg is type(None):
+                continue
+            ok, coerced = _type_ok(value, arg)
+            if ok:
+                return True, coerced
+        return False, value
+    if annotation is bool:
+        return isinstance(value, bool), value
+    if annotation is int:
+        if isinstance(value, bool):
+            return False, value
+        if isinstance(value, float) and value.is_integer():
+            return True, int(value)
+        return isinstance(value, int), value
+    if annotation is float:
+        if isinstance(value, bool):
+            return False, value
+        return isinstance(value, (int, float)), float(value) if isinstance(value, (int, float)) else value
+    if annotation is str:
+        return isinstance(value, str), value
+    if annotation in (list, dict):
+        return isinstance(value, annotation), value
+    return True, value
+
+
+def from_dict(cls: type, data: dict | None, path: str = "") -> Any:
+    """Build dataclass `cls` from a nested dict, rejecting unknown keys and wrong types.
+
+    Raises:
+        ValueError: naming the full key path, the bad value and the fix (close matches for typos).
+    """
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise ValueError(f"{path or '<root>'} must be a mapping of keys, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = [k for k in data if k not in names]
+    if unknown:
+        key = unknown[0]
+        full = f"{path}.{key}" if path else key
+        close = difflib.get_close_matches(str(key), names, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join((path + '.' if path else '') + c for c in close)}?" if close else \
+            f"valid keys under {path or 'the root'}: {sorted(names)}"
+        raise ValueError(f"unknown config key {full!r}; {hint}")
+    kwargs = {}
+    for name in names:
+        if name not in data:
+            continue
+        value, annotation, full = data[name], hints[name], f"{path}.{name}" if path else name
+        if dataclasses.is_dataclass(annotation):
+            kwargs[name] = from_dict(annotation, value, full)
+            continue
+        ok, coerced = _type_ok(value, annotation)
+        if not ok:
+            raise ValueError(f"{full}={value!r} has the wrong type; expected {_type_name(annotation)}")
+        kwargs[name] = coerced
+    return cls(**kwargs)
+
+
+def _type_name(annotation: Any) -> str:
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(annotation))
+    return "null" if annotation is type(None) else getattr(annotation, "__name__", str(annotation))
+
+
+def to_dict(cfg: Any) -> dict:
+    """A plain nested dict of a config dataclass (for logging and checkpoints)."""
+    return dataclasses.asdict(cfg)
+
+
+def _resolve_auto(cfg: PPOConfig) -> PPOConfig:
+    """Replace `auto` values (device, rollout engine, model dtype) by what this machine supports."""
+    try:
+        import torch
+        has_cuda = torch.cuda.is_available()
+    except ImportError:  # pragma: no cover - torch is a core dependency
+        has_cuda = False
+    trainer = cfg.trainer
+    if trainer.device == "auto":
+        trainer = dataclasses.replace(trainer, device="cuda" if has_cuda else "cpu")
+    if trainer.device == "cuda" and not has_cuda:
+        raise ValueError("trainer.device=cuda but no CUDA device is visible; use trainer.device=cpu (or auto)")
+    arr = cfg.actor_rollout_ref
+    rollout, model = arr.rollout, arr.model
+    if rollout.name == "auto":
+        use_vllm = trainer.device == "cuda" and importlib.util.find_spec("vllm") is not None
+        rollout = dataclasses.replace(rollout, name="vllm" if use_vllm else "hf")
+    if model.dtype == "auto":
+        model = dataclasses.replace(model, dtype="bfloat16" if trainer.device == "cuda" else "float32")
+    arr = dataclasses.replace(arr, rollout=rollout, model=model)
+    return dataclasses.replace(cfg, trainer=trainer, actor_rollout_ref=arr)
+
+
+def load_config(cfg: Any = None, resolve_auto: bool = True) -> PPOConfig:
+    """Convert a Hydra `DictConfig` (or dict, or None for the shipped defaults) into a `PPOConfig`.
+
+    Args:
+        cfg: the composed config; interpolations such as `${trainer.project_name}` are resolved.
+        resolve_auto: replace `auto` device/engine/dtype values by concrete ones for this machine.
+
+    Raises:
+        ValueError: unknown key (with close matches), wrong type, or an invalid value.
+    """
+    if cfg is None:
+        from omegaconf import OmegaConf
+        cfg = OmegaConf.load(default_config_path())
+    try:
+        from omegaconf import DictConfig, OmegaConf
+        if isinstance(cfg, DictConfig):
+            cfg = OmegaConf.to_container(cfg, resolve=True)
+    except ImportError:  # pragma: no cover
+        pass
+    config = from_dict(PPOConfig, cfg)
+    return _resolve_auto(config) if resolve_auto else config
+
+
+def default_config_path() -> str:
+    """Path of the shipped `ppo_trainer.yaml`."""
+    import os
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "ppo_trainer.yaml")
+
+
+def check_override_keys(overrides: list[str]) -> None:
+    """Fail early, with close matches, on `key=value` command-line overrides naming no config key.
+
+    Hydra's own message for a typo ("Key 'x' is not in struct") lists no alternatives; this one does.
+    Overrides starting with `+`, `~` or `hydra.` and non-`key=value` arguments are left to Hydra.
+    """
+    for arg in overrides:
+        if "=" not in arg or arg.startswith(("+", "~", "hydra.", "-")):
+            continue
+        key = arg.split("=", 1)[0].lstrip("+")
+        cls: Any = PPOConfig
+        parts = key.split(".")
+        for i, part in enumerate(parts):
+            if not dataclasses.is_dataclass(cls):
+                break  # inside a free-form field (dict/list); Hydra checks the rest
+            hints = typing.get_type_hints(cls)
+            if part not in hints:
+                prefix = ".".join(parts[:i])
+                close = difflib.get_close_matches(part, list(hints), n=3, cutoff=0.5)
+                where = f"{prefix}." if prefix else ""
+                hint = (f"did you mean {', '.join(where + c for c in close)}?" if close
+                        else f"valid keys under {prefix or 'the root'}: {sorted(hints)}")
+                raise ValueError(f"unknown config key {key!r} in override {arg!r}; {hint}")
+            cls = hints[part]
