@@ -4,6 +4,11 @@ Every engine (HF transformers on CPU/GPU, vLLM) implements `RolloutEngine`; the 
 agent loop (`agent_loop.py`) talks only to this interface, so the ids it trains on are exactly the
 ids the engine sampled. Engines register under the `actor_rollout_ref.rollout.name` value
 (`hf`, `vllm`) with `register_engine`, and are looked up with `get_engine_cls`.
+
+Construction convention (all engines): `get_engine_cls(name)(model_path, config, **kwargs)` where
+`config` is the `actor_rollout_ref.rollout` section (mapping or dataclass; engines read the keys they
+need, e.g. dtype, seed, max_num_seqs, gpu_memory_utilization). `HFEngine` also accepts `model=`
+(an already built transformers module) and `device=`.
 """
 from __future__ import annotations
 

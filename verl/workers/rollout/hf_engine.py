@@ -1,0 +1,304 @@
+"""HF transformers rollout engine: batched KV-cache sampling on CPU or GPU, exact ids and log-probs.
+
+Concurrent `generate` calls are queued; one background thread takes everything queued (up to
+`max_batch_size`) as a batch, runs a manual sampling loop with a KV cache over it, and resolves the
+callers' futures. Requests that arrive while a batch runs form the next batch, so the asyncio agent
+loop keeps stepping environments while the model generates.
+
+Log-probs: for each sampled token we return log softmax(logits / T) at that position (T = the
+request's temperature; T = 1 for greedy requests), i.e. the temperature-scaled policy the trainer
+recomputes (verl divides the actor logits by the rollout temperature). With top_p = 1 and
+top_k = -1 (the training defaults) this is exactly the distribution sampled from; when top-k/top-p
+truncate, sampling uses the renormalised truncated distribution while the reported log-prob stays
+the untruncated temperature-scaled one (vLLM's convention as well).
+
+Reproducibility: each request samples with its own `torch.Generator`, seeded with
+`SamplingParams.seed` (or engine seed + request counter when None), so a request's tokens do not
+depend on which other requests share its batch.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import torch
+
+from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
+
+__all__ = ["HFEngine"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Request:
+    prompt_ids: list[int]
+    sampling: SamplingParams
+    future: asyncio.Future
+    loop: asyncio.AbstractEventLoop
+    seed: int
+
+
+def _cfg_get(config: Any, key: str, default: Any) -> Any:
+    if config is None:
+        return default
+    if isinstance(config, dict) or hasattr(config, "get") and not hasattr(config, "__dataclass_fields__"):
+        value = config.get(key, default)
+    else:
+        value = getattr(config, key, default)
+    return default if value is None else value
+
+
+@register_engine("hf")
+class HFEngine(RolloutEngine):
+    """Token-in/token-out engine around a transformers causal LM.
+
+    Args:
+        model_path: HF model directory (loaded with AutoModelForCausalLM); or pass `model`.
+        config: the rollout config section (reads `dtype`, `seed`, `max_num_seqs`); optional.
+        model: an already built causal LM (copied by reference; the engine switches it to eval mode).
+        device: "cpu", "cuda", ... (default: cuda when available, else cpu).
+        dtype: torch dtype or name; default float32 on CPU, config dtype (bfloat16) on GPU.
+        max_batch_size: most requests generated together (default `config.max_num_seqs`, capped at 64).
+        seed: base seed for requests that carry none (default `config.seed`, else 0).
+    """
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        config: Any = None,
+        *,
+        model: torch.nn.Module | None = None,
+        device: str | None = None,
+        dtype: torch.dtype | str | None = None,
+        max_batch_size: int | None = None,
+        seed: int | None = None,
+        trust_remote_code: bool = False,
+    ):
+        if model is None and model_path is None:
+            raise ValueError("HFEngine needs model_path (actor_rollout_ref.model.path) or a model object")
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        if dtype is None:
+            dtype = torch.float32 if self.device.type == "cpu" else _cfg_get(config, "dtype", "bfloat16")
+        if isinstance(dtype, str):
+            if not hasattr(torch, dtype) or not isinstance(getattr(torch, dtype), torch.dtype):
+                raise ValueError(f"actor_rollout_ref.rollout.dtype={dtype!r} is not a torch dtype (e.g. float32, bfloat16)")
+            dtype = getattr(torch, dtype)
+        if model is None:
+            from transformers import AutoModelForCausalLM
+
+            model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype, trust_remote_code=trust_remote_code)
+        self.model = model.to(device=self.device, dtype=dtype).eval()
+        self.max_batch_size = int(max_batch_size or min(int(_cfg_get(config, "max_num_seqs", 64)), 64))
+        self.seed = int(seed if seed is not None else _cfg_get(config, "seed", 0))
+        self._counter = itertools.count()
+        self._queue: queue.Queue[_Request | None] = queue.Queue()
+        self._weights_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._closed = False
+        self.stats = {"batches": 0, "requests": 0, "generated_tokens": 0, "max_batch": 0}
+
+    # ------------------------------------------------------------------ public API
+    async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
+        """Queue one request and wait for its result (batched with concurrent requests)."""
+        if self._closed:
+            raise RuntimeError("HFEngine.generate called after shutdown()")
+        if not prompt_ids:
+            raise ValueError("HFEngine.generate needs a non-empty prompt_ids list")
+        self._ensure_thread()
+        loop = asyncio.get_running_loop()
+        seed = sampling.seed if sampling.seed is not None else self.seed * 1_000_003 + next(self._counter)
+        fut = loop.create_future()
+        self._queue.put(_Request(list(map(int, prompt_ids)), sampling, fut, loop, int(seed)))
+        return await fut
+
+    def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> None:
+        """Copy new weights (HF parameter/buffer names) into the model; waits for a running batch."""
+        params = dict(self.model.named_parameters())
+        params.update(dict(self.model.named_buffers()))
+        unknown, loaded = [], 0
+        with self._weights_lock, torch.no_grad():
+            for name, tensor in named_tensors:
+                target = params.get(name)
+                if target is None:
+                    unknown.append(name)
+                    continue
+                if tuple(target.shape) != tuple(tensor.shape):
+                    raise ValueError(f"update_weights: {name} has shape {tuple(tensor.shape)}, engine expects {tuple(target.shape)}")
+                target.copy_(tensor.detach().to(device=target.device, dtype=target.dtype))
+                loaded += 1
+        if unknown:
+            raise KeyError(f"update_weights: {len(unknown)} names are not parameters of the engine model, e.g. {unknown[:5]}")
+        logger.debug("HFEngine loaded %d tensors", loaded)
+
+    def shutdown(self) -> None:
+        """Stop the worker thread (pending requests get an error); safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    # ------------------------------------------------------------------ worker thread
+    def _ensure_thread(self) -> None:
+        with self._start_lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._worker, name="hf-engine", daemon=True)
+                self._thread.start()
+
+    def _worker(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                self._fail_pending(RuntimeError("HFEngine was shut down"))
+                return
+            batch = [first]
+            stop = False
+            while len(batch) < self.max_batch_size:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            batch = [r for r in batch if not r.future.cancelled()]
+            if batch:
+                try:
+                    with self._weights_lock:
+                        outputs = self._generate_batch(batch)
+                    for req, out in zip(batch, outputs):
+                        req.loop.call_soon_threadsafe(_set_result, req.future, out)
+                except Exception as exc:  # report to every caller; the engine keeps serving
+                    logger.exception("HFEngine batch of %d failed", len(batch))
+                    for req in batch:
+                        req.loop.call_soon_threadsafe(_set_exception, req.future, exc)
+            if stop:
+                self._fail_pending(RuntimeError("HFEngine was shut down"))
+                return
+
+    def _fail_pending(self, exc: Exception) -> None:
+        while True:
+            try:
+                req = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if req is not None:
+                req.loop.call_soon_threadsafe(_set_exception, req.future, exc)
+
+    @torch.no_grad()
+    def _generate_batch(self, reqs: list[_Request]) -> list[GenerationOutput]:
+        dev = self.device
+        bsz = len(reqs)
+        lens = [len(r.prompt_ids) for r in reqs]
+        width = max(lens)
+        input_ids = torch.zeros((bsz, width), dtype=torch.long)
+        attn = torch.zeros((bsz, width), dtype=torch.long)
+        for i, r in enumerate(reqs):  # left padding
+            input_ids[i, width - lens[i]:] = torch.tensor(r.prompt_ids)
+            attn[i, width - lens[i]:] = 1
+        input_ids, attn = input_ids.to(dev), attn.to(dev)
+        position_ids = (attn.cumsum(-1) - 1).clamp(min=0)
+
+        temps = torch.tensor([r.sampling.temperature for r in reqs], dtype=torch.float32, device=dev)
+        greedy = temps == 0
+        scale = torch.where(greedy, torch.ones_like(temps), temps).unsqueeze(-1)
+        gens = [torch.Generator(device="cpu").manual_seed(r.seed) for r in reqs]
+        max_new = [r.sampling.max_tokens for r in reqs]
+        stops = [set(r.sampling.stop_token_ids) for r in reqs]
+        out_ids: list[list[int]] = [[] for _ in reqs]
+        out_lp: list[list[float]] = [[] for _ in reqs]
+        finish = [""] * bsz
+        active = list(range(bsz))
+        active_set = set(active)
+        greedy_l = greedy.tolist()
+        all_greedy = all(greedy_l)
+        top_k = torch.tensor([r.sampling.top_k if r.sampling.top_k and r.sampling.top_k > 0 else 0 for r in reqs], device=dev)
+        top_p = torch.tensor([r.sampling.top_p for r in reqs], dtype=torch.float32, device=dev)
+
+        past = None
+        step_ids, step_pos = input_ids, position_ids
+        for _ in range(max(max_new)):
+            out = self.model(input_ids=step_ids, attention_mask=attn, position_ids=step_pos,
+                             past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            logits = out.logits[:, -1, :].float()
+            scaled = logits / scale
+            logp = torch.log_softmax(scaled, dim=-1)
+            uniforms = torch.tensor([float(torch.rand(1, generator=gens[i])) if i in active_set and not greedy_l[i] else 0.0
+                                     for i in range(bsz)], device=dev)
+            sampled = _sample_rows(scaled, top_k, top_p, uniforms) if not all_greedy else None
+            toks = torch.argmax(logits, dim=-1) if sampled is None else torch.where(greedy, torch.argmax(logits, dim=-1), sampled)
+            tok_lp = logp.gather(1, toks.unsqueeze(-1)).squeeze(-1)
+            toks_l, lp_l = toks.tolist(), tok_lp.tolist()
+            for i in active:
+                out_ids[i].append(toks_l[i])
+                out_lp[i].append(lp_l[i])
+            next_tok = toks
+            still = []
+            for i in active:
+                if out_ids[i][-1] in stops[i]:
+                    finish[i] = "stop"
+                elif len(out_ids[i]) >= max_new[i]:
+                    finish[i] = "length"
+                else:
+                    still.append(i)
+            active = still
+            active_set = set(active)
+            if not active:
+                break
+            attn = torch.cat([attn, torch.ones((bsz, 1), dtype=attn.dtype, device=dev)], dim=1)
+            step_pos = step_pos[:, -1:] + 1
+            step_ids = next_tok.unsqueeze(-1)
+
+        ntok = sum(len(x) for x in out_ids)
+        self.stats["batches"] += 1
+        self.stats["requests"] += bsz
+        self.stats["generated_tokens"] += ntok
+        self.stats["max_batch"] = max(self.stats["max_batch"], bsz)
+        return [GenerationOutput(token_ids=out_ids[i], log_probs=out_lp[i], finish_reason=finish[i],
+                                 extra={"batch_size": bsz}) for i in range(bsz)]
+
+
+def _sample_rows(scaled: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Inverse-CDF sampling of one id per row from softmax(scaled) after per-row top-k / top-p.
+
+    `top_k` (B,) uses 0 for "off", `top_p` (B,) 1.0 for "off"; `u` (B,) are uniforms in [0, 1) drawn
+    from each request's own generator, so a row's sample does not depend on the other rows.
+    """
+    vocab = scaled.shape[-1]
+    if bool((top_k == 0).all()) and bool((top_p >= 1.0).all()):
+        probs = torch.softmax(scaled, dim=-1)
+        cdf = probs.double().cumsum(-1)
+        idx = torch.searchsorted(cdf, (u.double() * cdf[:, -1]).unsqueeze(-1), right=True).squeeze(-1)
+        return idx.clamp(max=vocab - 1)
+    sorted_logits, order = torch.sort(scaled, dim=-1, descending=True)
+    ranks = torch.arange(vocab, device=scaled.device).unsqueeze(0)
+    k = torch.where(top_k > 0, top_k, torch.full_like(top_k, vocab)).unsqueeze(-1)
+    sorted_logits = sorted_logits.masked_fill(ranks >= k, float("-inf"))
+    sorted_p = torch.softmax(sorted_logits, dim=-1)
+    mass_before = sorted_p.cumsum(-1) - sorted_p
+    sorted_p = sorted_p.masked_fill(mass_before >= top_p.unsqueeze(-1), 0.0)  # smallest prefix reaching top_p
+    cdf = sorted_p.double().cumsum(-1)
+    pos = torch.searchsorted(cdf, (u.double() * cdf[:, -1]).unsqueeze(-1), right=True).clamp(max=vocab - 1)
+    # never land on a zero-probability slot (u*total can equal a cdf plateau at the tail)
+    pos = torch.minimum(pos, (sorted_p > 0).sum(-1, keepdim=True) - 1)
+    return order.gather(1, pos).squeeze(-1)
+
+
+def _set_result(fut: asyncio.Future, value) -> None:
+    if not fut.done():
+        fut.set_result(value)
+
+
+def _set_exception(fut: asyncio.Future, exc: BaseException) -> None:
+    if not fut.done():
+        fut.set_exception(exc)
