@@ -1,0 +1,36 @@
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from verl.utils.checkpoint import LATEST_FILE, CheckpointManager
+
+
+def test_latest_and_resume_logic(tmp_path):
+    mgr = CheckpointManager(str(tmp_path / "ckpt"), max_to_keep=2)
+    assert mgr.latest_step() is None and mgr.resolve_resume("auto") is None
+    for step in (1, 2, 3):
+        mgr.save_trainer_state(step, {"sampler": {"position": step}})
+    assert mgr.saved_steps() == [2, 3]  # rotated
+    assert (tmp_path / "ckpt" / LATEST_FILE).read_text() == "3"
+    assert mgr.resolve_resume("auto") == mgr.step_dir(3)
+    assert mgr.resolve_resume("disable") is None
+    assert mgr.resolve_resume("resume_path", mgr.step_dir(2)) == mgr.step_dir(2)
+    with pytest.raises(FileNotFoundError):
+        mgr.resolve_resume("resume_path", str(tmp_path / "ckpt" / "global_step_9"))
+    # a step dir without trainer state (crash mid-save) is not "latest"
+    (tmp_path / "ckpt" / "global_step_4" / "actor").mkdir(parents=True)
+    (tmp_path / "ckpt" / LATEST_FILE).write_text("4")
+    assert mgr.latest_step() == 3
+
+
+def test_trainer_state_restores_rng(tmp_path):
+    mgr = CheckpointManager(str(tmp_path))
+    random.seed(0); np.random.seed(0); torch.manual_seed(0)
+    mgr.save_trainer_state(5, {"pos": 1}, extra={"note": "x"})
+    expected = (random.random(), np.random.rand(), torch.rand(1).item())
+    state = mgr.load_trainer_state(mgr.step_dir(5))
+    assert state["global_step"] == 5 and state["dataloader"] == {"pos": 1} and state["note"] == "x"
+    assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected
+    assert CheckpointManager.step_of(mgr.step_dir(5)) == 5

@@ -1,0 +1,30 @@
+import json
+import os
+
+import pytest
+
+from verl.utils.tracking import Tracking
+
+
+def test_file_and_tensorboard_backends_write(tmp_path):
+    tr = Tracking("proj", "exp", default_backend=["console", "file", "tensorboard"], config={"a": 1},
+                  log_dir=str(tmp_path))
+    tr.log({"actor/pg_loss": 0.5, "timing_s/step": 1.25}, step=1)
+    tr.log({"actor/pg_loss": float("nan")}, step=2)
+    tr.finish()
+    lines = [json.loads(l) for l in open(tmp_path / "metrics.jsonl")]
+    assert [l["step"] for l in lines] == [1, 2]
+    assert lines[0]["actor/pg_loss"] == 0.5 and lines[0]["timing_s/step"] == 1.25
+    assert lines[1]["actor/pg_loss"] == "nan"
+    events = [f for f in os.listdir(tmp_path / "tensorboard") if f.startswith("events.out")]
+    assert events
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    acc = EventAccumulator(str(tmp_path / "tensorboard"))
+    acc.Reload()
+    assert [e.value for e in acc.Scalars("timing_s/step")] == [1.25]
+    assert json.load(open(tmp_path / "config.json")) == {"a": 1}
+
+
+def test_unknown_backend_lists_choices(tmp_path):
+    with pytest.raises(ValueError, match="mlflow.*console"):
+        Tracking("p", "e", default_backend=["mlflow"], log_dir=str(tmp_path))

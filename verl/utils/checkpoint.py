@@ -1,0 +1,166 @@
+"""Trainer checkpoints: the directory layout, trainer state (step, RNG, dataloader position),
+`latest_checkpointed_iteration.txt`, rotation, and resume resolution.
+
+Layout (verl's):
+
+    <default_local_dir>/
+      latest_checkpointed_iteration.txt   # "N", written last: a step dir is complete once it is named here
+      global_step_N/
+        actor/            # written by the actor worker's save_checkpoint (model, optimizer, scheduler, RNG)
+          huggingface/    # export_hf: loadable by AutoModelForCausalLM / AutoTokenizer
+        critic/           # critic worker's save_checkpoint (when a critic is trained)
+        trainer_state.pt  # global step, dataloader state, driver RNG states, config
+
+Model/optimizer contents are the workers' business; this module owns everything around them.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import random
+import re
+import shutil
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["CheckpointManager", "capture_rng_state", "restore_rng_state", "LATEST_FILE", "TRAINER_STATE_FILE"]
+
+logger = logging.getLogger(__name__)
+
+LATEST_FILE = "latest_checkpointed_iteration.txt"
+TRAINER_STATE_FILE = "trainer_state.pt"
+_STEP_DIR = re.compile(r"^global_step_(\d+)$")
+
+
+def capture_rng_state() -> dict:
+    """RNG states of python `random`, numpy's global generator and torch (CPU, and CUDA if present)."""
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng_state(state: dict) -> None:
+    """Inverse of `capture_rng_state`."""
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+class CheckpointManager:
+    """Save/find/rotate step checkpoints under `root_dir` (`trainer.default_local_dir`).
+
+    Args:
+        root_dir: the checkpoint root.
+        max_to_keep: keep only the newest N step directories (None: keep all).
+    """
+
+    def __init__(self, root_dir: str, max_to_keep: int | None = None):
+        self.root_dir = os.path.abspath(os.path.expanduser(root_dir))
+        self.max_to_keep = max_to_keep
+
+    def step_dir(self, step: int) -> str:
+        return os.path.join(self.root_dir, f"global_step_{step}")
+
+    def saved_steps(self) -> list[int]:
+        """Steps with a complete directory (trainer state present), ascending."""
+        if not os.path.isdir(self.root_dir):
+            return []
+        steps = []
+        for name in os.listdir(self.root_dir):
+            match = _STEP_DIR.match(name)
+            if match and os.path.exists(os.path.join(self.root_dir, name, TRAINER_STATE_FILE)):
+                steps.append(int(match.group(1)))
+        return sorted(steps)
+
+    def latest_step(self) -> int | None:
+        """The step named in `latest_checkpointed_iteration.txt` if its directory is complete, else the
+        newest complete step directory, else None."""
+        path = os.path.join(self.root_dir, LATEST_FILE)
+        if os.path.exists(path):
+            text = open(path, encoding="utf-8").read().strip()
+            if text.isdigit() and os.path.exists(os.path.join(self.step_dir(int(text)), TRAINER_STATE_FILE)):
+                return int(text)
+            logger.warning("%s names %r, which is not a complete checkpoint; scanning %s", path, text, self.root_dir)
+        steps = self.saved_steps()
+        return steps[-1] if steps else None
+
+    def save_trainer_state(self, step: int, dataloader_state: dict, extra: dict | None = None) -> str:
+        """Write `global_step_N/trainer_state.pt`, then mark the step as latest and rotate old ones.
+
+        Call after the workers have written their parts into `step_dir(step)`.
+
+        Returns:
+            The step directory.
+        """
+        step_dir = self.step_dir(step)
+        os.makedirs(step_dir, exist_ok=True)
+        state = {"global_step": step, "dataloader": dataloader_state, "rng": capture_rng_state(), **(extra or {})}
+        tmp = os.path.join(step_dir, TRAINER_STATE_FILE + ".tmp")
+        torch.save(state, tmp)
+        os.replace(tmp, os.path.join(step_dir, TRAINER_STATE_FILE))
+        latest_tmp = os.path.join(self.root_dir, LATEST_FILE + ".tmp")
+        with open(latest_tmp, "w", encoding="utf-8") as fh:
+            fh.write(str(step))
+        os.replace(latest_tmp, os.path.join(self.root_dir, LATEST_FILE))
+        self._rotate(keep=step)
+        return step_dir
+
+    def load_trainer_state(self, step_dir: str, restore_rng: bool = True) -> dict:
+        """Read `trainer_state.pt` from a step directory (and restore the driver RNG).
+
+        Raises:
+            FileNotFoundError: naming the directory when it holds no trainer state.
+        """
+        path = os.path.join(step_dir, TRAINER_STATE_FILE)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{step_dir!r} is not a complete checkpoint (no {TRAINER_STATE_FILE}); "
+                                    f"point trainer.resume_from_path at a global_step_N directory")
+        state = torch.load(path, weights_only=False)
+        if restore_rng:
+            restore_rng_state(state["rng"])
+        return state
+
+    def resolve_resume(self, resume_mode: str, resume_from_path: str | None = None) -> str | None:
+        """The step directory to resume from, or None to start fresh.
+
+        `disable`: None. `auto`: the latest complete step under root_dir (None if there is none).
+        `resume_path`: `resume_from_path` (must be a complete step directory).
+        """
+        if resume_mode == "disable":
+            return None
+        if resume_mode == "auto":
+            step = self.latest_step()
+            return None if step is None else self.step_dir(step)
+        if resume_mode == "resume_path":
+            if not resume_from_path:
+                raise ValueError("trainer.resume_mode=resume_path needs trainer.resume_from_path")
+            path = os.path.abspath(os.path.expanduser(resume_from_path))
+            if not _STEP_DIR.match(os.path.basename(path.rstrip("/"))):
+                raise ValueError(f"trainer.resume_from_path={resume_from_path!r} must be a global_step_N directory")
+            if not os.path.exists(os.path.join(path, TRAINER_STATE_FILE)):
+                raise FileNotFoundError(f"trainer.resume_from_path={resume_from_path!r} holds no {TRAINER_STATE_FILE}")
+            return path
+        raise ValueError(f"trainer.resume_mode={resume_mode!r}; choose auto, disable or resume_path")
+
+    @staticmethod
+    def step_of(step_dir: str) -> int:
+        """N from a `.../global_step_N` path."""
+        match = _STEP_DIR.match(os.path.basename(step_dir.rstrip("/")))
+        if not match:
+            raise ValueError(f"{step_dir!r} is not a global_step_N directory")
+        return int(match.group(1))
+
+    def _rotate(self, keep: int) -> None:
+        if not self.max_to_keep:
+            return
+        steps = self.saved_steps()
+        for step in steps[:-self.max_to_keep]:
+            if step != keep:
+                shutil.rmtree(self.step_dir(step), ignore_errors=True)
+                logger.info("removed old checkpoint %s (trainer.max_actor_ckpt_to_keep=%d)", self.step_dir(step),
+                            self.max_to_keep)
