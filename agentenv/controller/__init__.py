@@ -1,0 +1,30 @@
+"""AgentGym-compatible client-side building blocks: types, env client base, task, adapters, HTTP."""
+from agentenv.controller.adapter import ActionParseError, BaseAdapter, ReActAdapter, get_adapter, register_adapter
+from agentenv.controller.env import BaseEnvClient
+from agentenv.controller.http import EnvClientError, EnvHttp
+from agentenv.controller.task import BaseTask, Policy
+from agentenv.controller.types import (
+    ActionFormat,
+    ActionWithThought,
+    ConversationMessage,
+    ExperienceOutput,
+    StepOutput,
+)
+
+__all__ = [
+    "ActionFormat",
+    "ActionParseError",
+    "ActionWithThought",
+    "BaseAdapter",
+    "BaseEnvClient",
+    "BaseTask",
+    "ConversationMessage",
+    "EnvClientError",
+    "EnvHttp",
+    "ExperienceOutput",
+    "Policy",
+    "ReActAdapter",
+    "StepOutput",
+    "get_adapter",
+    "register_adapter",
+]

@@ -1,0 +1,36 @@
+"""The server kit shared by every env server (WebShop, WebArena): app factory, session registry,
+JSON error schema, request models, launch helpers."""
+from agentenv.server.app import (
+    ServerSettings,
+    check_action,
+    create_env_app,
+    get_resources,
+    get_sessions,
+    get_settings,
+    json_response,
+)
+from agentenv.server.errors import EnvServerError, error_body, install_error_handlers
+from agentenv.server.launch import build_arg_parser, parse, serve, settings_from_args
+from agentenv.server.models import EnvIdxRequest, ResetRequest, StepRequest
+from agentenv.server.session_registry import SessionRegistry
+
+__all__ = [
+    "EnvIdxRequest",
+    "EnvServerError",
+    "ResetRequest",
+    "ServerSettings",
+    "SessionRegistry",
+    "StepRequest",
+    "build_arg_parser",
+    "check_action",
+    "create_env_app",
+    "error_body",
+    "get_resources",
+    "get_sessions",
+    "get_settings",
+    "install_error_handlers",
+    "json_response",
+    "parse",
+    "serve",
+    "settings_from_args",
+]

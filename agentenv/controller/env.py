@@ -1,0 +1,61 @@
+"""`BaseEnvClient`: the abstract client for one environment session on an env server.
+
+Owns the client contract shared by every environment (AgentGym's method names): a
+`conversation_start` prompt, `__len__` (number of data items), `observe`, `step`, `reset(idx)` and
+`close`. Concrete clients (agentenv.envs.*) map these onto their server's HTTP API.
+"""
+from __future__ import annotations
+
+import abc
+from typing import Any, Sequence
+
+from agentenv.controller.types import ActionFormat, ConversationMessage, StepOutput
+
+__all__ = ["BaseEnvClient"]
+
+
+class BaseEnvClient(abc.ABC):
+    """One live environment session.
+
+    Args:
+        action_format: how the agent writes actions ("react", ...).
+
+    Clients are context managers: `with Client(...) as env:` closes the session on exit.
+    `close()` must be safe to call more than once.
+    """
+
+    conversation_start: Sequence[ConversationMessage] = ()
+
+    def __init__(self, *args: Any, action_format: str | ActionFormat = ActionFormat.REACT, **kwargs: Any):
+        try:
+            self.action_format = ActionFormat(action_format)
+        except ValueError as exc:
+            raise ValueError(
+                f"action_format={action_format!r} is unknown; choose one of {[f.value for f in ActionFormat]}"
+            ) from exc
+
+    @abc.abstractmethod
+    def __len__(self) -> int:
+        """Number of data items (task indices) this environment serves."""
+
+    @abc.abstractmethod
+    def observe(self) -> str:
+        """Return the current observation text."""
+
+    @abc.abstractmethod
+    def step(self, action: str) -> StepOutput:
+        """Apply the agent's raw text `action` and return the new observation, reward and done flag."""
+
+    @abc.abstractmethod
+    def reset(self, idx: int) -> Any:
+        """Start data item `idx` (for WebShop: the goal index)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Free the server-side session; a second call does nothing."""
+
+    def __enter__(self) -> "BaseEnvClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

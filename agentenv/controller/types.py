@@ -1,0 +1,79 @@
+"""Plain data types shared by environment clients, tasks and adapters (AgentGym's names).
+
+Owns the message, step-result and action-format types; it holds no behaviour.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Optional, TypedDict
+
+__all__ = [
+    "ConversationMessage",
+    "StepOutput",
+    "ActionFormat",
+    "ActionWithThought",
+    "ExperienceOutput",
+]
+
+
+# One chat turn in AgentGym's format: `from` is "human" (user / environment) or "gpt" (the agent),
+# `loss` says whether the turn is trained on (None for prompt turns), `value` is the text. The
+# functional syntax is needed because `from` is a Python keyword.
+ConversationMessage = TypedDict("ConversationMessage", {"from": str, "loss": Optional[bool], "value": str})
+
+
+@dataclass
+class StepOutput:
+    """Result of one environment step.
+
+    Attributes:
+        state: the observation text shown to the agent next.
+        reward: the step reward (WebShop: 0 until the purchase, then the score in [0, 1]).
+        done: True when the task ended (purchase made); a round limit is NOT reported here.
+        info: optional server-provided extra data (None when the server sends none).
+    """
+
+    state: str
+    reward: float
+    done: bool
+    info: Optional[dict[str, Any]] = None
+
+    def __iter__(self):
+        """Allow `state, reward, done = step_output` like AgentGym's tuple-style use."""
+        return iter((self.state, self.reward, self.done))
+
+
+class ActionFormat(str, enum.Enum):
+    """How the agent writes its action (AgentGym's three formats)."""
+
+    REACT = "react"
+    FUNCTION_CALLING = "function_calling"
+    CODE_AS_ACTION = "code_as_action"
+
+
+@dataclass(frozen=True)
+class ActionWithThought:
+    """A parsed agent turn: the free-text reasoning and the environment action string."""
+
+    thought: str
+    action: str
+
+
+@dataclass
+class ExperienceOutput:
+    """One finished episode produced by `BaseTask.generate_experience`.
+
+    Attributes:
+        item_idx: the data index passed to `reset(idx)`.
+        conversation: all turns, starting with the client's `conversation_start`.
+        reward: reward of the last step (AgentGym's convention for the episode score).
+        done: True if the environment ended the task, False if `max_rounds` cut it short.
+        num_rounds: number of agent actions taken.
+    """
+
+    item_idx: int
+    conversation: list = field(default_factory=list)
+    reward: float = 0.0
+    done: bool = False
+    num_rounds: int = 0

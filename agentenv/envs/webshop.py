@@ -1,0 +1,158 @@
+"""WebShop client and task: the zero-shot ReAct prompt, action parsing, and the HTTP calls.
+
+Talks to any AgentGym-compatible WebShop server (ours in agentenv_webshop, or AgentGym's own).
+Unlike AgentGym's client: the timeout is honoured, only idempotent calls are retried (never
+/step or /create), `close()` frees the server session, and an unparseable action returns an
+observation saying so without calling the server.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional
+
+from agentenv.controller.adapter import ActionParseError, get_adapter
+from agentenv.controller.env import BaseEnvClient
+from agentenv.controller.http import EnvClientError, EnvHttp
+from agentenv.controller.task import BaseTask
+from agentenv.controller.types import ActionFormat, ConversationMessage, StepOutput
+
+__all__ = ["WEBSHOP_REACT_INSTRUCTION", "WebshopEnvClient", "WebshopTask", "INVALID_ACTION_PREFIX"]
+
+logger = logging.getLogger(__name__)
+
+INVALID_ACTION_PREFIX = "Invalid Action.\n\n"
+
+WEBSHOP_REACT_INSTRUCTION = (
+    "You are shopping on a website on behalf of a customer. Each round you receive an observation "
+    "of the current web page, and you reply with exactly one action.\n"
+    "Two kinds of action exist:\n"
+    "- search[keywords]: run a search, allowed only when the page shows a search bar. Choose the "
+    "keywords with care: they decide which products you will see.\n"
+    "- click[value]: click one of the clickable items on the page, such as a product id, an option "
+    "value or a button like \"Buy Now\"; the value must be one of the clickable items shown.\n"
+    "An action that is not allowed on the current page has no effect.\n"
+    "Reply in this format:\n"
+    "Thought:\nI think ... (your reasoning about what to do next)\n\n"
+    "Action:\nclick[something]"
+)
+
+_REACT_START: tuple[ConversationMessage, ...] = (
+    {"from": "human", "loss": None, "value": WEBSHOP_REACT_INSTRUCTION},
+    {"from": "gpt", "loss": False, "value": "Ok."},
+)
+
+# A bare text counts as an action when it contains one of these (AgentGym's ReAct fallback).
+_WEBSHOP_ACTION_MARKERS = ("search[", "click[")
+
+
+class WebshopEnvClient(BaseEnvClient):
+    """A client bound to one session on a WebShop server.
+
+    Args:
+        env_server_base: server base URL, e.g. "http://127.0.0.1:36001".
+        data_len: number of goal indices this client may be reset to (`len(client)`).
+        timeout: seconds allowed per connect/read of every request.
+        action_format: only "react" is implemented.
+        max_retries: extra attempts for idempotent calls (GET, /reset, /close).
+
+    Raises:
+        EnvClientError: the server could not create a session.
+    """
+
+    conversation_start = _REACT_START
+
+    def __init__(
+        self,
+        env_server_base: str,
+        data_len: int,
+        *args: Any,
+        timeout: float = 300,
+        action_format: str | ActionFormat = ActionFormat.REACT,
+        max_retries: int = 3,
+        **kwargs: Any,
+    ):
+        super().__init__(action_format=action_format)
+        self.env_server_base = env_server_base
+        self.data_len = int(data_len)
+        self.timeout = timeout
+        self.adapter = get_adapter(self.action_format, fallback_markers=_WEBSHOP_ACTION_MARKERS)
+        self._http = EnvHttp(env_server_base, timeout=timeout, max_retries=max_retries)
+        self._closed = False
+        self._last_observation: Optional[str] = None
+        try:
+            self.env_id = int(self._http.post("create"))
+        except EnvClientError:
+            self._http.close()
+            self._closed = True
+            raise
+
+    def __len__(self) -> int:
+        return self.data_len
+
+    def observe(self) -> str:
+        """Current page text (GET /observation)."""
+        self._last_observation = self._get("observation")
+        return self._last_observation
+
+    def step(self, action: str) -> StepOutput:
+        """Parse the agent's text and, if it holds an action, POST /step with it.
+
+        An unparseable text yields `"Invalid Action.\\n\\n" + <current observation>` with reward 0
+        and done False; the server is not asked to step.
+        """
+        if action.endswith("</s>"):
+            action = action[: -len("</s>")]
+        try:
+            parsed = self.adapter.parse(action)
+        except ActionParseError as exc:
+            logger.debug("env %s: unparseable action (%s)", getattr(self, "env_id", "?"), exc)
+            observation = self._last_observation if self._last_observation is not None else self.observe()
+            return StepOutput(state=INVALID_ACTION_PREFIX + observation, reward=0.0, done=False)
+        result = self._post("step", {"action": parsed.action})
+        self._last_observation = result["state"]
+        return StepOutput(
+            state=result["state"], reward=float(result["reward"]), done=bool(result["done"]), info=result.get("info")
+        )
+
+    def reset(self, idx: int) -> list:
+        """Start goal `idx` (POST /reset with session_id=idx); returns `[observation, None]`."""
+        result = self._post("reset", {"session_id": idx})
+        self._last_observation = result[0]
+        return result
+
+    def close(self) -> None:
+        """Free the server session (POST /close). Safe to call twice; a server without /close or a
+        session already evicted (HTTP 404) counts as closed."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._http.post("close", {"env_idx": self.env_id})
+        except EnvClientError as exc:
+            if exc.status != 404:
+                raise
+            logger.debug("env %s: /close answered 404 (already gone or unsupported)", self.env_id)
+        finally:
+            self._http.close()
+
+    def _post(self, path: str, payload: dict[str, Any]) -> Any:
+        self._check_open(path)
+        return self._http.post(path, {"env_idx": self.env_id, **payload})
+
+    def _get(self, path: str) -> Any:
+        self._check_open(path)
+        return self._http.get(path, params={"env_idx": self.env_id})
+
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise EnvClientError(
+                f"cannot call /{what}: WebShop client for env {self.env_id} was closed",
+                url=f"{self._http.base_url}/{what}",
+            )
+
+
+class WebshopTask(BaseTask):
+    """WebShop task: `client_args` are `WebshopEnvClient`'s keyword arguments."""
+
+    env_client_cls = WebshopEnvClient
+    env_name = "WebShop"

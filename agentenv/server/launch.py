@@ -1,0 +1,71 @@
+"""Command-line launch helpers shared by env servers: common flags and running uvicorn."""
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Optional, Sequence
+
+from agentenv.server.app import ServerSettings
+
+__all__ = ["build_arg_parser", "parse", "settings_from_args", "serve"]
+
+_LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def build_arg_parser(description: str, default_port: int, default_max_sessions: Optional[int] = 100_000,
+                     default_ttl_s: float = 3600.0) -> argparse.ArgumentParser:
+    """Parser with the flags every env server has: --host, --port, --log-level, --max-sessions,
+    --session-ttl, --max-action-chars. Servers add their own flags to it."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes it)")
+    parser.add_argument("--port", type=int, default=default_port, help=f"TCP port (default {default_port})")
+    parser.add_argument("--log-level", default="info", choices=_LOG_LEVELS, type=str.lower,
+                        help="logging level (debug also logs every request)")
+    parser.add_argument("--max-sessions", type=int, default=default_max_sessions,
+                        help=f"live-session limit; /create answers 503 when full (default {default_max_sessions}; 0 = unlimited)")
+    parser.add_argument("--session-ttl", type=float, default=default_ttl_s,
+                        help=f"evict sessions idle for this many seconds (default {default_ttl_s:g}; 0 = never)")
+    parser.add_argument("--max-action-chars", type=int, default=4096,
+                        help="refuse longer actions with 422 action_too_long (default 4096)")
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> ServerSettings:
+    """`ServerSettings` from parsed common flags (0 means unlimited / never)."""
+    return ServerSettings(
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        max_sessions=args.max_sessions or None,
+        session_ttl_s=args.session_ttl or None,
+        max_action_chars=args.max_action_chars,
+    )
+
+
+def serve(app, settings: ServerSettings) -> None:
+    """Configure logging and run `app` with uvicorn (single process; httptools/uvloop when installed)."""
+    level = getattr(logging, settings.log_level.upper())
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    import uvicorn
+
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=settings.log_level == "debug",
+        loop="auto",
+        http="auto",
+    )
+
+
+def parse(parser: argparse.ArgumentParser, argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    """Parse argv and validate the common flags (errors exit with a message naming the flag)."""
+    args = parser.parse_args(argv)
+    if args.max_sessions is not None and args.max_sessions < 0:
+        parser.error(f"--max-sessions must be >= 0, got {args.max_sessions}")
+    if args.session_ttl is not None and args.session_ttl < 0:
+        parser.error(f"--session-ttl must be >= 0, got {args.session_ttl}")
+    if args.max_action_chars < 1:
+        parser.error(f"--max-action-chars must be >= 1, got {args.max_action_chars}")
+    return args
