@@ -26,6 +26,7 @@ CORE = [
     "requests",
     "httpx",
     "bm25s>=0.2.10",
+    "PyStemmer>=2.2",
     "numba",
     "rapidfuzz>=3",
     "tqdm",
