@@ -25,7 +25,22 @@ __all__ = [
     "register_engine",
     "get_engine_cls",
     "ENGINES",
+    "cfg_get",
 ]
+
+
+def cfg_get(config, key: str, default=None):
+    """Read `key` from a config section given as a dataclass, a mapping (dict/DictConfig) or None.
+
+    Returns `default` when the section is None, lacks the key, or holds None for it.
+    """
+    if config is None:
+        return default
+    if hasattr(config, "__dataclass_fields__") or not hasattr(config, "get"):
+        value = getattr(config, key, default)
+    else:
+        value = config.get(key, default)
+    return default if value is None else value
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import Any, Iterable
 
 import torch
 
-from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
+from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, cfg_get, register_engine
 
 __all__ = ["HFEngine"]
 
@@ -42,16 +42,6 @@ class _Request:
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
     seed: int
-
-
-def _cfg_get(config: Any, key: str, default: Any) -> Any:
-    if config is None:
-        return default
-    if isinstance(config, dict) or hasattr(config, "get") and not hasattr(config, "__dataclass_fields__"):
-        value = config.get(key, default)
-    else:
-        value = getattr(config, key, default)
-    return default if value is None else value
 
 
 @register_engine("hf")
@@ -84,7 +74,7 @@ class HFEngine(RolloutEngine):
             raise ValueError("HFEngine needs model_path (actor_rollout_ref.model.path) or a model object")
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if dtype is None:
-            dtype = torch.float32 if self.device.type == "cpu" else _cfg_get(config, "dtype", "bfloat16")
+            dtype = torch.float32 if self.device.type == "cpu" else cfg_get(config, "dtype", "bfloat16")
         if isinstance(dtype, str):
             if not hasattr(torch, dtype) or not isinstance(getattr(torch, dtype), torch.dtype):
                 raise ValueError(f"actor_rollout_ref.rollout.dtype={dtype!r} is not a torch dtype (e.g. float32, bfloat16)")
@@ -94,8 +84,8 @@ class HFEngine(RolloutEngine):
 
             model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype, trust_remote_code=trust_remote_code)
         self.model = model.to(device=self.device, dtype=dtype).eval()
-        self.max_batch_size = int(max_batch_size or min(int(_cfg_get(config, "max_num_seqs", 64)), 64))
-        self.seed = int(seed if seed is not None else _cfg_get(config, "seed", 0))
+        self.max_batch_size = int(max_batch_size or min(int(cfg_get(config, "max_num_seqs", 64)), 64))
+        self.seed = int(seed if seed is not None else cfg_get(config, "seed", 0))
         self._counter = itertools.count()
         self._queue: queue.Queue[_Request | None] = queue.Queue()
         self._weights_lock = threading.Lock()
