@@ -12,7 +12,7 @@ __all__ = ["COLOR_SET", "normalize_color"]
 
 COLOR_SET: tuple[str, ...] = (
     "alabaster", "almond", "amber", "apricot", "aqua", "ash", "azure",
-    "beige", "berry", "black", "blue", "blush", "bronze", "brown", "burgundy",
+    "beige", "black", "blue", "blush", "bronze", "brown", "burgundy",
     "camel", "caramel", "champagne", "charcoal", "cherry", "chocolate", "clear", "coffee",
     "copper", "coral", "cream", "crimson", "cyan",
     "denim",
@@ -26,11 +26,11 @@ COLOR_SET: tuple[str, ...] = (
     "lavender", "lemon", "light blue", "light brown", "light gray", "light grey", "light pink",
     "lilac", "lime",
     "magenta", "maroon", "mauve", "mint", "mocha", "multicolor",
-    "navy", "natural", "nude",
+    "natural", "navy", "nude",
     "olive", "orange",
     "peach", "pearl", "pink", "plum", "purple",
-    "red", "rose", "rust",
-    "sage", "salmon", "sand", "silver", "sky blue",
+    "red", "rose",
+    "sage", "salmon", "silver", "sky blue",
     "tan", "taupe", "teal", "turquoise",
     "violet",
     "walnut", "white", "wine",
