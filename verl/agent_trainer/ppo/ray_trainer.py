@@ -1,0 +1,418 @@
+"""The single-controller PPO/GRPO loop: `RayPPOTrainer.fit()` drives Ray worker groups through one
+training step per batch of item ids.
+
+Owns the order of the stages, their timers, validation, checkpoint/resume and logging. It does not
+own the maths (`core_algos`: estimators, KL), the model code (`workers/`), or the agent loop
+(`workers/rollout/`): each stage is a helper that sends a DataProto to a worker group or a
+registered function and `union`s the answer into the batch.
+
+Worker groups (verl's names; classes from `verl.workers.fsdp_workers`):
+  actor_rollout -> ActorRolloutRefWorker(role="actor_rollout"): generate_sequences, compute_log_prob,
+                   update_actor, save/load_checkpoint, export_hf
+  ref           -> ActorRolloutRefWorker(role="ref"): compute_ref_log_prob   (when a KL term is on)
+  critic        -> CriticWorker: compute_values, update_critic, save/load_checkpoint (when values are needed)
+On CPU each group is one Ray actor with a fractional `num_cpus` and no GPU; on GPU a group has
+`nnodes * n_gpus_per_node` ranks sharing the GPUs (fractional `num_gpus`), and data-parallel calls
+split the batch across ranks.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import time
+import uuid
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import torch
+
+from verl.agent_trainer.config.schema import PPOConfig, to_dict
+from verl.protocol import DataProto
+from verl.utils.checkpoint import CheckpointManager
+from verl.utils.dataset import AgentDataset, StatefulDataLoader, rows_to_dataproto
+from verl.utils.tracking import Tracking
+
+__all__ = ["RayPPOTrainer", "WorkerGroup", "apply_kl_penalty", "compute_advantage"]
+
+logger = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def _timer(name: str, timing: dict[str, float]):
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timing[name] = timing.get(name, 0.0) + time.perf_counter() - start
+
+
+# ----------------------------------------------------------------------------------- worker groups
+class WorkerGroup:
+    """A list of Ray actors of one worker class: broadcast calls and data-parallel calls.
+
+    Args:
+        cls: the plain worker class (wrapped with `ray.remote` here).
+        args: constructor arguments (same for every rank).
+        world_size: number of ranks.
+        num_cpus: CPUs per actor (fractional: two whole-CPU actors on a 2-core host starve later tasks).
+        num_gpus: GPUs per actor (fractional when roles share a GPU).
+        name: for error messages and Ray actor names.
+    """
+
+    def __init__(self, cls: type, args: tuple, world_size: int = 1, num_cpus: float = 0.5, num_gpus: float = 0.0,
+                 name: str = "worker", env_vars: dict | None = None):
+        import ray
+
+        self.name, self.world_size = name, world_size
+        master_port = str(_free_port())
+        self.workers = []
+        for rank in range(world_size):
+            env = {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(world_size),
+                   "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": master_port, **(env_vars or {})}
+            remote_cls = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(cls)
+            self.workers.append(remote_cls.options(runtime_env={"env_vars": env}).remote(*args))
+
+    def call_all(self, method: str, *args, **kwargs) -> list:
+        """Call `method` on every rank; return every rank's result."""
+        import ray
+
+        return ray.get([getattr(w, method).remote(*args, **kwargs) for w in self.workers])
+
+    def call_rank0(self, method: str, *args, **kwargs):
+        """Call on every rank (collectives need all of them), return rank 0's result."""
+        return self.call_all(method, *args, **kwargs)[0]
+
+    def call_dp(self, method: str, data: DataProto) -> DataProto:
+        """Split `data` across ranks (padding to a multiple of world_size), call, concatenate."""
+        import ray
+
+        from verl.protocol import pad_dataproto_to_divisor, unpad_dataproto
+
+        if self.world_size == 1:
+            return ray.get(getattr(self.workers[0], method).remote(data))
+        padded, pad = pad_dataproto_to_divisor(data, self.world_size)
+        chunks = padded.chunk(self.world_size)
+        outs = ray.get([getattr(w, method).remote(c) for w, c in zip(self.workers, chunks)])
+        out = DataProto.concat(outs)
+        out.meta_info = {**outs[0].meta_info}
+        return unpad_dataproto(out, pad)
+
+    def kill(self) -> None:
+        import ray
+
+        for w in self.workers:
+            ray.kill(w)
+        self.workers = []
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# ------------------------------------------------------------------------------------ math helpers
+def apply_kl_penalty(data: DataProto, kl_ctrl, kl_penalty: str) -> tuple[DataProto, dict]:
+    """Reward-side KL: token_level_rewards = token_level_scores - beta * KL(old || ref) * response_mask.
+
+    Updates the KL controller with the batch's mean sequence KL and returns its metrics.
+    """
+    from verl.agent_trainer.ppo import core_algos
+    from verl.utils.torch_functional import masked_mean
+
+    mask = data.batch["response_mask"]
+    kld = core_algos.kl_penalty(data.batch["old_log_probs"], data.batch["ref_log_prob"], kl_penalty) * mask
+    beta = kl_ctrl.value
+    data.batch["token_level_rewards"] = data.batch["token_level_scores"] - beta * kld
+    current_kl = masked_mean(kld, mask, axis=-1).mean().item()
+    kl_ctrl.update(current_kl=current_kl, n_steps=len(data))
+    return data, {"actor/reward_kl_penalty": current_kl, "actor/reward_kl_penalty_coeff": beta}
+
+
+def compute_advantage(data: DataProto, algo_cfg) -> DataProto:
+    """Advantages and returns from the estimator registered as `algorithm.adv_estimator`.
+
+    Every estimator gets the same keyword arguments (it uses the ones it needs): the registry is
+    the only dispatch, with no per-estimator branch here.
+    """
+    from verl.agent_trainer.ppo import core_algos
+
+    estimator = core_algos.get_adv_estimator_fn(algo_cfg.adv_estimator)
+    batch = data.batch
+    advantages, returns = estimator(
+        token_level_rewards=batch["token_level_rewards"],
+        response_mask=batch["response_mask"],
+        values=batch["values"] if "values" in batch.keys() else None,
+        index=data.non_tensor_batch["uid"],
+        gamma=algo_cfg.gamma,
+        lam=algo_cfg.lam,
+        norm_adv_by_std_in_grpo=algo_cfg.norm_adv_by_std_in_grpo,
+        config=algo_cfg,
+        non_tensor_batch=data.non_tensor_batch,
+    )
+    batch["advantages"], batch["returns"] = advantages, returns
+    return data
+
+
+# ------------------------------------------------------------------------------------------ trainer
+class RayPPOTrainer:
+    """PPO/GRPO over multi-turn environment rollouts.
+
+    Args:
+        config: the validated `PPOConfig` (see `config/schema.py`).
+        worker_classes: optional {"actor_rollout": cls, "critic": cls} overriding
+            `verl.workers.fsdp_workers.{ActorRolloutRefWorker, CriticWorker}`.
+    """
+
+    def __init__(self, config: PPOConfig, worker_classes: dict | None = None):
+        from verl.agent_trainer.ppo import core_algos
+        from verl.agent_trainer.ppo.rounds import RoundsScheduler
+        from verl.utils.model_utils import load_tokenizer
+        from verl.workers.reward_manager import get_reward_manager_cls
+
+        core_algos.get_adv_estimator_fn(config.algorithm.adv_estimator)  # fail fast, listing the choices
+        self.train_loader = StatefulDataLoader(
+            AgentDataset(config.data.train_paths, config.data.prompt_key),
+            config.data.train_batch_size, shuffle=config.data.shuffle, seed=config.data.seed)
+        self.val_dataset = (AgentDataset(config.data.val_paths, config.data.prompt_key, config.data.val_max_items)
+                            if config.data.val_paths else None)
+        steps = config.trainer.total_training_steps or len(self.train_loader) * config.trainer.total_epochs
+        self.total_training_steps = steps
+        self.config = config = _with_total_steps(config, steps)
+        self.use_critic, self.use_ref = config.use_critic, config.use_reference_policy
+        model = config.actor_rollout_ref.model
+        self.tokenizer = load_tokenizer(os.path.expanduser(model.tokenizer_path or model.path), model.trust_remote_code)
+        self.reward_fn = get_reward_manager_cls(config.reward_model.reward_manager)(
+            tokenizer=self.tokenizer, num_examine=0, reward_fn_key=config.data.reward_fn_key)
+        self.kl_ctrl = core_algos.get_kl_controller(config.algorithm.kl_ctrl)
+        self.rounds = RoundsScheduler(config.algorithm.rounds_ctrl)
+        self.ckpt = CheckpointManager(config.trainer.default_local_dir, config.trainer.max_actor_ckpt_to_keep)
+        self.worker_classes = worker_classes or {}
+        self.global_steps = 0
+        self.actor_wg = self.ref_wg = self.critic_wg = None
+
+    # ------------------------------------------------------------------ setup
+    def init_workers(self) -> None:
+        """Create the worker groups (actor+rollout, ref when KL is on, critic when values are needed)."""
+        from verl.workers import fsdp_workers
+
+        cfg = self.config
+        actor_cls = self.worker_classes.get("actor_rollout", fsdp_workers.ActorRolloutRefWorker)
+        critic_cls = self.worker_classes.get("critic", fsdp_workers.CriticWorker)
+        on_gpu = cfg.trainer.device == "cuda"
+        world = cfg.trainer.nnodes * cfg.trainer.n_gpus_per_node if on_gpu else 1
+        n_roles = 1 + int(self.use_ref) + int(self.use_critic)
+        opts = dict(world_size=world, num_cpus=cfg.ray_init.worker_num_cpus,
+                    num_gpus=(1.0 / n_roles) if on_gpu else 0.0)
+        self.actor_wg = WorkerGroup(actor_cls, (cfg, "actor_rollout"), name="actor_rollout", **opts)
+        if self.use_ref:
+            self.ref_wg = WorkerGroup(actor_cls, (cfg, "ref"), name="ref", **opts)
+        if self.use_critic:
+            self.critic_wg = WorkerGroup(critic_cls, (cfg,), name="critic", **opts)
+        for wg in self._groups():
+            wg.call_all("init_model")
+
+    def _groups(self) -> list[WorkerGroup]:
+        return [wg for wg in (self.actor_wg, self.ref_wg, self.critic_wg) if wg is not None]
+
+    # ------------------------------------------------------------------ the loop
+    def fit(self) -> dict:
+        """Train until `total_training_steps`; returns the last step's metrics."""
+        from tqdm import tqdm
+
+        cfg = self.config.trainer
+        tracker = Tracking(cfg.project_name, cfg.experiment_name, cfg.loggers, to_dict(self.config),
+                           cfg.log_dir or os.path.join(cfg.default_local_dir, "logs"))
+        self._load_checkpoint()
+        if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only):
+            tracker.log(self._validate(), step=self.global_steps)
+            if cfg.val_only:
+                return {}
+        metrics: dict = {}
+        bar = tqdm(total=self.total_training_steps, initial=self.global_steps, desc="training steps")
+        for rows in self._train_batches():
+            self.global_steps += 1
+            metrics, timing = {}, {}
+            with _timer("step", timing):
+                batch = self._new_batch(rows)
+                for name, stage in self._stages():
+                    with _timer(name, timing):
+                        batch = stage(batch, metrics)
+                if self._every(cfg.test_freq):
+                    with _timer("testing", timing):
+                        metrics.update(self._validate())
+                if self._every(cfg.save_freq) or self.global_steps == self.total_training_steps:
+                    with _timer("save_checkpoint", timing):
+                        self._save_checkpoint()
+            metrics.update(self._step_metrics(batch, timing))
+            tracker.log(metrics, step=self.global_steps)
+            bar.update(1)
+        bar.close()
+        tracker.finish()
+        return metrics
+
+    def _stages(self) -> list[tuple[str, Callable[[DataProto, dict], DataProto]]]:
+        """The step's stages in order; roles that are off contribute no stage."""
+        stages = [("gen", self._rollout), ("reward", self._rewards), ("old_log_prob", self._old_log_probs)]
+        stages += [("ref", self._ref_log_probs)] if self.use_ref else []
+        stages += [("values", self._values)] if self.use_critic else []
+        stages += [("adv", self._advantages)]
+        stages += [("update_critic", self._update_critic)] if self.use_critic else []
+        return stages + [("update_actor", self._update_actor)]
+
+    def _every(self, freq: int) -> bool:
+        return freq > 0 and self.global_steps % freq == 0
+
+    def _train_batches(self) -> Iterator[list[dict]]:
+        while self.global_steps < self.total_training_steps:
+            yield from _take(iter(self.train_loader), self.total_training_steps - self.global_steps)
+
+    # ------------------------------------------------------------------ stages (DataProto in, DataProto out)
+    def _new_batch(self, rows: list[dict], n: int | None = None) -> DataProto:
+        """Rows -> DataProto with one uid per prompt, repeated n (default rollout.n) times, interleaved."""
+        batch = rows_to_dataproto(rows)
+        batch.non_tensor_batch["uid"] = np.array([str(uuid.uuid4()) for _ in rows], dtype=object)
+        return batch.repeat(n or self.config.actor_rollout_ref.rollout.n, interleave=True)
+
+    def _rollout(self, batch: DataProto, metrics: dict) -> DataProto:
+        batch.meta_info.update(global_step=self.global_steps, validate=False,
+                               max_rounds=self.rounds.max_rounds(self.global_steps))
+        out = self.actor_wg.call_dp("generate_sequences", batch)
+        metrics.update({k: v for k, v in out.meta_info.items() if _is_metric(k, v)})
+        return batch.union(out)
+
+    def _rewards(self, batch: DataProto, metrics: dict) -> DataProto:
+        batch.batch["token_level_scores"] = self.reward_fn(batch)
+        return batch
+
+    def _old_log_probs(self, batch: DataProto, metrics: dict) -> DataProto:
+        return batch.union(self.actor_wg.call_dp("compute_log_prob", batch))
+
+    def _ref_log_probs(self, batch: DataProto, metrics: dict) -> DataProto:
+        return batch.union(self.ref_wg.call_dp("compute_ref_log_prob", batch))
+
+    def _values(self, batch: DataProto, metrics: dict) -> DataProto:
+        return batch.union(self.critic_wg.call_dp("compute_values", batch))
+
+    def _advantages(self, batch: DataProto, metrics: dict) -> DataProto:
+        if self.config.algorithm.use_kl_in_reward:
+            batch, kl_metrics = apply_kl_penalty(batch, self.kl_ctrl, self.config.algorithm.kl_penalty)
+            metrics.update(kl_metrics)
+        else:
+            batch.batch["token_level_rewards"] = batch.batch["token_level_scores"]
+        return compute_advantage(batch, self.config.algorithm)
+
+    def _update_critic(self, batch: DataProto, metrics: dict) -> DataProto:
+        out = self.critic_wg.call_dp("update_critic", batch)
+        metrics.update(_reduce(out.meta_info.get("metrics", {})))
+        return batch
+
+    def _update_actor(self, batch: DataProto, metrics: dict) -> DataProto:
+        if self.global_steps <= self.config.trainer.critic_warmup:
+            return batch
+        batch.meta_info["global_step"] = self.global_steps
+        out = self.actor_wg.call_dp("update_actor", batch)
+        metrics.update(_reduce(out.meta_info.get("metrics", {})))
+        return batch
+
+    def _step_metrics(self, batch: DataProto, timing: dict) -> dict:
+        from verl.agent_trainer.ppo import metric_utils
+
+        out = metric_utils.compute_data_metrics(batch, use_critic=self.use_critic)
+        out.update(metric_utils.compute_timing_metrics(batch, timing))
+        out.update({"training/global_step": self.global_steps, "training/epoch": self.train_loader.epoch,
+                    "rollout/max_rounds": batch.meta_info.get("max_rounds", 0)})
+        return out
+
+    # ------------------------------------------------------------------ validation
+    def _validate(self) -> dict:
+        """Success rate and mean reward on the validation item ids: greedy, plus sampled when
+        `rollout.val_kwargs.do_sample`."""
+        rcfg = self.config.actor_rollout_ref.rollout
+        modes = {"greedy": dict(temperature=0.0, n=1)}
+        if rcfg.val_kwargs.do_sample:
+            modes["sampled"] = dict(temperature=rcfg.val_kwargs.temperature or rcfg.temperature, n=rcfg.val_kwargs.n)
+        metrics: dict = {}
+        size = self.config.data.val_batch_size or len(self.val_dataset)
+        for mode, sampling in modes.items():
+            results = []
+            for start in range(0, len(self.val_dataset), size):
+                rows = [self.val_dataset[i] for i in range(start, min(start + size, len(self.val_dataset)))]
+                batch = self._new_batch(rows, n=sampling["n"])
+                batch.meta_info.update(global_step=self.global_steps, validate=True, do_sample=mode != "greedy",
+                                       temperature=sampling["temperature"],
+                                       max_rounds=self.config.actor_rollout_ref.agentgym.max_rounds)
+                results.append(self.actor_wg.call_dp("generate_sequences", batch))
+            out = DataProto.concat(results)
+            rewards = np.asarray(out.non_tensor_batch["reward"], dtype=float)
+            metrics[f"val/{mode}/success_rate"] = float(np.mean(rewards >= 1.0))
+            metrics[f"val/{mode}/mean_reward"] = float(rewards.mean())
+            metrics[f"val/{mode}/num_turns"] = float(np.mean(out.non_tensor_batch["num_turns"].astype(float)))
+        return metrics
+
+    # ------------------------------------------------------------------ checkpoints
+    def _save_checkpoint(self) -> str:
+        step_dir = self.ckpt.step_dir(self.global_steps)
+        self.actor_wg.call_all("save_checkpoint", os.path.join(step_dir, "actor"), self.global_steps)
+        if self.critic_wg is not None:
+            self.critic_wg.call_all("save_checkpoint", os.path.join(step_dir, "critic"), self.global_steps)
+        if self.config.trainer.export_hf:
+            self.actor_wg.call_all("export_hf", os.path.join(step_dir, "actor", "huggingface"))
+        self.ckpt.save_trainer_state(self.global_steps, self.train_loader.state_dict(),
+                                     extra={"kl_coef": float(self.kl_ctrl.value)})
+        logger.info("saved checkpoint %s", step_dir)
+        return step_dir
+
+    def _load_checkpoint(self) -> None:
+        cfg = self.config.trainer
+        step_dir = self.ckpt.resolve_resume(cfg.resume_mode, cfg.resume_from_path)
+        if step_dir is None:
+            logger.info("training from scratch (trainer.resume_mode=%s, no checkpoint used)", cfg.resume_mode)
+            return
+        state = self.ckpt.load_trainer_state(step_dir)
+        self.actor_wg.call_all("load_checkpoint", os.path.join(step_dir, "actor"))
+        if self.critic_wg is not None:
+            self.critic_wg.call_all("load_checkpoint", os.path.join(step_dir, "critic"))
+        self.train_loader.load_state_dict(state["dataloader"])
+        self.kl_ctrl.value = state.get("kl_coef", self.kl_ctrl.value)
+        self.global_steps = int(state["global_step"])
+        logger.info("resumed from %s at global step %d", step_dir, self.global_steps)
+
+    def shutdown(self) -> None:
+        """Kill the worker actors (the Ray runtime itself is left to the caller)."""
+        for wg in self._groups():
+            wg.kill()
+
+
+def _take(it: Iterator, n: int) -> Iterator:
+    for _, item in zip(range(n), it):
+        yield item
+
+
+def _is_metric(key: str, value: Any) -> bool:
+    return "/" in key and isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+
+
+def _reduce(metrics: dict) -> dict:
+    """Worker metrics arrive as scalars or lists (one per micro-batch): report the mean."""
+    out = {}
+    for key, value in metrics.items():
+        if isinstance(value, (list, tuple, np.ndarray)):
+            out[key] = float(np.mean(value)) if len(value) else 0.0
+        elif isinstance(value, torch.Tensor):
+            out[key] = float(value.float().mean())
+        else:
+            out[key] = value
+    return out
+
+
+def _with_total_steps(config: PPOConfig, steps: int) -> PPOConfig:
+    """Fill `optim.total_training_steps` of actor and critic (used by LR schedules)."""
+    arr = config.actor_rollout_ref
+    actor = dataclasses.replace(arr.actor, optim=dataclasses.replace(arr.actor.optim, total_training_steps=steps))
+    critic = dataclasses.replace(config.critic, optim=dataclasses.replace(config.critic.optim, total_training_steps=steps))
+    return dataclasses.replace(config, actor_rollout_ref=dataclasses.replace(arr, actor=actor), critic=critic)
