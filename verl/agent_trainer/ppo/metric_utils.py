@@ -1,0 +1,145 @@
+"""Batch metrics for one training step: rewards, advantages, lengths, KL, entropy, env outcomes, timing.
+
+Owns turning a DataProto (and the step's timers) into a flat ``{name: float}`` dict under fixed
+namespaces (``critic/``, ``actor/``, ``env/``, ``rollout/``, ``response_length/``,
+``prompt_length/``, ``timing_s/``, ``timing_per_token_ms/``, ``perf/``). Metrics whose inputs are
+absent from the batch are left out; nothing here logs or mutates the batch.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from verl.utils import torch_functional as VF
+
+__all__ = ["compute_data_metrics", "compute_timing_metrics", "compute_throughout_metrics", "reduce_metrics"]
+
+
+def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:
+    values = values.float()
+    if values.numel() == 0:
+        return {}
+    return {f"{prefix}/mean": values.mean().item(), f"{prefix}/max": values.max().item(), f"{prefix}/min": values.min().item()}
+
+
+def _masked_stats(prefix: str, values: torch.Tensor, mask: torch.Tensor) -> dict[str, float]:
+    return _stats(prefix, values[mask.bool()])
+
+
+def _zero_variance_group_frac(scores: np.ndarray, uid: np.ndarray) -> float:
+    """Fraction of uid groups (size >= 2) whose scores are all equal: they carry no GRPO signal."""
+    df = pd.DataFrame({"uid": pd.Series(list(uid), dtype=object), "s": scores})
+    grouped = df.groupby("uid", sort=False)["s"].agg(["min", "max", "size"])
+    grouped = grouped[grouped["size"] >= 2]
+    if len(grouped) == 0:
+        return 0.0
+    return float((grouped["max"] == grouped["min"]).mean())
+
+
+def compute_data_metrics(batch, use_critic: bool = True) -> dict[str, float]:
+    """Metrics of a finished step's batch.
+
+    Reads (when present) ``token_level_scores``, ``token_level_rewards``, ``advantages``,
+    ``returns``, ``values``, ``response_mask``, ``attention_mask``, ``responses``,
+    ``old_log_probs``, ``ref_log_prob``, ``rollout_log_probs``, ``entropys`` and the non-tensor
+    keys ``uid``, ``num_turns``, ``success``, ``reward``, ``terminated``, ``truncated``, ``env_error``.
+
+    Returns:
+        e.g. ``critic/score/mean``, ``critic/advantages/max``, ``critic/score/zero_variance_group_frac``,
+        ``response_length/mean``, ``response_length/clip_ratio``, ``rollout/model_tokens/mean``,
+        ``actor/entropy``, ``rollout/ref_kl``, ``env/success_rate``, ``env/num_turns/mean``, ...
+    """
+    td, nt = batch.batch, batch.non_tensor_batch
+    keys = set(td.keys()) if td is not None else set()
+    m: dict[str, float] = {}
+    mask = td["response_mask"].bool() if "response_mask" in keys else None
+
+    if "token_level_scores" in keys:
+        scores = td["token_level_scores"].sum(-1)
+        m.update(_stats("critic/score", scores))
+        if "uid" in nt:
+            m["critic/score/zero_variance_group_frac"] = _zero_variance_group_frac(scores.float().cpu().numpy(), nt["uid"])
+    if "token_level_rewards" in keys:
+        m.update(_stats("critic/rewards", td["token_level_rewards"].sum(-1)))
+    if mask is not None:
+        for key, name in (("advantages", "critic/advantages"), ("returns", "critic/returns")):
+            if key in keys:
+                m.update(_masked_stats(name, td[key], mask))
+        if use_critic and "values" in keys:
+            m.update(_masked_stats("critic/values", td["values"], mask))
+            if "returns" in keys:
+                ret, val = td["returns"].float(), td["values"].float()
+                var_ret = VF.masked_var(ret, mask)
+                m["critic/vf_explained_var"] = (1.0 - VF.masked_var(ret - val, mask) / (var_ret + 1e-5)).item()
+        model_tokens = mask.sum(-1)
+        m.update(_stats("rollout/model_tokens", model_tokens))
+        if "entropys" in keys:
+            m["actor/entropy"] = VF.masked_mean(td["entropys"].float(), mask).item()
+        if "old_log_probs" in keys and "ref_log_prob" in keys:
+            m["rollout/ref_kl"] = VF.masked_mean((td["old_log_probs"] - td["ref_log_prob"]).float(), mask).item()
+        if "old_log_probs" in keys and "rollout_log_probs" in keys:
+            diff = (td["old_log_probs"] - td["rollout_log_probs"]).abs().float()
+            m.update({"rollout/log_prob_diff/mean": VF.masked_mean(diff, mask).item(),
+                      "rollout/log_prob_diff/max": diff[mask].max().item() if mask.any() else 0.0})
+
+    if "attention_mask" in keys and "responses" in keys:
+        max_resp = td["responses"].shape[-1]
+        attn = td["attention_mask"]
+        resp_len = attn[:, -max_resp:].sum(-1).float()
+        prompt_len = attn[:, :-max_resp].sum(-1).float()
+        max_prompt = attn.shape[-1] - max_resp
+        m.update(_stats("response_length", resp_len))
+        m["response_length/clip_ratio"] = (resp_len == max_resp).float().mean().item()
+        m.update(_stats("prompt_length", prompt_len))
+        m["prompt_length/clip_ratio"] = (prompt_len == max_prompt).float().mean().item()
+
+    if "num_turns" in nt:
+        m.update(_stats("env/num_turns", torch.as_tensor(nt["num_turns"].astype(np.float64))))
+    if "reward" in nt:
+        m.update(_stats("env/reward", torch.as_tensor(nt["reward"].astype(np.float64))))
+    for key, name in (("success", "env/success_rate"), ("terminated", "env/terminated_rate"),
+                      ("truncated", "env/truncated_rate")):
+        if key in nt and len(nt[key]):
+            m[name] = float(np.mean(nt[key].astype(bool)))
+    if "env_error" in nt and len(nt["env_error"]):
+        m["env/error_rate"] = float(np.mean([bool(e) for e in nt["env_error"]]))
+    return m
+
+
+_TOKEN_SECTIONS_ALL = ("ref", "values", "adv", "update_critic", "update_actor", "old_log_prob")
+
+
+def compute_timing_metrics(batch, timing_raw: dict[str, float]) -> dict[str, float]:
+    """``timing_s/<stage>`` for every timer, and ``timing_per_token_ms/<stage>`` where a token count
+    applies (``gen``: response tokens; ``ref``/``values``/``adv``/``update_*``/``old_log_prob``: all tokens)."""
+    attn = batch.batch["attention_mask"]
+    resp_tokens = attn[:, -batch.batch["responses"].shape[-1]:].sum().item()
+    all_tokens = attn.sum().item()
+    per_section = {"gen": resp_tokens, **{name: all_tokens for name in _TOKEN_SECTIONS_ALL}}
+    out = {f"timing_s/{name}": float(v) for name, v in timing_raw.items()}
+    for name in set(per_section) & set(timing_raw):
+        out[f"timing_per_token_ms/{name}"] = float(timing_raw[name]) * 1000.0 / max(per_section[name], 1)
+    return out
+
+
+def compute_throughout_metrics(batch, timing_raw: dict[str, float], n_gpus: int) -> dict[str, float]:
+    """verl's (sic) throughput metrics: ``perf/total_num_tokens``, ``perf/time_per_step`` (timer ``step``)
+    and ``perf/throughput`` = tokens / (time * n_gpus) (n_gpus = devices or workers; >= 1)."""
+    total = int(batch.batch["attention_mask"].sum().item())
+    step_s = float(timing_raw["step"])
+    return {"perf/total_num_tokens": total, "perf/time_per_step": step_s,
+            "perf/throughput": total / (step_s * max(n_gpus, 1)) if step_s > 0 else 0.0}
+
+
+def reduce_metrics(metrics: dict[str, Any]) -> dict[str, float]:
+    """Mean of each list of values (scalars pass through), e.g. per-micro-batch actor metrics."""
+    out = {}
+    for key, val in metrics.items():
+        if isinstance(val, (list, tuple, np.ndarray)):
+            out[key] = float(np.mean([float(v) for v in val])) if len(val) else 0.0
+        else:
+            out[key] = float(val)
+    return out
