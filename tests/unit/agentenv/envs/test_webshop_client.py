@@ -1,0 +1,103 @@
+"""WebshopEnvClient against a scripted local server: request shapes, invalid actions, close."""
+import pytest
+
+from agentenv.controller import EnvClientError, StepOutput
+from agentenv.envs import WebshopEnvClient, WebshopTask
+from agentenv.envs.webshop import INVALID_ACTION_PREFIX
+
+
+@pytest.fixture
+def server(scripted_server):
+    s = scripted_server
+    s.routes["/create"] = [(200, 7, 0)]
+    s.routes["/reset"] = [(200, ["WebShop [SEP] Instruction: [SEP] buy socks [SEP] Search", None], 0)]
+    s.routes["/observation"] = [(200, "current page", 0)]
+    s.routes["/step"] = [(200, {"state": "results page", "reward": 0.0, "done": False, "info": None}, 0)]
+    s.routes["/close"] = [(200, {"closed": True, "env_idx": 7}, 0)]
+    return s
+
+
+def make(server, **kw):
+    return WebshopEnvClient(server.url, data_len=100, timeout=2, **kw)
+
+
+def test_create_reset_step_shapes(server):
+    env = make(server)
+    assert env.env_id == 7 and len(env) == 100
+    assert env.conversation_start[0]["from"] == "human" and "search[" in env.conversation_start[0]["value"]
+    assert env.conversation_start[1] == {"from": "gpt", "loss": False, "value": "Ok."}
+    obs = env.reset(12)
+    assert obs[0].startswith("WebShop") and obs[1] is None
+    assert server.calls("/reset")[0][3] == {"env_idx": 7, "session_id": 12}
+    out = env.step("Thought:\nI think I should search.\n\nAction:\nsearch[wool socks]</s>")
+    assert out == StepOutput(state="results page", reward=0.0, done=False, info=None)
+    assert server.calls("/step")[0][3] == {"env_idx": 7, "action": "search[wool socks]"}
+    assert env.observe() == "current page"
+    assert server.calls("/observation")[0][2] == "env_idx=7"
+
+
+def test_unparseable_action_does_not_call_server(server):
+    env = make(server)
+    env.reset(0)
+    out = env.step("I have no idea")
+    assert out.state.startswith(INVALID_ACTION_PREFIX) and out.state.endswith("Search")
+    assert out.reward == 0.0 and out.done is False
+    assert server.calls("/step") == [] and server.calls("/observation") == []
+
+
+def test_close_frees_session_once(server):
+    env = make(server)
+    env.close()
+    env.close()
+    assert [c[3] for c in server.calls("/close")] == [{"env_idx": 7}]
+    with pytest.raises(EnvClientError, match="closed"):
+        env.step("Action: click[x]")
+
+
+def test_close_tolerates_404_from_servers_without_close(server):
+    server.routes["/close"] = [(404, {"detail": "Not Found"}, 0)]
+    with make(server) as env:
+        pass
+    assert len(server.calls("/close")) == 1
+    assert env._closed
+
+
+def test_step_failure_is_not_retried(server):
+    server.routes["/step"] = [(500, {"error": {"code": "internal_error"}}, 0)]
+    env = make(server, max_retries=4)
+    with pytest.raises(EnvClientError) as info:
+        env.step("Action: click[buy now]")
+    assert info.value.status == 500
+    assert len(server.calls("/step")) == 1
+
+
+def test_create_failure_raises_env_client_error(server):
+    server.routes["/create"] = [(503, {"error": {"code": "too_many_sessions"}}, 0)]
+    with pytest.raises(EnvClientError, match="too_many_sessions"):
+        make(server)
+
+
+def test_unknown_action_format_is_rejected(server):
+    with pytest.raises(ValueError, match="react"):
+        make(server, action_format="telepathy")
+
+
+def test_task_generate_experience_plays_until_done(server):
+    server.routes["/step"] = [
+        (200, {"state": "results", "reward": 0.0, "done": False, "info": None}, 0),
+        (200, {"state": "Thank you", "reward": 0.75, "done": True, "info": None}, 0),
+    ]
+    actions = iter(["Action: search[socks]", "Action: click[buy now]"])
+    with WebshopTask({"env_server_base": server.url, "data_len": 10, "timeout": 2}, n_clients=1) as task:
+        [exp] = task.generate_experience(lambda conv: next(actions), idxs=[3], max_rounds=5)
+    assert exp.item_idx == 3 and exp.reward == 0.75 and exp.done and exp.num_rounds == 2
+    turns = [m["from"] for m in exp.conversation]
+    assert turns == ["human", "gpt", "human", "gpt", "human", "gpt", "human"]
+    assert exp.conversation[2]["value"] == "current page"
+    assert len(server.calls("/close")) == 1
+
+
+def test_task_max_rounds_truncates(server):
+    with WebshopTask({"env_server_base": server.url, "data_len": 10, "timeout": 2}) as task:
+        [exp] = task.generate_experience(lambda conv: "Action: click[next >]", idxs=[0], max_rounds=3)
+    assert exp.num_rounds == 3 and not exp.done
