@@ -1,0 +1,1 @@
+"""PPO actor compute core (log-probs and policy updates)."""

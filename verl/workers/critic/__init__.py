@@ -1,0 +1,1 @@
+"""PPO critic (value model) workers' compute core."""

@@ -1,0 +1,233 @@
+"""The PPO actor on one data-parallel rank: log-probs of responses and the policy update.
+
+Owns the forward pass over (prompt + response) ids, temperature scaling, micro-batching with
+exact gradient accumulation, and the loss = policy loss - entropy_coeff * entropy
++ kl_loss_coef * KL(pi || ref). The loss formulas themselves live in
+`verl.agent_trainer.ppo.core_algos`; model loading, FSDP and checkpoints live in
+`verl.workers.fsdp_workers`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+
+import numpy as np
+import torch
+
+from verl.agent_trainer.ppo import core_algos
+from verl.utils.torch_functional import entropy_from_logits, logprobs_from_logits
+from verl.workers.actor.base import (
+    cfg_get,
+    clip_grad_and_step,
+    effective_agg_mode,
+    forward_response_logits,
+    iter_slices,
+    micro_weight,
+)
+
+__all__ = ["DataParallelPPOActor", "logprobs_and_entropy"]
+
+logger = logging.getLogger(__name__)
+
+
+def logprobs_and_entropy(logits: torch.Tensor, labels: torch.Tensor, with_entropy: bool = True,
+                         entropy_grad: bool = True):
+    """log pi(label) and the per-position entropy (C's fp32 chunked helpers).
+
+    Args:
+        logits: (bs, T, vocab), already temperature-scaled.
+        labels: (bs, T) token ids.
+        with_entropy: also compute the entropy.
+        entropy_grad: build a graph for the entropy (only needed when it enters the loss).
+
+    Returns:
+        (log_probs (bs, T), entropy (bs, T) or None), both float32.
+    """
+    log_probs = logprobs_from_logits(logits, labels)
+    entropy = None
+    if with_entropy:
+        with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
+            entropy = entropy_from_logits(logits)
+    return log_probs, entropy
+
+
+def _loss_config(cfg) -> core_algos.ActorLossConfig:
+    """The policy-loss knobs of `cfg` (DictConfig, dataclass or dict) as core_algos' ActorLossConfig."""
+
+    def fill(cls, prefix: str, **given):
+        defaults = cls()
+        values = {f.name: cfg_get(cfg, prefix + f.name, getattr(defaults, f.name)) for f in dataclasses.fields(cls)}
+        values.update(given)
+        return cls(**values)
+
+    clip_ratio = cfg_get(cfg, "clip_ratio", core_algos.ActorLossConfig().clip_ratio)
+    return fill(core_algos.ActorLossConfig, "", policy_loss=fill(core_algos.PolicyLossConfig, "policy_loss."),
+                clip_ratio_low=cfg_get(cfg, "clip_ratio_low", clip_ratio),
+                clip_ratio_high=cfg_get(cfg, "clip_ratio_high", clip_ratio))
+
+
+class DataParallelPPOActor:
+    """PPO/GRPO actor over a (possibly FSDP-wrapped) causal LM.
+
+    Args:
+        config: the `actor_rollout_ref.actor` section (DictConfig, dataclass or dict).
+        actor_module: the causal LM; `module(input_ids, attention_mask, position_ids).logits`.
+        actor_optimizer: its optimizer (None for a frozen reference policy).
+        ppo_mini_batch_size: mini-batch size in *samples* (already prompts x rollout.n / dp size);
+            defaults to `config.ppo_mini_batch_size`.
+    """
+
+    def __init__(self, config, actor_module: torch.nn.Module, actor_optimizer: torch.optim.Optimizer | None = None,
+                 ppo_mini_batch_size: int | None = None):
+        self.config = config
+        self.actor_module = actor_module
+        self.actor_optimizer = actor_optimizer
+        self.ppo_mini_batch_size = int(ppo_mini_batch_size or cfg_get(config, "ppo_mini_batch_size", 1))
+        self.micro_batch_size = int(cfg_get(config, "ppo_micro_batch_size_per_gpu", 0) or self.ppo_mini_batch_size)
+        self.log_prob_micro_batch_size = int(
+            cfg_get(config, "log_prob_micro_batch_size_per_gpu", 0) or self.micro_batch_size
+        )
+        self.loss_mode = cfg_get(config, "policy_loss.loss_mode", "vanilla")
+        self.loss_agg_mode = cfg_get(config, "loss_agg_mode", "token-mean")
+        self.policy_loss_fn = core_algos.get_policy_loss_fn(self.loss_mode)
+        self.loss_config = _loss_config(config)
+        self._warned_rollout_fallback = False
+
+    # ------------------------------------------------------------------ forward
+    def _forward_micro_batch(self, micro, temperature: float, with_entropy: bool, entropy_grad: bool = False):
+        responses = micro["responses"]
+        logits = forward_response_logits(
+            self.actor_module, micro["input_ids"], micro["attention_mask"], micro["position_ids"], responses.shape[-1]
+        )
+        if temperature and temperature > 0:  # match the sampler's distribution; 0 (greedy) keeps raw logits
+            logits = logits / temperature
+        return logprobs_and_entropy(logits, responses, with_entropy=with_entropy, entropy_grad=entropy_grad)
+
+    @torch.no_grad()
+    def compute_log_prob(self, data, calculate_entropy: bool = True):
+        """Log-probs (and entropies) of `responses` under the current weights.
+
+        Args:
+            data: DataProto with `input_ids`, `attention_mask`, `position_ids`, `responses`;
+                meta_info may carry `temperature` and `micro_batch_size`.
+            calculate_entropy: also return per-token entropies.
+
+        Returns:
+            (log_probs (bs, response_length), entropys (bs, response_length) or None).
+        """
+        temperature = float(data.meta_info.get("temperature", 1.0))
+        micro_bs = int(data.meta_info.get("micro_batch_size") or self.log_prob_micro_batch_size)
+        batch = data.batch.select("input_ids", "attention_mask", "position_ids", "responses")
+        was_training = self.actor_module.training
+        self.actor_module.eval()
+        log_probs, entropys = [], []
+        try:
+            for sl in iter_slices(len(batch), micro_bs):
+                lp, ent = self._forward_micro_batch(batch[sl], temperature, calculate_entropy)
+                log_probs.append(lp)
+                entropys.append(ent)
+        finally:
+            self.actor_module.train(was_training)
+        log_probs = torch.cat(log_probs, dim=0)
+        entropys = torch.cat(entropys, dim=0) if calculate_entropy else None
+        return log_probs, entropys
+
+    # ------------------------------------------------------------------ update
+    def _old_log_prob_key(self, keys) -> str:
+        if cfg_get(self.config, "use_rollout_log_probs", False):
+            return "rollout_log_probs"
+        if "old_log_probs" in keys:
+            return "old_log_probs"
+        if "rollout_log_probs" in keys:
+            if not self._warned_rollout_fallback:
+                logger.warning("batch has no 'old_log_probs'; using the engine's 'rollout_log_probs' as pi_old")
+                self._warned_rollout_fallback = True
+            return "rollout_log_probs"
+        raise KeyError("update_policy needs 'old_log_probs' (or 'rollout_log_probs') in the batch")
+
+    def update_policy(self, data) -> dict[str, float]:
+        """Run ppo_epochs x mini-batches x micro-batches of PPO updates on `data`.
+
+        Args:
+            data: DataProto with the forward keys plus `response_mask`, `advantages`,
+                `old_log_probs` (or `rollout_log_probs`) and, with use_kl_loss, `ref_log_prob`.
+
+        Returns:
+            Metrics averaged over the update (actor/pg_loss, actor/pg_clipfrac, actor/ppo_kl,
+            actor/entropy, actor/kl_loss, actor/grad_norm, actor/lr, ...).
+        """
+        if self.actor_optimizer is None:
+            raise RuntimeError("update_policy called on an actor without an optimizer (a reference policy?)")
+        cfg = self.config
+        temperature = float(data.meta_info.get("temperature", 1.0))
+        entropy_coeff = float(cfg_get(cfg, "entropy_coeff", 0.0))
+        use_kl_loss = bool(cfg_get(cfg, "use_kl_loss", False))
+        kl_loss_coef = float(cfg_get(cfg, "kl_loss_coef", 0.0))
+        kl_loss_type = cfg_get(cfg, "kl_loss_type", "low_var_kl")
+        grad_clip = cfg_get(cfg, "grad_clip", None)
+        ppo_epochs = int(cfg_get(cfg, "ppo_epochs", 1))
+        agg_mode = effective_agg_mode(self.loss_agg_mode, self.loss_mode)
+
+        keys = set(data.batch.keys())
+        old_key = self._old_log_prob_key(keys)
+        select = ["input_ids", "attention_mask", "position_ids", "responses", "response_mask", "advantages", old_key]
+        if use_kl_loss:
+            if "ref_log_prob" not in keys:
+                raise KeyError("actor.use_kl_loss=True but the batch has no 'ref_log_prob'; enable the ref worker")
+            select.append("ref_log_prob")
+        batch = data.batch.select(*select)
+
+        metrics: dict[str, list[float]] = defaultdict(list)
+        self.actor_module.train()
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        for _ in range(ppo_epochs):
+            for mini_sl in iter_slices(len(batch), self.ppo_mini_batch_size):
+                mini = batch[mini_sl]
+                mini_mask = mini["response_mask"]
+                for micro_sl in iter_slices(len(mini), self.micro_batch_size):
+                    micro = mini[micro_sl]
+                    mask = micro["response_mask"].float()
+                    weight = micro_weight(mask, mini_mask, micro_sl.start, agg_mode)
+                    need_entropy_grad = entropy_coeff != 0
+                    log_prob, entropy = self._forward_micro_batch(
+                        micro, temperature, with_entropy=True, entropy_grad=need_entropy_grad
+                    )
+                    pg_loss, pg_metrics = self._policy_loss(micro[old_key], log_prob, micro["advantages"], mask)
+                    loss = pg_loss
+                    entropy_agg = core_algos.agg_loss(entropy, mask, self.loss_agg_mode)
+                    if need_entropy_grad:
+                        loss = loss - entropy_coeff * entropy_agg
+                    if use_kl_loss:
+                        kl = core_algos.kl_penalty(log_prob, micro["ref_log_prob"], kl_loss_type)
+                        kl_loss = core_algos.agg_loss(kl, mask, self.loss_agg_mode)
+                        loss = loss + kl_loss_coef * kl_loss
+                        metrics["actor/kl_loss"].append(float(kl_loss.detach()))
+                        metrics["actor/kl_coef"].append(kl_loss_coef)
+                    if weight > 0:
+                        (loss * weight).backward()
+                    metrics["actor/pg_loss"].append(float(pg_loss.detach()))
+                    metrics["actor/entropy"].append(float(entropy_agg.detach()))
+                    for k, v in pg_metrics.items():
+                        metrics[k].append(float(v))
+                grad_norm = clip_grad_and_step(self.actor_module, self.actor_optimizer, grad_clip)
+                metrics["actor/grad_norm"].append(grad_norm)
+        metrics["actor/lr"].append(float(self.actor_optimizer.param_groups[0]["lr"]))
+        return {k: float(np.mean(v)) for k, v in metrics.items()}
+
+    def _policy_loss(self, old_log_prob, log_prob, advantages, mask):
+        """Call the registered policy loss; normalise its metrics to actor/* names."""
+        out = self.policy_loss_fn(
+            old_log_prob=old_log_prob, log_prob=log_prob, advantages=advantages, response_mask=mask,
+            loss_agg_mode=self.loss_agg_mode, config=self.loss_config,
+        )
+        if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict):
+            pg_loss, raw = out
+        else:  # older verl form: (loss, clipfrac, ppo_kl, clipfrac_lower)
+            pg_loss, clipfrac, ppo_kl, clipfrac_lower = out
+            raw = {"pg_clipfrac": clipfrac, "ppo_kl": ppo_kl, "pg_clipfrac_lower": clipfrac_lower}
+        named = {}
+        for k, v in raw.items():
+            name = k if k.startswith("actor/") else f"actor/{k}"
+            named[name] = v.detach() if torch.is_tensor(v) else v
+        return pg_loss, named

@@ -1,0 +1,120 @@
+"""The PPO critic on one data-parallel rank: values of response positions and the value update.
+
+Owns the value forward pass (a model with a one-output token head) and the clipped value-loss
+update with mini/micro batches and exact gradient accumulation. The loss formula lives in
+`verl.agent_trainer.ppo.core_algos.compute_value_loss`.
+"""
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+import numpy as np
+import torch
+
+from verl.agent_trainer.ppo import core_algos
+from verl.utils.torch_functional import masked_mean
+from verl.workers.actor.base import cfg_get, clip_grad_and_step, forward_response_logits, iter_slices, micro_weight
+
+__all__ = ["DataParallelPPOCritic"]
+
+logger = logging.getLogger(__name__)
+
+
+class DataParallelPPOCritic:
+    """Value model wrapper.
+
+    Args:
+        config: the `critic` section (DictConfig, dataclass or dict).
+        critic_module: a model whose `.logits` are (bs, T, 1) (e.g.
+            AutoModelForTokenClassification with num_labels=1).
+        critic_optimizer: its optimizer.
+        ppo_mini_batch_size: mini-batch size in samples (prompts x rollout.n / dp size);
+            defaults to `config.ppo_mini_batch_size`.
+    """
+
+    def __init__(self, config, critic_module: torch.nn.Module, critic_optimizer: torch.optim.Optimizer | None = None,
+                 ppo_mini_batch_size: int | None = None):
+        self.config = config
+        self.critic_module = critic_module
+        self.critic_optimizer = critic_optimizer
+        self.ppo_mini_batch_size = int(ppo_mini_batch_size or cfg_get(config, "ppo_mini_batch_size", 1))
+        self.micro_batch_size = int(cfg_get(config, "ppo_micro_batch_size_per_gpu", 0) or self.ppo_mini_batch_size)
+        self.loss_agg_mode = cfg_get(config, "loss_agg_mode", "token-mean")
+
+    def _forward_micro_batch(self, micro) -> torch.Tensor:
+        response_length = micro["responses"].shape[-1]
+        out = forward_response_logits(
+            self.critic_module, micro["input_ids"], micro["attention_mask"], micro["position_ids"], response_length
+        )
+        return out[..., 0].float()  # (bs, R): V(s) before each response token
+
+    @torch.no_grad()
+    def compute_values(self, data) -> torch.Tensor:
+        """Values of the response positions, zero where `response_mask` is 0.
+
+        Returns:
+            (bs, response_length) float32.
+        """
+        micro_bs = int(data.meta_info.get("micro_batch_size") or self.micro_batch_size)
+        batch = data.batch.select("input_ids", "attention_mask", "position_ids", "responses", "response_mask")
+        was_training = self.critic_module.training
+        self.critic_module.eval()
+        try:
+            values = torch.cat([self._forward_micro_batch(batch[sl]) for sl in iter_slices(len(batch), micro_bs)])
+        finally:
+            self.critic_module.train(was_training)
+        return values * batch["response_mask"].to(values.dtype)
+
+    def update_critic(self, data) -> dict[str, float]:
+        """ppo_epochs x mini-batches x micro-batches of clipped value-loss updates.
+
+        Args:
+            data: DataProto with the forward keys plus `response_mask`, `values` (old values) and
+                `returns`.
+
+        Returns:
+            Metrics: critic/vf_loss, critic/vf_clipfrac, critic/vpred_mean, critic/grad_norm, critic/lr.
+        """
+        if self.critic_optimizer is None:
+            raise RuntimeError("update_critic called on a critic without an optimizer")
+        cfg = self.config
+        cliprange_value = float(cfg_get(cfg, "cliprange_value", 0.5))
+        grad_clip = cfg_get(cfg, "grad_clip", None)
+        ppo_epochs = int(cfg_get(cfg, "ppo_epochs", 1))
+        batch = data.batch.select(
+            "input_ids", "attention_mask", "position_ids", "responses", "response_mask", "values", "returns"
+        )
+        metrics: dict[str, list[float]] = defaultdict(list)
+        self.critic_module.train()
+        self.critic_optimizer.zero_grad(set_to_none=True)
+        for _ in range(ppo_epochs):
+            for mini_sl in iter_slices(len(batch), self.ppo_mini_batch_size):
+                mini = batch[mini_sl]
+                for micro_sl in iter_slices(len(mini), self.micro_batch_size):
+                    micro = mini[micro_sl]
+                    mask = micro["response_mask"].float()
+                    weight = micro_weight(mask, mini["response_mask"], micro_sl.start, self.loss_agg_mode)
+                    vpreds = self._forward_micro_batch(micro)
+                    vf_loss, vf_clipfrac = self._value_loss(vpreds, micro["returns"], micro["values"], mask,
+                                                            cliprange_value)
+                    if weight > 0:
+                        (vf_loss * weight).backward()
+                    metrics["critic/vf_loss"].append(float(vf_loss.detach()))
+                    metrics["critic/vf_clipfrac"].append(float(vf_clipfrac))
+                    metrics["critic/vpred_mean"].append(float(masked_mean(vpreds.detach(), mask)))
+                metrics["critic/grad_norm"].append(
+                    clip_grad_and_step(self.critic_module, self.critic_optimizer, grad_clip)
+                )
+        metrics["critic/lr"].append(float(self.critic_optimizer.param_groups[0]["lr"]))
+        return {k: float(np.mean(v)) for k, v in metrics.items()}
+
+    def _value_loss(self, vpreds, returns, values, mask, cliprange_value):
+        out = core_algos.compute_value_loss(
+            vpreds=vpreds, returns=returns, values=values, response_mask=mask,
+            cliprange_value=cliprange_value, loss_agg_mode=self.loss_agg_mode,
+        )
+        vf_loss, vf_clipfrac = out[0], out[1]
+        if isinstance(vf_clipfrac, dict):  # metrics-dict form
+            vf_clipfrac = vf_clipfrac.get("critic/vf_clipfrac", vf_clipfrac.get("vf_clipfrac", 0.0))
+        return vf_loss, vf_clipfrac.detach() if torch.is_tensor(vf_clipfrac) else vf_clipfrac

@@ -1,0 +1,532 @@
+"""Actor/rollout/ref and critic workers: model lifecycle around the compute cores.
+
+Owns loading models and tokenizers, device/dtype placement, FSDP wrapping on multi-GPU (with
+optional param/optimizer offload and gradient checkpointing), AdamW + LR schedule, the rollout
+engine and agent loop, weight sync into the engine after each update, checkpoints (model,
+optimizer, scheduler, RNG) and the HuggingFace export. The math lives in
+`verl.workers.actor.dp_actor` / `verl.workers.critic.dp_critic`; the loop lives in the trainer.
+
+These are plain classes; the trainer wraps them with `ray.remote(num_cpus=<fraction>)`. On CPU (or
+one process) the model is a plain `nn.Module`; FSDP is imported only when CUDA is used with a
+world size > 1.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import math
+import os
+import random
+import time
+
+import numpy as np
+import torch
+
+from verl.protocol import DataProto
+from verl.utils import model_utils
+from verl.workers.actor.base import cfg_get
+
+__all__ = ["ActorRolloutRefWorker", "CriticWorker", "build_optimizer", "build_lr_scheduler"]
+
+logger = logging.getLogger(__name__)
+
+_ROLES = ("actor_rollout", "ref", "actor_rollout_ref", "actor")
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def build_optimizer(module: torch.nn.Module, optim_cfg) -> torch.optim.Optimizer:
+    """AdamW over the trainable parameters with `optim.{lr, weight_decay, betas}`."""
+    betas = tuple(cfg_get(optim_cfg, "betas", (0.9, 0.999)))
+    return torch.optim.AdamW(
+        [p for p in module.parameters() if p.requires_grad],
+        lr=float(cfg_get(optim_cfg, "lr", 1e-6)),
+        weight_decay=float(cfg_get(optim_cfg, "weight_decay", 0.0)),
+        betas=(float(betas[0]), float(betas[1])),
+    )
+
+
+def build_lr_scheduler(optimizer: torch.optim.Optimizer, optim_cfg) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warmup then constant or cosine decay (to `min_lr_ratio`), stepped once per update.
+
+    warmup_steps < 0 means warmup_steps_ratio x total_training_steps.
+    """
+    sched_type = cfg_get(optim_cfg, "lr_scheduler_type", "constant")
+    if sched_type not in ("constant", "cosine"):
+        raise ValueError(f"optim.lr_scheduler_type={sched_type!r} is unknown; choose 'constant' or 'cosine'")
+    total = int(cfg_get(optim_cfg, "total_training_steps", -1))
+    warmup = int(cfg_get(optim_cfg, "warmup_steps", -1))
+    if warmup < 0:
+        warmup = int(float(cfg_get(optim_cfg, "warmup_steps_ratio", 0.0)) * max(total, 0))
+    min_ratio = float(cfg_get(optim_cfg, "min_lr_ratio", 0.0))
+
+    def factor(step: int) -> float:
+        if warmup > 0 and step < warmup:
+            return (step + 1) / warmup
+        if sched_type == "constant" or total <= warmup:
+            return 1.0
+        progress = min(1.0, (step - warmup) / max(1, total - warmup))
+        return min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def _world() -> tuple[int, int]:
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+
+
+def _maybe_init_distributed(device: torch.device) -> bool:
+    """Initialise the NCCL process group from the env (RANK/WORLD_SIZE/MASTER_ADDR) on multi-GPU.
+
+    Returns:
+        True when FSDP should be used (CUDA and world size > 1).
+    """
+    _, world = _world()
+    if device.type != "cuda" or world <= 1:
+        return False
+    if not torch.distributed.is_initialized():
+        torch.distributed.init_process_group(backend="nccl")
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+    return True
+
+
+def _fsdp_wrap(module: torch.nn.Module, compute_dtype: torch.dtype, param_offload: bool) -> torch.nn.Module:
+    """Wrap `module` with FSDP (full shard, one unit per decoder layer, mixed precision)."""
+    from torch.distributed.fsdp import CPUOffload, MixedPrecision, ShardingStrategy
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+
+    no_split = set(getattr(module, "_no_split_modules", None) or [])
+    layer_cls = {type(m) for m in module.modules() if type(m).__name__ in no_split}
+    policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls=layer_cls) if layer_cls else None
+    return FSDP(
+        module,
+        auto_wrap_policy=policy,
+        device_id=torch.cuda.current_device(),
+        sharding_strategy=ShardingStrategy.FULL_SHARD,
+        mixed_precision=MixedPrecision(param_dtype=compute_dtype, reduce_dtype=torch.float32, buffer_dtype=torch.float32),
+        cpu_offload=CPUOffload(offload_params=param_offload),
+        use_orig_params=True,
+        sync_module_states=True,
+    )
+
+
+def _is_fsdp(module: torch.nn.Module) -> bool:
+    return type(module).__name__ == "FullyShardedDataParallel"
+
+
+def _unwrap(module: torch.nn.Module) -> torch.nn.Module:
+    return module.module if _is_fsdp(module) else module
+
+
+def _full_state_dict(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Unsharded HF-named state dict (gathered to CPU under FSDP)."""
+    if _is_fsdp(module):
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+        return get_model_state_dict(module, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    return module.state_dict()
+
+
+def _move_optimizer_state(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
+    for state in optimizer.state.values():
+        for k, v in state.items():
+            if torch.is_tensor(v):
+                state[k] = v.to(device, non_blocking=True)
+
+
+def _rng_state() -> dict:
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: dict) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+class _ModelWorkerBase:
+    """Shared lifecycle of a trainable model: device, optimizer, schedule, checkpoints."""
+
+    module: torch.nn.Module | None = None
+    optimizer: torch.optim.Optimizer | None = None
+    lr_scheduler = None
+    tokenizer = None
+    _ckpt_tag = "model"
+
+    def _setup_device(self, device_pref) -> None:
+        self.device = model_utils.resolve_device(device_pref)
+        self.use_fsdp = _maybe_init_distributed(self.device)
+        self.rank, self.world_size = _world()
+
+    def _autocast(self):
+        # GPU compute runs in bf16/fp16 over fp32 master weights; FSDP's MixedPrecision already does it.
+        if self.device.type == "cuda" and not self.use_fsdp and self.compute_dtype != torch.float32:
+            return torch.autocast("cuda", dtype=self.compute_dtype)
+        return contextlib.nullcontext()
+
+    def _place(self, module: torch.nn.Module, fsdp_cfg, gradient_checkpointing: bool) -> torch.nn.Module:
+        if gradient_checkpointing:
+            module.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if self.use_fsdp:
+            return _fsdp_wrap(module, self.compute_dtype, bool(cfg_get(fsdp_cfg, "param_offload", False)))
+        return module.to(self.device)
+
+    def _optimizer_to(self, device: torch.device) -> None:
+        if self.optimizer is not None and self._optimizer_offload:
+            _move_optimizer_state(self.optimizer, device)
+
+    def _to_device(self, data: DataProto) -> DataProto:
+        return data.to(self.device) if self.device.type != "cpu" else data
+
+    # --------------------------------------------------------------------------- checkpoints
+    def _ckpt_files(self, local_path: str) -> dict[str, str]:
+        suffix = f"world_size_{self.world_size}_rank_{self.rank}.pt"
+        return {k: os.path.join(local_path, f"{k}_{suffix}") for k in ("model", "optim", "extra_state")}
+
+    def save_checkpoint(self, local_path: str, global_step: int = 0, max_ckpt_to_keep: int | None = None) -> None:
+        """Write model, optimizer, LR scheduler and RNG state (one file each per rank) to `local_path`.
+
+        Rank 0 also writes `huggingface/` (config + tokenizer) so the directory is self-describing.
+        """
+        os.makedirs(local_path, exist_ok=True)
+        files = self._ckpt_files(local_path)
+        if self.use_fsdp:
+            from torch.distributed.checkpoint.state_dict import get_state_dict
+
+            model_sd, optim_sd = get_state_dict(self.module, self.optimizer)
+        else:
+            model_sd = self.module.state_dict()
+            optim_sd = self.optimizer.state_dict() if self.optimizer is not None else None
+        torch.save(model_sd, files["model"])
+        if optim_sd is not None:
+            torch.save(optim_sd, files["optim"])
+        extra = {"global_step": int(global_step), "rng": _rng_state(),
+                 "lr_scheduler": self.lr_scheduler.state_dict() if self.lr_scheduler is not None else None}
+        torch.save(extra, files["extra_state"])
+        if self.rank == 0:
+            hf_dir = os.path.join(local_path, "huggingface")
+            _unwrap(self.module).config.save_pretrained(hf_dir)
+            if self.tokenizer is not None:
+                self.tokenizer.save_pretrained(hf_dir)
+        logger.info("saved %s checkpoint (step %d) to %s", self._ckpt_tag, global_step, local_path)
+
+    def load_checkpoint(self, local_path: str, del_local_after_load: bool = False) -> int:
+        """Restore what `save_checkpoint` wrote. Returns the saved global step.
+
+        Raises:
+            FileNotFoundError: naming the missing file (e.g. a different world size).
+        """
+        files = self._ckpt_files(local_path)
+        if not os.path.exists(files["model"]):
+            raise FileNotFoundError(
+                f"no {self._ckpt_tag} checkpoint at {files['model']} (saved with a different world size?)"
+            )
+        model_sd = torch.load(files["model"], map_location="cpu", weights_only=False)
+        optim_sd = torch.load(files["optim"], map_location="cpu", weights_only=False) if os.path.exists(files["optim"]) else None
+        if self.use_fsdp:
+            from torch.distributed.checkpoint.state_dict import set_state_dict
+
+            set_state_dict(self.module, self.optimizer, model_state_dict=model_sd, optim_state_dict=optim_sd or {})
+        else:
+            self.module.load_state_dict(model_sd)
+            if optim_sd is not None and self.optimizer is not None:
+                self.optimizer.load_state_dict(optim_sd)
+                self._optimizer_to(torch.device("cpu"))
+        extra = torch.load(files["extra_state"], map_location="cpu", weights_only=False)
+        if extra.get("lr_scheduler") is not None and self.lr_scheduler is not None:
+            self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
+        _set_rng_state(extra["rng"])
+        if del_local_after_load:
+            for path in files.values():
+                if os.path.exists(path):
+                    os.remove(path)
+        logger.info("loaded %s checkpoint (step %d) from %s", self._ckpt_tag, extra["global_step"], local_path)
+        return int(extra["global_step"])
+
+    def _build_optim(self, optim_cfg, fsdp_cfg) -> None:
+        self.optimizer = build_optimizer(self.module, optim_cfg)
+        self.lr_scheduler = build_lr_scheduler(self.optimizer, optim_cfg)
+        self._optimizer_offload = bool(cfg_get(fsdp_cfg, "optimizer_offload", False)) and self.device.type == "cuda"
+
+
+# --------------------------------------------------------------------------------- actor/rollout/ref
+class ActorRolloutRefWorker(_ModelWorkerBase):
+    """Policy worker: the trainable actor, its rollout engine + agent loop, and/or the ref policy.
+
+    Args:
+        config: the `actor_rollout_ref` section, or the whole trainer config (then `data` and
+            `trainer.device` are read from it too).
+        role: "actor_rollout", "ref" or "actor_rollout_ref".
+        data_config: the `data` section (needed by the agent loop) when `config` is only the
+            `actor_rollout_ref` section.
+        device: "auto" | "cpu" | "cuda"; default `trainer.device` or auto.
+    """
+
+    _ckpt_tag = "actor"
+
+    def __init__(self, config, role: str, data_config=None, device: str | None = None):
+        if role not in _ROLES:
+            raise ValueError(f"ActorRolloutRefWorker role={role!r} is unknown; choose one of {list(_ROLES[:3])}")
+        if cfg_get(config, "actor_rollout_ref") is not None:  # the whole trainer config
+            data_config = data_config or cfg_get(config, "data")
+            device = device or cfg_get(config, "trainer.device")
+            config = cfg_get(config, "actor_rollout_ref")
+        self.config = config
+        self.data_config = data_config
+        self.role = role
+        self._is_actor = role in ("actor_rollout", "actor_rollout_ref", "actor")
+        self._is_rollout = role in ("actor_rollout", "actor_rollout_ref")
+        self._is_ref = role in ("ref", "actor_rollout_ref")
+        self._device_pref = device
+        self.actor = self.ref_policy = self.engine = self.agent_loop = None
+        self.ref_module = None
+        self._optimizer_offload = False
+
+    # ------------------------------------------------------------------------------ init
+    def init_model(self) -> None:
+        """Load tokenizer and models, build optimizer/scheduler, the engine and the agent loop."""
+        from verl.workers.actor.dp_actor import DataParallelPPOActor
+
+        cfg = self.config
+        self._setup_device(self._device_pref)
+        model_path = os.path.expanduser(str(cfg_get(cfg, "model.path")))
+        tok_path = os.path.expanduser(str(cfg_get(cfg, "model.tokenizer_path") or model_path))
+        trust = bool(cfg_get(cfg, "model.trust_remote_code", False))
+        self.model_path = model_path
+        self.compute_dtype = model_utils.resolve_dtype(cfg_get(cfg, "model.dtype", "auto"), self.device)
+        self.tokenizer = model_utils.load_tokenizer(tok_path, trust_remote_code=trust)
+        override = dict(cfg_get(cfg, "model.override_config", {}) or {})
+        actor_cfg = cfg_get(cfg, "actor")
+        if cfg_get(actor_cfg, "use_dynamic_bsz", False):
+            logger.warning("actor.use_dynamic_bsz=True is not supported; using fixed micro-batches of "
+                           "ppo_micro_batch_size_per_gpu")
+
+        if self._is_actor:
+            # Master weights stay fp32 (AdamW on bf16 weights loses small updates); compute is cast.
+            module = model_utils.load_causal_lm(model_path, dtype=torch.float32, trust_remote_code=trust)
+            for k, v in override.items():
+                setattr(module.config, k, v)
+            module.config.use_cache = False
+            self.module = self._place(module, cfg_get(actor_cfg, "fsdp_config"),
+                                      bool(cfg_get(cfg, "model.enable_gradient_checkpointing", False)))
+            self._build_optim(cfg_get(actor_cfg, "optim"), cfg_get(actor_cfg, "fsdp_config"))
+            n = int(cfg_get(cfg, "rollout.n", 1))
+            mini = int(cfg_get(actor_cfg, "ppo_mini_batch_size", 1)) * n // self.world_size
+            if mini < 1:
+                raise ValueError(
+                    f"actor.ppo_mini_batch_size x rollout.n / world size = {mini} < 1; raise actor.ppo_mini_batch_size"
+                )
+            self.actor = DataParallelPPOActor(actor_cfg, self.module, self.optimizer, ppo_mini_batch_size=mini)
+            self._optimizer_to(torch.device("cpu"))
+
+        if self._is_ref:
+            ref_dtype = self.compute_dtype if self.device.type == "cuda" else torch.float32
+            ref = model_utils.load_causal_lm(model_path, dtype=ref_dtype, trust_remote_code=trust)
+            for k, v in override.items():
+                setattr(ref.config, k, v)
+            ref.requires_grad_(False)
+            ref.eval()
+            self.ref_module = self._place(ref, cfg_get(cfg, "ref.fsdp_config"), False)
+            self.ref_policy = DataParallelPPOActor(actor_cfg, self.ref_module, None)
+
+        if self._is_rollout:
+            self._build_rollout()
+
+    def _build_rollout(self) -> None:
+        from verl.workers.rollout.agent_loop import AgentLoop
+        from verl.workers.rollout.engine_base import get_engine_cls
+
+        rollout_cfg = cfg_get(self.config, "rollout")
+        name = cfg_get(rollout_cfg, "name", "hf")
+        if name == "auto":
+            name = "vllm" if self.device.type == "cuda" else "hf"
+        engine_cls = get_engine_cls(name)
+        # Engines follow engine_base's convention `cls(model_path, rollout_config, **kwargs)`. The engine
+        # keeps its own copy of the weights (FSDP shards cannot be shared), refreshed by sync_weights().
+        kwargs = {"device": str(self.device), "trust_remote_code": bool(cfg_get(self.config, "model.trust_remote_code", False))}
+        if name != "hf":
+            kwargs = {}
+        self.engine = engine_cls(self.model_path, rollout_cfg, **kwargs)
+        self.agent_loop = AgentLoop(self.engine, self.tokenizer, rollout_cfg, cfg_get(self.config, "agentgym"),
+                                    self.data_config)
+
+    # ------------------------------------------------------------------------------ rollout
+    def generate_sequences(self, prompts: DataProto) -> DataProto:
+        """Run the multi-turn agent loop on `prompts` (one row per trajectory)."""
+        if self.agent_loop is None:
+            raise RuntimeError(f"generate_sequences needs role actor_rollout[_ref], this worker is {self.role!r}")
+        start = time.perf_counter()
+        out = self.agent_loop.run(prompts)
+        out.meta_info.setdefault("timing_s/rollout", time.perf_counter() - start)
+        return out
+
+    def _named_full_params(self):
+        if self.use_fsdp:
+            yield from _full_state_dict(self.module).items()
+        else:
+            yield from _unwrap(self.module).named_parameters()
+
+    def sync_weights(self) -> None:
+        """Push the actor's current weights into the rollout engine."""
+        if self.engine is not None:
+            self.engine.update_weights(self._named_full_params())
+
+    # ------------------------------------------------------------------------------ log-probs
+    def _log_prob_meta(self, data: DataProto, micro_batch_size) -> DataProto:
+        data.meta_info.setdefault("temperature", float(cfg_get(self.config, "rollout.temperature", 1.0)))
+        data.meta_info["micro_batch_size"] = int(micro_batch_size)
+        return data
+
+    def compute_log_prob(self, data: DataProto) -> DataProto:
+        """Log-probs of the responses under the current actor: adds `old_log_probs`, `entropys`."""
+        if self.actor is None:
+            raise RuntimeError(f"compute_log_prob needs an actor role, this worker is {self.role!r}")
+        mbs = cfg_get(self.config, "rollout.log_prob_micro_batch_size_per_gpu") or self.actor.micro_batch_size
+        data = self._log_prob_meta(self._to_device(data), mbs)
+        with self._autocast():
+            log_probs, entropys = self.actor.compute_log_prob(data, calculate_entropy=True)
+        return DataProto.from_dict(
+            tensors={"old_log_probs": log_probs.float().cpu(), "entropys": entropys.float().cpu()},
+            meta_info={"temperature": data.meta_info["temperature"]},
+        )
+
+    def compute_ref_log_prob(self, data: DataProto) -> DataProto:
+        """Log-probs under the frozen initial weights: adds `ref_log_prob`."""
+        if self.ref_policy is None:
+            raise RuntimeError(f"compute_ref_log_prob needs role ref or actor_rollout_ref, this worker is {self.role!r}")
+        mbs = cfg_get(self.config, "ref.log_prob_micro_batch_size_per_gpu") or self.ref_policy.micro_batch_size
+        data = self._log_prob_meta(self._to_device(data), mbs)
+        with self._autocast():
+            log_probs, _ = self.ref_policy.compute_log_prob(data, calculate_entropy=False)
+        return DataProto.from_dict(tensors={"ref_log_prob": log_probs.float().cpu()})
+
+    # ------------------------------------------------------------------------------ update
+    def update_actor(self, data: DataProto) -> DataProto:
+        """One PPO update on `data`, an LR-scheduler step and a weight sync into the engine.
+
+        Returns:
+            DataProto whose meta_info["metrics"] holds the actor/* metrics.
+        """
+        if self.actor is None:
+            raise RuntimeError(f"update_actor needs an actor role, this worker is {self.role!r}")
+        data = self._to_device(data)
+        data.meta_info.setdefault("temperature", float(cfg_get(self.config, "rollout.temperature", 1.0)))
+        self._optimizer_to(self.device)
+        start = time.perf_counter()
+        with self._autocast():
+            metrics = self.actor.update_policy(data)
+        self.lr_scheduler.step()
+        self._optimizer_to(torch.device("cpu"))
+        metrics["perf/update_actor_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        self.sync_weights()
+        metrics["timing_s/sync_weights"] = time.perf_counter() - start
+        return DataProto(meta_info={"metrics": metrics})
+
+    # ------------------------------------------------------------------------------ checkpoints
+    def load_checkpoint(self, local_path: str, del_local_after_load: bool = False) -> int:
+        step = super().load_checkpoint(local_path, del_local_after_load)
+        self.sync_weights()
+        return step
+
+    def export_hf(self, path: str) -> str:
+        """Save the actor as a HuggingFace model + tokenizer that AutoModelForCausalLM loads."""
+        state = _full_state_dict(self.module)
+        if self.rank == 0:
+            os.makedirs(path, exist_ok=True)
+            model = _unwrap(self.module)
+            model.config.use_cache = True
+            model.save_pretrained(path, state_dict=state)
+            model.config.use_cache = False
+            self.tokenizer.save_pretrained(path)
+            logger.info("exported HF model to %s", path)
+        return path
+
+    def shutdown(self) -> None:
+        """Stop the rollout engine."""
+        if self.engine is not None:
+            self.engine.shutdown()
+
+
+# ------------------------------------------------------------------------------------------- critic
+class CriticWorker(_ModelWorkerBase):
+    """Value-model worker.
+
+    Args:
+        config: the `critic` section, or the whole trainer config (then `critic.model.path`
+            defaults to `actor_rollout_ref.model.path` and rollout.n scales the mini-batch).
+        model_path: fallback checkpoint when `critic.model.path` is null.
+        rollout_n: samples per prompt (scales ppo_mini_batch_size like the actor's).
+        device: "auto" | "cpu" | "cuda".
+    """
+
+    _ckpt_tag = "critic"
+
+    def __init__(self, config, model_path: str | None = None, rollout_n: int | None = None, device: str | None = None,
+                 tokenizer_path: str | None = None):
+        if cfg_get(config, "critic") is not None:  # the whole trainer config
+            model_path = model_path or cfg_get(config, "actor_rollout_ref.model.path")
+            tokenizer_path = tokenizer_path or cfg_get(config, "actor_rollout_ref.model.tokenizer_path")
+            rollout_n = rollout_n or cfg_get(config, "actor_rollout_ref.rollout.n")
+            device = device or cfg_get(config, "trainer.device")
+            config = cfg_get(config, "critic")
+        self.config = config
+        self._fallback_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self.rollout_n = int(rollout_n or 1)
+        self._device_pref = device
+        self.critic = None
+        self._optimizer_offload = False
+
+    def init_model(self) -> None:
+        """Load the value model (backbone + 1-output head), optimizer and scheduler."""
+        from verl.workers.critic.dp_critic import DataParallelPPOCritic
+
+        cfg = self.config
+        self._setup_device(self._device_pref)
+        path = cfg_get(cfg, "model.path") or self._fallback_path
+        if not path:
+            raise ValueError("critic.model.path is null and no actor model path was given; set critic.model.path")
+        path = os.path.expanduser(str(path))
+        trust = bool(cfg_get(cfg, "model.trust_remote_code", False))
+        self.compute_dtype = model_utils.resolve_dtype("auto", self.device)
+        self.tokenizer = model_utils.load_tokenizer(os.path.expanduser(self._tokenizer_path or path), trust)
+        module = model_utils.load_value_model(path, dtype=torch.float32, trust_remote_code=trust)
+        for k, v in dict(cfg_get(cfg, "model.override_config", {}) or {}).items():
+            setattr(module.config, k, v)
+        module.config.use_cache = False
+        self.module = self._place(module, cfg_get(cfg, "fsdp_config"),
+                                  bool(cfg_get(cfg, "model.enable_gradient_checkpointing", False)))
+        self._build_optim(cfg_get(cfg, "optim"), cfg_get(cfg, "fsdp_config"))
+        mini = int(cfg_get(cfg, "ppo_mini_batch_size", 1)) * self.rollout_n // self.world_size
+        if mini < 1:
+            raise ValueError(f"critic.ppo_mini_batch_size x rollout.n / world size = {mini} < 1; raise it")
+        self.critic = DataParallelPPOCritic(cfg, self.module, self.optimizer, ppo_mini_batch_size=mini)
+        self._optimizer_to(torch.device("cpu"))
+
+    def compute_values(self, data: DataProto) -> DataProto:
+        """Adds `values` (bs, response_length)."""
+        data = self._to_device(data)
+        with self._autocast():
+            values = self.critic.compute_values(data)
+        return DataProto.from_dict(tensors={"values": values.float().cpu()})
+
+    def update_critic(self, data: DataProto) -> DataProto:
+        """One value update; returns DataProto with meta_info["metrics"] (critic/*)."""
+        data = self._to_device(data)
+        self._optimizer_to(self.device)
+        start = time.perf_counter()
+        with self._autocast():
+            metrics = self.critic.update_critic(data)
+        self.lr_scheduler.step()
+        self._optimizer_to(torch.device("cpu"))
+        metrics["perf/update_critic_s"] = time.perf_counter() - start
+        return DataProto(meta_info={"metrics": metrics})
