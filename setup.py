@@ -22,6 +22,9 @@ CORE = [
     "datasets",
     "fastapi>=0.110",
     "uvicorn>=0.29",
+    "httptools",  # uvicorn's fast HTTP parser (env servers)
+    "uvloop; sys_platform != 'win32'",  # fast asyncio loop for uvicorn
+    "orjson",  # fast JSON responses in agentenv.server
     "pydantic>=2",
     "requests",
     "httpx",
