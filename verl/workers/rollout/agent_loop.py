@@ -1,0 +1,538 @@
+"""The one multi-turn agent loop: asyncio trajectories over a token-in/token-out engine and env clients.
+
+Per trajectory (row of the input batch):
+  1. reset an env session for the item id (`webshop_123` -> goal 123) from a pool of live clients;
+  2. build the chat (system line + the client's `conversation_start` + first observation) with the
+     tokenizer's chat template; its ids are the prompt;
+  3. each turn: generate up to `rollout.max_tokens` new ids (stop at EOS), keep the SAMPLED ids and
+     their log-probs (response_mask 1, including the EOS the model produced), decode them only to
+     parse the action, step the env in a worker thread, and append the observation turn as the
+     chat-template delta "<end of assistant turn><user turn><assistant header>" (mask 0);
+  4. stop when the env says done, at the round limit (`meta_info["max_rounds"]`), or when the token
+     budget (`data.max_response_length`, `rollout.max_model_len`) is used up.
+
+Model output is never re-encoded: the ids trained on are exactly the ids sampled. When a turn hits
+`max_tokens` without EOS, the closing tokens appended to keep the chat well-formed carry mask 0.
+The final reward (the last env step's reward, AgentGym's convention) sits on the last model token.
+An env failure (server down, timeout, EnvClientError) ends only that trajectory: `env_error` is
+recorded and its reward is 0. Rows with a `prompt` (chat messages, non-env datasets) run one turn.
+
+Env calls run in a dedicated thread pool, so env calls of different trajectories overlap each other
+and generation; the engine batches the generate calls that are waiting at the same time.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import json
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from verl.protocol import DataProto, to_object_array
+from verl.utils.agentgym.client import EnvClientPool
+from verl.utils.dataset import parse_item_id
+from verl.workers.rollout.engine_base import RolloutEngine, SamplingParams, cfg_get
+
+__all__ = ["AgentLoop", "Trajectory", "DEFAULT_SYSTEM_PROMPT"]
+
+logger = logging.getLogger(__name__)
+
+# AgentGym-RL's hard-coded system line (Qwen2.5's default); override with rollout.system_prompt.
+DEFAULT_SYSTEM_PROMPT = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+_ROLE = {"human": "user", "gpt": "assistant", "user": "user", "assistant": "assistant", "system": "system"}
+
+
+@dataclass
+class Trajectory:
+    """Everything one rollout row produced (token lists are unpadded)."""
+
+    item_id: str
+    prompt_ids: list[int] = field(default_factory=list)
+    response_ids: list[int] = field(default_factory=list)
+    response_mask: list[int] = field(default_factory=list)
+    log_probs: list[float] = field(default_factory=list)
+    messages: list[dict] = field(default_factory=list)
+    turn_rewards: list[float] = field(default_factory=list)
+    turn_end_idx: list[int] = field(default_factory=list)   # response index of each turn's last model token
+    anchor_obs: list[str] = field(default_factory=list)     # observation each turn acted on
+    reward: float = 0.0
+    num_turns: int = 0
+    terminated: bool = False
+    truncated: bool = False
+    env_error: str = ""
+    gen_s: float = 0.0
+    env_s: float = 0.0
+    generated_tokens: int = 0
+
+    def add_model_tokens(self, ids: list[int], log_probs: list[float]) -> None:
+        self.response_ids.extend(ids)
+        self.response_mask.extend([1] * len(ids))
+        self.log_probs.extend(float(x) for x in log_probs)
+        self.generated_tokens += len(ids)
+        if ids:
+            self.turn_end_idx.append(len(self.response_ids) - 1)
+
+    def add_context_tokens(self, ids: list[int]) -> None:
+        self.response_ids.extend(ids)
+        self.response_mask.extend([0] * len(ids))
+        self.log_probs.extend([0.0] * len(ids))
+
+
+class _ActivityClock:
+    """Wall time split by what is in flight (generation, env calls, both, neither).
+
+    All transitions happen on the event-loop thread, so no lock is needed.
+    """
+
+    def __init__(self):
+        self.gen = 0
+        self.env = 0
+        self.t = time.perf_counter()
+        self.buckets = {"gen_only": 0.0, "env_only": 0.0, "both": 0.0, "idle": 0.0}
+
+    def _tick(self):
+        now = time.perf_counter()
+        key = ("both" if self.env else "gen_only") if self.gen else ("env_only" if self.env else "idle")
+        self.buckets[key] += now - self.t
+        self.t = now
+
+    def enter(self, kind: str):
+        self._tick()
+        setattr(self, kind, getattr(self, kind) + 1)
+
+    def leave(self, kind: str):
+        self._tick()
+        setattr(self, kind, getattr(self, kind) - 1)
+
+    def finish(self) -> dict:
+        self._tick()
+        return dict(self.buckets)
+
+
+class AgentLoop:
+    """Runs a batch of trajectories against env servers through a `RolloutEngine`.
+
+    Args:
+        engine: the rollout engine (HF, vLLM).
+        tokenizer: HF tokenizer with a chat template (its EOS ends a turn).
+        rollout_config: `actor_rollout_ref.rollout` (n is applied by the trainer, not here).
+        agentgym_config: `actor_rollout_ref.agentgym` (task_name, env_addr, max_retries, timeout, max_rounds).
+        data_config: `data` (max_prompt_length, max_response_length).
+        env_client_factory: optional zero-argument callable building an env client (tests pass a
+            fake); default: the agentgym client for `task_name`.
+    """
+
+    def __init__(self, engine: RolloutEngine, tokenizer, rollout_config: Any, agentgym_config: Any, data_config: Any,
+                 env_client_factory: Callable[[], Any] | None = None):
+        self.engine = engine
+        self.tokenizer = tokenizer
+        self.rollout_config = rollout_config
+        self.agentgym_config = agentgym_config
+        self.data_config = data_config
+        self.max_prompt_length = int(cfg_get(data_config, "max_prompt_length", 2048))
+        self.max_response_length = int(cfg_get(data_config, "max_response_length", 2048))
+        self.max_model_len = int(cfg_get(rollout_config, "max_model_len", 32768))
+        self.max_tokens = int(cfg_get(rollout_config, "max_tokens", 1024))
+        self.max_concurrency = int(cfg_get(rollout_config, "max_concurrency", 64))
+        self.send_interval = float(cfg_get(rollout_config, "send_interval", 0.0))
+        self.seed = int(cfg_get(rollout_config, "seed", 0))
+        self.log_dir = cfg_get(rollout_config, "rollout_log_dir", None)
+        self.system_prompt = cfg_get(rollout_config, "system_prompt", DEFAULT_SYSTEM_PROMPT)
+        self.task_name = cfg_get(agentgym_config, "task_name", "webshop")
+        self.default_max_rounds = int(cfg_get(agentgym_config, "max_rounds", 10))
+        self.pool = EnvClientPool(agentgym_config, factory=env_client_factory)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        if tokenizer.eos_token_id is None:
+            raise ValueError("the tokenizer has no eos_token; the agent loop needs it to end a turn")
+        self.stop_ids = tuple(sorted({int(tokenizer.eos_token_id)}))
+        self._closing, self._obs_template = self._template_pieces()
+        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, self.max_concurrency),
+                                                               thread_name_prefix="env")
+        self.total_env_errors = 0
+        self.total_trajectories = 0
+
+    # ------------------------------------------------------------------ public API
+    def run(self, batch: DataProto) -> DataProto:
+        """Roll out every row of `batch` (see the module docstring); returns the batch keys of interfaces.md."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run_async(batch))
+        # Called from inside an event loop (e.g. an async actor): run ours in a helper thread.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as ex:
+            return ex.submit(asyncio.run, self.run_async(batch)).result()
+
+    async def run_async(self, batch: DataProto) -> DataProto:
+        """Coroutine version of `run`."""
+        meta = dict(batch.meta_info or {})
+        validate = bool(meta.get("validate", False))
+        max_rounds = int(meta.get("max_rounds") or self.default_max_rounds)
+        global_step = int(meta.get("global_step", 0))
+        ntb = batch.non_tensor_batch
+        n = len(batch)
+        if "item_id" not in ntb and "prompt" not in ntb:
+            raise ValueError("AgentLoop.run: the batch needs non_tensor_batch['item_id'] (env rows) or ['prompt'] (chat rows)")
+        item_ids = [str(x) for x in ntb.get("item_id", [f"row_{i}" for i in range(n)])]
+        prompts = ntb.get("prompt")
+
+        clock = _ActivityClock()
+        sem = asyncio.Semaphore(self.max_concurrency)
+        t0 = time.perf_counter()
+        progress = _progress(n, validate)
+
+        async def one(i: int) -> Trajectory:
+            async with sem:
+                seed_base = _seed(self.seed, global_step, int(validate), i)
+                sampling = self._sampling(validate)
+                chat = prompts[i] if prompts is not None else None
+                if chat is not None and not (isinstance(chat, float) and np.isnan(chat)):
+                    traj = await self._single_turn(item_ids[i], _as_messages(chat), sampling, seed_base, clock)
+                else:
+                    traj = await self._env_trajectory(item_ids[i], sampling, seed_base, max_rounds, clock)
+            if progress is not None:
+                progress.update(1)
+            return traj
+
+        trajs = await asyncio.gather(*(one(i) for i in range(n)))
+        if progress is not None:
+            progress.close()
+        wall = time.perf_counter() - t0
+        buckets = clock.finish()
+        out = self._to_dataproto(trajs, batch)
+        out.meta_info.update(self._metrics(trajs, buckets, wall, max_rounds))
+        for k in ("global_step", "validate", "max_rounds"):
+            if k in meta:
+                out.meta_info[k] = meta[k]
+        self._report_errors(trajs)
+        self._dump(trajs, global_step, validate)
+        return out
+
+    def close(self) -> None:
+        """Close pooled env sessions and the env thread pool (the engine is the caller's)."""
+        self.pool.close()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # ------------------------------------------------------------------ trajectories
+    async def _env_trajectory(self, item_id: str, sampling: SamplingParams, seed_base: int, max_rounds: int,
+                              clock: _ActivityClock) -> Trajectory:
+        traj = Trajectory(item_id=item_id)
+        task, index = parse_item_id(item_id)
+        if task != self.task_name:
+            raise ValueError(f"item id {item_id!r} belongs to task {task!r} but actor_rollout_ref.agentgym.task_name="
+                             f"{self.task_name!r}; use a data file of {self.task_name} item ids or change the task name")
+        client = None
+        try:
+            client, observation = await self._reset(index, traj, clock)
+            traj.messages = self._initial_messages(client, observation)
+            traj.prompt_ids = self._encode(self._render(traj.messages, add_generation_prompt=True))
+            if len(traj.prompt_ids) > self.max_prompt_length:
+                traj.env_error = (f"prompt_too_long: {len(traj.prompt_ids)} tokens > data.max_prompt_length="
+                                  f"{self.max_prompt_length}")
+                traj.truncated = True
+                return traj
+            budget = min(self.max_response_length, self.max_model_len - len(traj.prompt_ids))
+            for turn in range(max_rounds):
+                room = budget - len(traj.response_ids)
+                if room < 1:
+                    traj.truncated = True
+                    break
+                traj.anchor_obs.append(observation)
+                gen = await self._generate(traj, min(self.max_tokens, room), sampling, seed_base + turn, clock)
+                traj.num_turns += 1
+                text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)
+                traj.messages.append({"role": "assistant", "content": text})
+                budget_hit = gen.finish_reason != "stop" and len(gen.token_ids) >= room
+                if budget_hit:  # the trajectory budget ran out mid-turn: no env step on a cut-off action
+                    traj.truncated = True
+                    break
+                if self.send_interval > 0:
+                    await asyncio.sleep(self.send_interval)
+                step = await self._env_call(clock, traj, client.step, text)
+                state, reward, done = step.state, float(step.reward), bool(step.done)
+                traj.turn_rewards.append(reward)
+                traj.reward = reward
+                traj.messages.append({"role": "user", "content": state})
+                if done:
+                    traj.terminated = True
+                    break
+                if turn == max_rounds - 1:
+                    traj.truncated = True
+                    break
+                obs_ids = self._observation_ids(state, ended_with_eos=gen.finish_reason == "stop")
+                if len(traj.response_ids) + len(obs_ids) >= budget:
+                    traj.truncated = True
+                    break
+                traj.add_context_tokens(obs_ids)
+                observation = state
+        except Exception as exc:  # env failure: this trajectory fails, the step goes on
+            if not _is_env_error(exc):
+                raise
+            traj.env_error = f"{type(exc).__name__}: {exc}"
+            traj.reward = 0.0
+            if client is not None:
+                self.pool.release(client, healthy=False)
+                client = None
+        finally:
+            if client is not None:
+                self.pool.release(client, healthy=True)
+        return traj
+
+    async def _single_turn(self, item_id: str, messages: list[dict], sampling: SamplingParams, seed_base: int,
+                           clock: _ActivityClock) -> Trajectory:
+        traj = Trajectory(item_id=item_id, messages=list(messages))
+        traj.prompt_ids = self._encode(self._render(messages, add_generation_prompt=True))
+        if len(traj.prompt_ids) > self.max_prompt_length:
+            traj.env_error = f"prompt_too_long: {len(traj.prompt_ids)} tokens > data.max_prompt_length={self.max_prompt_length}"
+            traj.truncated = True
+            return traj
+        room = min(self.max_response_length, self.max_model_len - len(traj.prompt_ids), self.max_tokens)
+        gen = await self._generate(traj, room, sampling, seed_base, clock)
+        traj.num_turns = 1
+        traj.truncated = gen.finish_reason != "stop"
+        traj.messages.append({"role": "assistant", "content": self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)})
+        return traj
+
+    async def _reset(self, index: int, traj: Trajectory, clock: _ActivityClock):
+        """Acquire a client and reset it to `index`; a stale pooled client gets one fresh retry."""
+        for attempt in range(2):
+            reused_before = self.pool.reused
+            client = await self._env_call(clock, traj, self.pool.acquire)
+            was_reused = self.pool.reused > reused_before
+            try:
+                result = await self._env_call(clock, traj, client.reset, index)
+                if isinstance(result, (list, tuple)) and result and isinstance(result[0], str):
+                    observation = result[0]
+                elif isinstance(result, str):
+                    observation = result
+                else:
+                    observation = await self._env_call(clock, traj, client.observe)
+                return client, observation
+            except Exception as exc:
+                self.pool.release(client, healthy=False)
+                if attempt == 0 and was_reused and _is_env_error(exc):
+                    logger.info("reset on a pooled env session failed (%s); retrying with a new session", exc)
+                    continue
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _generate(self, traj: Trajectory, max_tokens: int, sampling: SamplingParams, seed: int,
+                        clock: _ActivityClock):
+        params = SamplingParams(max_tokens=max_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
+                                top_k=sampling.top_k, stop_token_ids=self.stop_ids, seed=seed)
+        clock.enter("gen")
+        t = time.perf_counter()
+        try:
+            gen = await self.engine.generate(traj.prompt_ids + traj.response_ids, params)
+        finally:
+            traj.gen_s += time.perf_counter() - t
+            clock.leave("gen")
+        if len(gen.log_probs) != len(gen.token_ids):
+            raise RuntimeError(f"engine returned {len(gen.token_ids)} ids but {len(gen.log_probs)} log-probs")
+        traj.add_model_tokens(list(gen.token_ids), list(gen.log_probs))
+        return gen
+
+    async def _env_call(self, clock: _ActivityClock, traj: Trajectory, fn, *args):
+        loop = asyncio.get_running_loop()
+        clock.enter("env")
+        t = time.perf_counter()
+        try:
+            return await loop.run_in_executor(self._executor, fn, *args)
+        finally:
+            traj.env_s += time.perf_counter() - t
+            clock.leave("env")
+
+    # ------------------------------------------------------------------ chat / tokens
+    def _sampling(self, validate: bool) -> SamplingParams:
+        cfg = self.rollout_config
+        if validate:
+            val = cfg_get(cfg, "val_kwargs", None)
+            return SamplingParams(max_tokens=self.max_tokens, temperature=float(cfg_get(val, "temperature", 0.0)),
+                                  top_p=float(cfg_get(val, "top_p", 1.0)), top_k=int(cfg_get(val, "top_k", -1)))
+        return SamplingParams(max_tokens=self.max_tokens, temperature=float(cfg_get(cfg, "temperature", 1.0)),
+                              top_p=float(cfg_get(cfg, "top_p", 1.0)), top_k=int(cfg_get(cfg, "top_k", -1)))
+
+    def _initial_messages(self, client, observation: str) -> list[dict]:
+        messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        for turn in getattr(client, "conversation_start", ()) or ():
+            messages.append({"role": _ROLE[turn["from"]], "content": turn["value"]})
+        messages.append({"role": "user", "content": observation})
+        return messages
+
+    def _render(self, messages: list[dict], add_generation_prompt: bool) -> str:
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def _template_pieces(self) -> tuple[str, tuple[str, str]]:
+        """Find, from the chat template itself, what closes an assistant turn and how a user turn
+        plus the next assistant header are written (the template must be append-only)."""
+        content, obs = "\x00ASSISTANT\x00", "\x00OBSERVATION\x00"
+        head = [{"role": "user", "content": "u"}, {"role": "assistant", "content": content}]
+        prev = self._render(head, add_generation_prompt=False)
+        full = self._render(head + [{"role": "user", "content": obs}], add_generation_prompt=True)
+        if not full.startswith(prev) or content not in prev or obs not in full:
+            raise ValueError("the tokenizer's chat template is not append-only (rendering one more user turn changes "
+                             "earlier text); multi-turn token bookkeeping needs a ChatML-like template")
+        closing = prev[prev.rindex(content) + len(content):]
+        delta = full[len(prev):]
+        before, _, after = delta.partition(obs)
+        return closing, (before, after)
+
+    def _observation_ids(self, observation: str, ended_with_eos: bool) -> list[int]:
+        """Ids appended after a model turn: rest of the turn closing, the user turn, the assistant header."""
+        closing = self._closing
+        eos_text = self.tokenizer.decode(list(self.stop_ids[:1]))
+        if ended_with_eos and closing.startswith(eos_text):
+            closing = closing[len(eos_text):]  # the model produced the end-of-turn token itself
+        before, after = self._obs_template
+        return self._encode(closing + before + observation + after)
+
+    # ------------------------------------------------------------------ output
+    def _to_dataproto(self, trajs: list[Trajectory], batch: DataProto) -> DataProto:
+        n, P, R = len(trajs), self.max_prompt_length, self.max_response_length
+        prompts = torch.full((n, P), self.pad_id, dtype=torch.long)
+        prompt_attn = torch.zeros((n, P), dtype=torch.long)
+        responses = torch.full((n, R), self.pad_id, dtype=torch.long)
+        resp_attn = torch.zeros((n, R), dtype=torch.long)
+        response_mask = torch.zeros((n, R), dtype=torch.long)
+        log_probs = torch.zeros((n, R), dtype=torch.float32)
+        scores = torch.zeros((n, R), dtype=torch.float32)
+        for i, t in enumerate(trajs):
+            p = t.prompt_ids[-P:] if len(t.prompt_ids) > P else t.prompt_ids
+            if p:
+                prompts[i, P - len(p):] = torch.tensor(p)
+                prompt_attn[i, P - len(p):] = 1
+            if len(p) < len(t.prompt_ids):  # prompt_too_long rows: never trained on
+                t.response_ids, t.response_mask, t.log_probs = [], [], []
+            L = len(t.response_ids)
+            if L > R:
+                raise RuntimeError(f"trajectory {t.item_id} has {L} response tokens > data.max_response_length={R}")
+            if L:
+                responses[i, :L] = torch.tensor(t.response_ids)
+                resp_attn[i, :L] = 1
+                response_mask[i, :L] = torch.tensor(t.response_mask)
+                log_probs[i, :L] = torch.tensor(t.log_probs, dtype=torch.float32)
+            model_pos = [j for j, m in enumerate(t.response_mask) if m]
+            if model_pos:
+                scores[i, model_pos[-1]] = float(t.reward)
+        attention_mask = torch.cat([prompt_attn, resp_attn], dim=1)
+        tensors = {
+            "prompts": prompts,
+            "responses": responses,
+            "input_ids": torch.cat([prompts, responses], dim=1),
+            "attention_mask": attention_mask,
+            "position_ids": (attention_mask.cumsum(-1) - 1).clamp(min=0),
+            "response_mask": response_mask,
+            "rollout_log_probs": log_probs,
+            "token_level_scores": scores,
+        }
+        non_tensors = {k: v for k, v in batch.non_tensor_batch.items()}  # pass through (uid, reward_model, ...)
+        non_tensors.update({
+            "item_id": to_object_array([t.item_id for t in trajs]),
+            "num_turns": to_object_array([t.num_turns for t in trajs]),
+            "turn_rewards": to_object_array([list(t.turn_rewards) for t in trajs]),
+            "reward": to_object_array([float(t.reward) for t in trajs]),
+            "success": to_object_array([bool(t.reward == 1.0) for t in trajs]),
+            "terminated": to_object_array([t.terminated for t in trajs]),
+            "truncated": to_object_array([t.truncated for t in trajs]),
+            "env_error": to_object_array([t.env_error for t in trajs]),
+            "messages": to_object_array([t.messages for t in trajs]),
+            "anchor_obs": to_object_array([list(t.anchor_obs) for t in trajs]),
+            "turn_end_idx": to_object_array([list(t.turn_end_idx) for t in trajs]),
+        })
+        return DataProto.from_dict(tensors=tensors, non_tensors=non_tensors, meta_info={})
+
+    def _metrics(self, trajs: list[Trajectory], buckets: dict, wall: float, max_rounds: int) -> dict:
+        n = max(len(trajs), 1)
+        gen_tokens = sum(t.generated_tokens for t in trajs)
+        env_any = buckets["env_only"] + buckets["both"]
+        gen_any = buckets["gen_only"] + buckets["both"]
+        return {
+            "timing_s/rollout": wall,
+            "timing_s/gen": gen_any,
+            "timing_s/env": env_any,
+            "timing_s/env_wait": buckets["env_only"],  # env in flight while the engine had nothing to do
+            "rollout/env_wait_frac": buckets["env_only"] / wall if wall > 0 else 0.0,
+            "rollout/env_call_s_sum": sum(t.env_s for t in trajs),
+            "rollout/gen_call_s_sum": sum(t.gen_s for t in trajs),
+            "rollout/trajectories_per_s": len(trajs) / wall if wall > 0 else 0.0,
+            "rollout/gen_tokens_per_s": gen_tokens / wall if wall > 0 else 0.0,
+            "rollout/generated_tokens": gen_tokens,
+            "rollout/reward_mean": sum(t.reward for t in trajs) / n,
+            "rollout/success_rate": sum(t.reward == 1.0 for t in trajs) / n,
+            "rollout/num_turns_mean": sum(t.num_turns for t in trajs) / n,
+            "rollout/terminated_frac": sum(t.terminated for t in trajs) / n,
+            "rollout/truncated_frac": sum(t.truncated for t in trajs) / n,
+            "rollout/env_errors": sum(bool(t.env_error) for t in trajs),
+            "rollout/response_len_mean": sum(len(t.response_ids) for t in trajs) / n,
+            "rollout/max_rounds": max_rounds,
+        }
+
+    def _report_errors(self, trajs: list[Trajectory]) -> None:
+        failed = [t for t in trajs if t.env_error]
+        self.total_trajectories += len(trajs)
+        self.total_env_errors += len(failed)
+        if not failed:
+            return
+        level = logging.ERROR if len(failed) == len(trajs) else logging.WARNING
+        logger.log(level, "%d/%d trajectories failed in this rollout (%d/%d since start); first error: %s [%s]",
+                   len(failed), len(trajs), self.total_env_errors, self.total_trajectories,
+                   failed[0].env_error, failed[0].item_id)
+
+    def _dump(self, trajs: list[Trajectory], global_step: int, validate: bool) -> None:
+        if not self.log_dir:
+            return
+        os.makedirs(self.log_dir, exist_ok=True)
+        path = os.path.join(self.log_dir, f"{'val_' if validate else ''}step{global_step}.jsonl")
+        with open(path, "a", encoding="utf-8") as fh:
+            for t in trajs:
+                fh.write(json.dumps({
+                    "item_id": t.item_id, "reward": t.reward, "success": t.reward == 1.0, "turns": t.num_turns,
+                    "turn_rewards": t.turn_rewards, "terminated": t.terminated, "truncated": t.truncated,
+                    "env_error": t.env_error, "gen_s": round(t.gen_s, 4), "env_s": round(t.env_s, 4),
+                    "messages": t.messages,
+                }, ensure_ascii=False) + "\n")
+
+
+def _as_messages(chat) -> list[dict]:
+    if isinstance(chat, str):
+        return [{"role": "user", "content": chat}]
+    return [{"role": str(m["role"]), "content": str(m["content"])} for m in list(chat)]
+
+
+def _seed(base: int, step: int, validate: int, row: int) -> int:
+    """A request seed that depends only on (rollout.seed, step, mode, row), never on timing."""
+    digest = hashlib.sha256(f"{base}/{step}/{validate}/{row}".encode()).digest()
+    return int.from_bytes(digest[:6], "little") * 1000  # + turn index (< 1000 turns)
+
+
+def _is_env_error(exc: BaseException) -> bool:
+    """Errors that mean "the environment call failed" (end the trajectory, not the step)."""
+    try:
+        from agentenv.controller import EnvClientError
+    except ImportError:  # pragma: no cover
+        EnvClientError = ()  # type: ignore
+    import requests
+
+    from verl.utils.agentgym.client import EnvServerUnavailable
+
+    return isinstance(exc, (EnvClientError, EnvServerUnavailable, requests.RequestException, TimeoutError,
+                            ConnectionError, OSError, AssertionError, KeyError))
+
+
+def _progress(total: int, validate: bool):
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="validate" if validate else "rollout", leave=False)
+
