@@ -71,7 +71,7 @@ OPTION_POOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "flavor": ("flavor name", (
         "Original", "Vanilla", "Chocolate", "Sea Salt", "Barbecue", "Honey Roasted", "Strawberry",
         "Peanut Butter", "Cinnamon", "Mango", "Lemon", "Spicy Chili", "Caramel", "Mixed Berry",
-        "Hazelnut", "Garlic Herb", "Cookies and Cream", "Blueberry")),
+        "Hazelnut", "Garlic Herb", "Cookies and Cream", "Wild Berry")),
     "scent": ("scent", (
         "Unscented", "Lavender", "Eucalyptus", "Citrus", "Rose", "Sandalwood", "Ocean Breeze",
         "Vanilla Bean", "Cucumber Melon", "Jasmine", "Fresh Linen", "Cherry Blossom")),
@@ -85,7 +85,7 @@ OPTION_POOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "device": ("style", (
         "iPhone 14", "iPhone 15 Pro", "iPhone 15 Pro Max", "Galaxy S23", "Galaxy S24 Ultra",
         "Pixel 8", "iPad Air", "iPad Pro 11")),
-    "elec_style": ("style", ("Standard", "Pro", "Mini", "Max", "Plus", "Lite")),
+    "elec_style": ("style", ("Basic", "Pro", "Mini", "Max", "Plus", "Lite")),
     "material_style": ("style", ("Modern", "Classic", "Rustic", "Industrial", "Farmhouse", "Scandinavian")),
 }
 
