@@ -7,9 +7,14 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from conftest import make_batch, tiny_qwen2
+from actor_testlib import make_batch, tiny_qwen2
 from verl.workers.actor.base import micro_weight
 from verl.workers.actor.dp_actor import DataParallelPPOActor
+
+
+@pytest.fixture
+def batch():
+    return make_batch()
 
 
 def actor_cfg(**overrides):

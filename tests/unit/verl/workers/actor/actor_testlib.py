@@ -1,7 +1,6 @@
-"""Fixtures for the actor tests: a tiny random Qwen2 and a padded multi-turn-like batch."""
+"""Helpers for the actor tests (imported by name; pytest puts this directory on sys.path): a tiny random Qwen2 and a padded multi-turn-like batch."""
 from __future__ import annotations
 
-import pytest
 import torch
 
 from verl.protocol import DataProto
@@ -48,8 +47,3 @@ def make_batch(bs: int = 4, prompt_len: int = 6, resp_len: int = 8, seed: int = 
         "advantages": torch.randn(bs, resp_len, generator=g) * response_mask,
     }
     return DataProto.from_dict(tensors=tensors, meta_info={"temperature": 1.0})
-
-
-@pytest.fixture
-def batch() -> DataProto:
-    return make_batch()
