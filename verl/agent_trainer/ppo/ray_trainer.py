@@ -26,15 +26,15 @@ import uuid
 from typing import Any, Callable, Iterator
 
 import numpy as np
-import torch
 
 from verl.agent_trainer.config.schema import PPOConfig, to_dict
+from verl.agent_trainer.ppo import core_algos, metric_utils
 from verl.protocol import DataProto
 from verl.utils.checkpoint import CheckpointManager
 from verl.utils.dataset import AgentDataset, StatefulDataLoader, rows_to_dataproto
 from verl.utils.tracking import Tracking
 
-__all__ = ["RayPPOTrainer", "WorkerGroup", "apply_kl_penalty", "compute_advantage"]
+__all__ = ["RayPPOTrainer", "WorkerGroup"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +95,8 @@ class WorkerGroup:
         padded, pad = pad_dataproto_to_divisor(data, self.world_size)
         chunks = padded.chunk(self.world_size)
         outs = ray.get([getattr(w, method).remote(c) for w, c in zip(self.workers, chunks)])
+        if len(outs[0]) == 0:  # meta-only answers (update_* metrics): rank 0 speaks for all
+            return outs[0]
         out = DataProto.concat(outs)
         out.meta_info = {**outs[0].meta_info}
         return unpad_dataproto(out, pad)
@@ -115,49 +117,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-# ------------------------------------------------------------------------------------ math helpers
-def apply_kl_penalty(data: DataProto, kl_ctrl, kl_penalty: str) -> tuple[DataProto, dict]:
-    """Reward-side KL: token_level_rewards = token_level_scores - beta * KL(old || ref) * response_mask.
-
-    Updates the KL controller with the batch's mean sequence KL and returns its metrics.
-    """
-    from verl.agent_trainer.ppo import core_algos
-    from verl.utils.torch_functional import masked_mean
-
-    mask = data.batch["response_mask"]
-    kld = core_algos.kl_penalty(data.batch["old_log_probs"], data.batch["ref_log_prob"], kl_penalty) * mask
-    beta = kl_ctrl.value
-    data.batch["token_level_rewards"] = data.batch["token_level_scores"] - beta * kld
-    current_kl = masked_mean(kld, mask, axis=-1).mean().item()
-    kl_ctrl.update(current_kl=current_kl, n_steps=len(data))
-    return data, {"actor/reward_kl_penalty": current_kl, "actor/reward_kl_penalty_coeff": beta}
-
-
-def compute_advantage(data: DataProto, algo_cfg) -> DataProto:
-    """Advantages and returns from the estimator registered as `algorithm.adv_estimator`.
-
-    Every estimator gets the same keyword arguments (it uses the ones it needs): the registry is
-    the only dispatch, with no per-estimator branch here.
-    """
-    from verl.agent_trainer.ppo import core_algos
-
-    estimator = core_algos.get_adv_estimator_fn(algo_cfg.adv_estimator)
-    batch = data.batch
-    advantages, returns = estimator(
-        token_level_rewards=batch["token_level_rewards"],
-        response_mask=batch["response_mask"],
-        values=batch["values"] if "values" in batch.keys() else None,
-        index=data.non_tensor_batch["uid"],
-        gamma=algo_cfg.gamma,
-        lam=algo_cfg.lam,
-        norm_adv_by_std_in_grpo=algo_cfg.norm_adv_by_std_in_grpo,
-        config=algo_cfg,
-        non_tensor_batch=data.non_tensor_batch,
-    )
-    batch["advantages"], batch["returns"] = advantages, returns
-    return data
-
-
 # ------------------------------------------------------------------------------------------ trainer
 class RayPPOTrainer:
     """PPO/GRPO over multi-turn environment rollouts.
@@ -169,7 +128,6 @@ class RayPPOTrainer:
     """
 
     def __init__(self, config: PPOConfig, worker_classes: dict | None = None):
-        from verl.agent_trainer.ppo import core_algos
         from verl.agent_trainer.ppo.rounds import RoundsScheduler
         from verl.utils.model_utils import load_tokenizer
         from verl.workers.reward_manager import get_reward_manager_cls
@@ -189,7 +147,7 @@ class RayPPOTrainer:
         self.reward_fn = get_reward_manager_cls(config.reward_model.reward_manager)(
             tokenizer=self.tokenizer, num_examine=0, reward_fn_key=config.data.reward_fn_key)
         self.kl_ctrl = core_algos.get_kl_controller(config.algorithm.kl_ctrl)
-        self.rounds = RoundsScheduler(config.algorithm.rounds_ctrl)
+        self.rounds = RoundsScheduler.from_config(config.algorithm.rounds_ctrl)
         self.ckpt = CheckpointManager(config.trainer.default_local_dir, config.trainer.max_actor_ckpt_to_keep)
         self.worker_classes = worker_classes or {}
         self.global_steps = 0
@@ -282,7 +240,9 @@ class RayPPOTrainer:
         batch.meta_info.update(global_step=self.global_steps, validate=False,
                                max_rounds=self.rounds.max_rounds(self.global_steps))
         out = self.actor_wg.call_dp("generate_sequences", batch)
-        metrics.update({k: v for k, v in out.meta_info.items() if _is_metric(k, v)})
+        # The loop's own timers (engine-busy, env-busy, ...) sit beside the stage timers as timing_s/rollout_*.
+        metrics.update({k.replace("timing_s/", "timing_s/rollout_"): v for k, v in out.meta_info.items()
+                        if _is_metric(k, v) and k != "timing_s/rollout"})
         return batch.union(out)
 
     def _rewards(self, batch: DataProto, metrics: dict) -> DataProto:
@@ -299,16 +259,18 @@ class RayPPOTrainer:
         return batch.union(self.critic_wg.call_dp("compute_values", batch))
 
     def _advantages(self, batch: DataProto, metrics: dict) -> DataProto:
-        if self.config.algorithm.use_kl_in_reward:
-            batch, kl_metrics = apply_kl_penalty(batch, self.kl_ctrl, self.config.algorithm.kl_penalty)
+        """Reward-side KL when `algorithm.use_kl_in_reward`, then the registered estimator (core_algos)."""
+        algo = self.config.algorithm
+        if algo.use_kl_in_reward:
+            batch, kl_metrics = core_algos.apply_kl_penalty(batch, self.kl_ctrl, algo.kl_penalty)
             metrics.update(kl_metrics)
         else:
             batch.batch["token_level_rewards"] = batch.batch["token_level_scores"]
-        return compute_advantage(batch, self.config.algorithm)
+        return core_algos.compute_advantage(batch, algo.adv_estimator, config=algo)
 
     def _update_critic(self, batch: DataProto, metrics: dict) -> DataProto:
         out = self.critic_wg.call_dp("update_critic", batch)
-        metrics.update(_reduce(out.meta_info.get("metrics", {})))
+        metrics.update(metric_utils.reduce_metrics(out.meta_info.get("metrics", {})))
         return batch
 
     def _update_actor(self, batch: DataProto, metrics: dict) -> DataProto:
@@ -316,14 +278,13 @@ class RayPPOTrainer:
             return batch
         batch.meta_info["global_step"] = self.global_steps
         out = self.actor_wg.call_dp("update_actor", batch)
-        metrics.update(_reduce(out.meta_info.get("metrics", {})))
+        metrics.update(metric_utils.reduce_metrics(out.meta_info.get("metrics", {})))
         return batch
 
     def _step_metrics(self, batch: DataProto, timing: dict) -> dict:
-        from verl.agent_trainer.ppo import metric_utils
-
         out = metric_utils.compute_data_metrics(batch, use_critic=self.use_critic)
         out.update(metric_utils.compute_timing_metrics(batch, timing))
+        out.update(metric_utils.compute_throughout_metrics(batch, timing, n_gpus=self.actor_wg.world_size))
         out.update({"training/global_step": self.global_steps, "training/epoch": self.train_loader.epoch,
                     "rollout/max_rounds": batch.meta_info.get("max_rounds", 0)})
         return out
@@ -383,8 +344,10 @@ class RayPPOTrainer:
         logger.info("resumed from %s at global step %d", step_dir, self.global_steps)
 
     def shutdown(self) -> None:
-        """Kill the worker actors (the Ray runtime itself is left to the caller)."""
+        """Stop rollout engines and kill the worker actors (the Ray runtime is left to the caller)."""
         for wg in self._groups():
+            with contextlib.suppress(Exception):
+                wg.call_all("shutdown")
             wg.kill()
 
 
@@ -395,19 +358,6 @@ def _take(it: Iterator, n: int) -> Iterator:
 
 def _is_metric(key: str, value: Any) -> bool:
     return "/" in key and isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
-
-
-def _reduce(metrics: dict) -> dict:
-    """Worker metrics arrive as scalars or lists (one per micro-batch): report the mean."""
-    out = {}
-    for key, value in metrics.items():
-        if isinstance(value, (list, tuple, np.ndarray)):
-            out[key] = float(np.mean(value)) if len(value) else 0.0
-        elif isinstance(value, torch.Tensor):
-            out[key] = float(value.float().mean())
-        else:
-            out[key] = value
-    return out
 
 
 def _with_total_steps(config: PPOConfig, steps: int) -> PPOConfig:
