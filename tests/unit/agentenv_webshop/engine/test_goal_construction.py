@@ -112,12 +112,14 @@ for human in (False, True):
 
 
 def test_goals_identical_across_processes():
+    procs = [subprocess.Popen([sys.executable, "-c", _CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=dict(os.environ, PYTHONHASHSEED=hash_seed))
+             for hash_seed in ("1", "12345")]  # two processes at once, different str-hash seeds
     outs = []
-    for hash_seed in ("1", "12345"):
-        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
-        proc = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, env=env, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        outs.append(proc.stdout)
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        outs.append(out)
     assert outs[0] == outs[1]
     goals = build_goals(load_catalog().products)
     n, _, text17 = outs[0].splitlines()[0].split(" ", 2)
