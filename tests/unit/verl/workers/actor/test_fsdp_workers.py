@@ -1,0 +1,169 @@
+"""ActorRolloutRefWorker / CriticWorker on CPU with the tiny Qwen2: init, log-probs, updates, engine
+weight sync, checkpoint round trip and HF export."""
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+import torch
+from omegaconf import OmegaConf
+
+from verl.agent_trainer.config.schema import default_config_path, load_config
+from verl.protocol import DataProto
+from verl.utils.tiny_model import build_tiny_model
+from verl.workers.fsdp_workers import ActorRolloutRefWorker, CriticWorker, build_lr_scheduler
+
+
+@pytest.fixture(scope="module")
+def tiny_path(tmp_path_factory):
+    return build_tiny_model(str(tmp_path_factory.mktemp("tiny") / "model"))
+
+
+def dict_config(model_path: str):
+    cfg = OmegaConf.load(default_config_path())
+    overrides = [
+        f"actor_rollout_ref.model.path={model_path}", "trainer.device=cpu", "actor_rollout_ref.rollout.name=hf",
+        "actor_rollout_ref.rollout.n=2", "actor_rollout_ref.actor.ppo_mini_batch_size=2",
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2", "actor_rollout_ref.actor.optim.lr=1e-3",
+        "actor_rollout_ref.actor.use_kl_loss=true", "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=3",
+        "data.max_prompt_length=16", "data.max_response_length=12", "data.train_batch_size=2",
+        "critic.ppo_mini_batch_size=2", "critic.optim.lr=1e-3", "algorithm.adv_estimator=gae",
+    ]
+    return OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
+
+
+def make_batch(tokenizer, bs=4, P=16, R=12, seed=0) -> DataProto:
+    g = torch.Generator().manual_seed(seed)
+    texts = ["search for red shoes", "buy now", "click item one please", "hi"][:bs]
+    prompts = torch.full((bs, P), tokenizer.pad_token_id, dtype=torch.long)
+    p_mask = torch.zeros(bs, P, dtype=torch.long)
+    for i, text in enumerate(texts):
+        ids = tokenizer(text)["input_ids"][-P:]
+        prompts[i, P - len(ids):] = torch.tensor(ids)
+        p_mask[i, P - len(ids):] = 1
+    responses = torch.randint(3, len(tokenizer), (bs, R), generator=g)
+    response_mask = torch.zeros(bs, R, dtype=torch.long)
+    response_mask[:, :4] = 1
+    response_mask[:, 7:10] = 1
+    attention_mask = torch.cat([p_mask, torch.ones(bs, R, dtype=torch.long)], dim=1)
+    return DataProto.from_dict(tensors={
+        "prompts": prompts, "responses": responses, "input_ids": torch.cat([prompts, responses], 1),
+        "attention_mask": attention_mask, "position_ids": (attention_mask.cumsum(-1) - 1).clamp(min=0),
+        "response_mask": response_mask,
+        "advantages": torch.randn(bs, R, generator=g) * response_mask,
+    }, meta_info={"global_step": 1})
+
+
+def params(module):
+    return {n: p.detach().clone() for n, p in module.named_parameters()}
+
+
+def test_actor_rollout_ref_worker_lifecycle(tiny_path, tmp_path):
+    cfg = load_config(dict_config(tiny_path))  # the typed (frozen dataclass) config
+    worker = ActorRolloutRefWorker(cfg, role="actor_rollout_ref")
+    worker.init_model()
+    try:
+        assert worker.engine is not None and worker.agent_loop is not None
+        data = make_batch(worker.tokenizer)
+        old = worker.compute_log_prob(data)
+        ref = worker.compute_ref_log_prob(data)
+        assert old.batch["old_log_probs"].shape == (4, 12) == old.batch["entropys"].shape
+        torch.testing.assert_close(old.batch["old_log_probs"], ref.batch["ref_log_prob"])  # same initial weights
+        data = data.union(old).union(ref)
+
+        before = params(worker.module)
+        out = worker.update_actor(data)
+        metrics = out.meta_info["metrics"]
+        for key in ("actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy", "actor/kl_loss",
+                    "actor/grad_norm", "actor/lr"):
+            assert key in metrics and torch.isfinite(torch.tensor(metrics[key])), key
+        after = params(worker.module)
+        assert any(not torch.equal(before[n], after[n]) for n in before)
+        # the engine now holds the updated weights; the reference policy still holds the initial ones
+        engine_params = dict(worker.engine.model.named_parameters())
+        for n, p in after.items():
+            torch.testing.assert_close(engine_params[n], p)
+        torch.testing.assert_close(worker.compute_ref_log_prob(data).batch["ref_log_prob"], ref.batch["ref_log_prob"])
+        assert not torch.allclose(worker.compute_log_prob(data).batch["old_log_probs"], old.batch["old_log_probs"])
+
+        # checkpoint round trip: params, optimizer, scheduler and RNG come back exactly
+        ckpt = str(tmp_path / "global_step_3" / "actor")
+        worker.save_checkpoint(ckpt, global_step=3)
+        assert os.path.isfile(os.path.join(ckpt, "huggingface", "config.json"))
+        saved_params = params(worker.module)
+        saved_optim = copy.deepcopy(worker.optimizer.state_dict())  # live tensors are updated in place
+        saved_sched = worker.lr_scheduler.state_dict()
+        rng_next = torch.rand(3)
+        worker.update_actor(data)  # move everything on
+        assert any(not torch.equal(saved_params[n], p) for n, p in params(worker.module).items())
+        assert worker.load_checkpoint(ckpt) == 3
+        for n, p in params(worker.module).items():
+            assert torch.equal(saved_params[n], p), n
+        loaded_optim = worker.optimizer.state_dict()
+        for pid, state in saved_optim["state"].items():
+            for k, v in state.items():
+                assert torch.equal(torch.as_tensor(v), torch.as_tensor(loaded_optim["state"][pid][k])), (pid, k)
+        assert worker.lr_scheduler.state_dict() == saved_sched
+        assert torch.equal(torch.rand(3), rng_next)
+        for n, p in worker.engine.model.named_parameters():  # engine re-synced after load
+            assert torch.equal(p, saved_params[n])
+
+        # HF export loads with AutoModelForCausalLM and reproduces the actor's log-probs
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        export = worker.export_hf(str(tmp_path / "hf"))
+        model = AutoModelForCausalLM.from_pretrained(export)
+        assert AutoTokenizer.from_pretrained(export).chat_template
+        exported = dict(model.named_parameters())
+        for n, p in saved_params.items():
+            assert torch.equal(exported[n], p), n
+    finally:
+        worker.shutdown()
+
+
+def test_ref_only_worker_and_role_errors(tiny_path):
+    cfg = dict_config(tiny_path)
+    worker = ActorRolloutRefWorker(cfg, role="ref")
+    worker.init_model()
+    assert worker.actor is None and worker.engine is None
+    assert all(not p.requires_grad for p in worker.ref_module.parameters())
+    with pytest.raises(RuntimeError, match="update_actor"):
+        worker.update_actor(make_batch(worker.tokenizer))
+    with pytest.raises(ValueError, match="actor_rollout_ref"):
+        ActorRolloutRefWorker(cfg, role="policy")
+
+
+def test_critic_worker(tiny_path, tmp_path):
+    cfg = dict_config(tiny_path)  # plain DictConfig this time
+    worker = CriticWorker(cfg)
+    worker.init_model()
+    data = make_batch(worker.tokenizer)
+    values = worker.compute_values(data).batch["values"]
+    assert values.shape == (4, 12)
+    assert torch.all(values[data.batch["response_mask"] == 0] == 0)
+    data.batch["values"] = values
+    data.batch["returns"] = torch.ones(4, 12) * data.batch["response_mask"]
+    metrics = worker.update_critic(data).meta_info["metrics"]
+    assert {"critic/vf_loss", "critic/grad_norm", "critic/lr"} <= set(metrics)
+    worker.save_checkpoint(str(tmp_path / "critic"), global_step=1)
+    saved = params(worker.module)
+    worker.update_critic(data)
+    assert worker.load_checkpoint(str(tmp_path / "critic")) == 1
+    for n, p in params(worker.module).items():
+        assert torch.equal(saved[n], p)
+
+
+def test_lr_scheduler_warmup_and_cosine():
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = build_lr_scheduler(opt, OmegaConf.create(
+        {"lr_scheduler_type": "cosine", "warmup_steps": 2, "total_training_steps": 6, "min_lr_ratio": 0.1}))
+    lrs = []
+    for _ in range(7):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs[:3] == pytest.approx([0.5, 1.0, 1.0])
+    assert lrs[-1] == pytest.approx(0.1) and all(a >= b for a, b in zip(lrs[2:], lrs[3:]))
+    with pytest.raises(ValueError, match="lr_scheduler_type"):
+        build_lr_scheduler(opt, {"lr_scheduler_type": "step"})
