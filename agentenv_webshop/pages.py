@@ -181,9 +181,12 @@ def html(page: Page, url: str = "") -> str:
     """A small HTML rendering of `page` whose visible text nodes give `text(page)`."""
     esc = _html.escape
     body = []
-    hidden = []
+    in_hidden = False  # consecutive hidden segments share one display:none block
     for kind, seg_text, extra in page.segments:
-        if kind == _TEXT:
+        if (kind == _HIDDEN) != in_hidden:
+            body.append('<div style="display:none">' if not in_hidden else "</div>")
+            in_hidden = not in_hidden
+        if kind in (_TEXT, _HIDDEN):
             body.append(f"<p>{esc(seg_text)}</p>")
         elif kind == _BUTTON:
             body.append(f'<button type="submit" class="btn">{esc(seg_text)}</button>')
@@ -194,10 +197,8 @@ def html(page: Page, url: str = "") -> str:
                         f"<label>{esc(seg_text)}</label>")
         elif kind == _SEARCH_BAR:
             body.append('<input type="text" id="search_input" name="search_query">')
-        elif kind == _HIDDEN:
-            hidden.append(f"<pre>{esc(seg_text)}</pre>")
-    if hidden:
-        body.append(f'<div style="display:none">{"".join(hidden)}</div>')
+    if in_hidden:
+        body.append("</div>")
     return ("<!DOCTYPE html><html><head><title>WebShop</title></head><body>"
             + "".join(body) + "</body></html>")
 
