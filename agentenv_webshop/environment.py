@@ -73,6 +73,7 @@ class WebshopWorld:
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
         self._search_cached = functools.lru_cache(maxsize=_SEARCH_CACHE_SIZE)(self._search_uncached)
+        self._goal_reprs: dict[int, str] = {}
 
     @classmethod
     def load(cls, data_dir: str | None = None, num_products: int | None = None, human_goals: bool = False,
@@ -115,6 +116,13 @@ class WebshopWorld:
 
         with self._rng_lock:
             return sample_goal_index(self.goals, self._rng)
+
+    def goal_repr(self, goal_index: int) -> str:
+        """``pprint.pformat`` of a goal (shown on the done page), computed once per goal."""
+        text = self._goal_reprs.get(goal_index)
+        if text is None:
+            text = self._goal_reprs[goal_index] = pages.pformat(self.goals[goal_index])
+        return text
 
     def search(self, query: str) -> tuple[str, ...]:
         """Top `SEARCH_RETURN_N` ASINs for `query` that exist in the catalog (LRU-cached per world)."""
@@ -329,5 +337,6 @@ class WebshopSession:
         if page == "done":
             _reward, info = get_reward(product, self._goal, price=product["product_price"],
                                        purchased_options=self._options or {}, verbose=True)
-            return pages.done_page(self._asin, self._options or {}, product, self._goal, self._reward, info)
+            return pages.done_page(self._asin, self._options or {}, product, self._goal, self._reward, info,
+                                   goal_repr=self.world.goal_repr(self.goal_index))
         return pages.sub_page(instruction, product, page)

@@ -23,7 +23,7 @@ from urllib.parse import quote
 __all__ = [
     "Page", "SEP", "PRODUCT_WINDOW", "SUB_PAGES", "BASE_URL",
     "search_page", "results_page", "item_page", "sub_page", "done_page",
-    "text", "clickables", "has_search_bar", "html", "format_keywords",
+    "text", "clickables", "has_search_bar", "html", "format_keywords", "pformat",
     "search_url", "results_url", "item_url", "sub_page_url", "done_url",
 ]
 
@@ -124,9 +124,23 @@ def _tojson(value: Any) -> str:
             .replace("'", "\\u0027"))
 
 
+def pformat(value: Any) -> str:
+    """``pprint.pformat(value)`` (Jinja's ``pprint`` filter), with a fast path for flat scalar dicts."""
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value) and all(
+            v is None or isinstance(v, (bool, int, float)) for v in value.values()):
+        items = [f"{k!r}: {value[k]!r}" for k in sorted(value)]
+        one_line = "{" + ", ".join(items) + "}"
+        return one_line if len(one_line) <= 80 else "{" + ",\n ".join(items) + "}"
+    return pprint.pformat(value)
+
+
 def done_page(asin: str, options: dict, product: dict, goal: dict | None, reward: float,
-              reward_info: dict | None) -> Page:
-    """The page after ``Buy Now``, including WebShop's hidden (but text-visible) debug block."""
+              reward_info: dict | None, goal_repr: str | None = None) -> Page:
+    """The page after ``Buy Now``, including WebShop's hidden (but text-visible) debug block.
+
+    Args:
+        goal_repr: ``pformat(goal)`` if the caller has it cached (it is the costly part).
+    """
     goal = goal or {}
     visible = [(_TEXT, "Thank you for shopping with us!", None), (_TEXT, "Your code:", None),
                (_TEXT, "None", None), (_TEXT, "(Paste it in your MTurk interface.)", None)]
@@ -137,9 +151,10 @@ def done_page(asin: str, options: dict, product: dict, goal: dict | None, reward
               "attrs", str(goal.get("attributes", "")), "price upper", str(goal.get("price_upper", "")),
               "instuction text", str(goal.get("instruction_text", "")),  # sic: WebShop's spelling
               "category", str(goal.get("category", "")), "product category", str(goal.get("product_category", "")),
-              "query", str(goal.get("query", "")), "Goal", pprint.pformat(goal), "Reward"]
+              "query", str(goal.get("query", "")), "Goal", goal_repr if goal_repr is not None else pformat(goal),
+              "Reward"]
     tail = [(_TEXT, "Your score (min 0.0, max 1.0)", None), (_TEXT, str(reward), None),
-            (_HIDDEN, "Reward Details", None), (_HIDDEN, pprint.pformat(reward_info), None)]
+            (_HIDDEN, "Reward Details", None), (_HIDDEN, pformat(reward_info), None)]
     return Page("done", tuple(visible + [(_HIDDEN, h, None) for h in hidden] + tail))
 
 

@@ -6,6 +6,7 @@ Owns `COLOR_SET` (our own list of common colour names, roughly alphabetical like
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 __all__ = ["COLOR_SET", "normalize_color"]
@@ -38,12 +39,13 @@ COLOR_SET: tuple[str, ...] = (
 )
 
 
+@functools.lru_cache(maxsize=65536)
 def normalize_color(value: Any) -> Any:
     """Return the first `COLOR_SET` entry contained in `value`, else `value` unchanged.
 
     For a string, "contained" means substring; for a tuple (WebShop passes `(name, value)`
     tuples for synthetic goals) it means element membership, so `('color', 'grey')` -> 'grey'
-    but `('color', 'dark grey')` is returned unchanged.
+    but `('color', 'dark grey')` is returned unchanged. Values must be hashable (cached).
     """
     for color in COLOR_SET:
         if color in value:

@@ -133,3 +133,13 @@ def test_urls():
     assert "/item_sub_page/fixed_3/B000000001/tea/1/Features/" in pages.sub_page_url("fixed_3", "B000000001", "tea", 1,
                                                                                    "features", {})
     assert pages.done_url("fixed_3", "B000000001", {}).startswith("http://127.0.0.1:3000/done/fixed_3/B000000001/")
+
+
+def test_pformat_matches_pprint():
+    import pprint
+
+    for value in ({"r_type": 1.0, "r_att": 0.5, "w_att": 0.4, "query_match": False, "category_match": True,
+                   "title_score": 1 / 6, "r_option": 0.5, "w_option": 0.4, "r_price": True, "w_price": 0.2},
+                  {"r_type": 1.0}, {}, None,
+                  {"asin": "B0", "goal_options": {"size": "large"}, "instruction_text": "x " * 60}):
+        assert pages.pformat(value) == pprint.pformat(value)
