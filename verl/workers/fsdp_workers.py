@@ -381,9 +381,10 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
     # ------------------------------------------------------------------------------ log-probs
     def _log_prob_meta(self, data: DataProto, micro_batch_size) -> DataProto:
-        data.meta_info.setdefault("temperature", float(cfg_get(self.config, "rollout.temperature", 1.0)))
-        data.meta_info["micro_batch_size"] = int(micro_batch_size)
-        return data
+        meta = dict(data.meta_info)  # the caller's meta_info is left untouched
+        meta.setdefault("temperature", float(cfg_get(self.config, "rollout.temperature", 1.0)))
+        meta["micro_batch_size"] = int(micro_batch_size)
+        return DataProto(batch=data.batch, non_tensor_batch=data.non_tensor_batch, meta_info=meta)
 
     def compute_log_prob(self, data: DataProto) -> DataProto:
         """Log-probs of the responses under the current actor: adds `old_log_probs`, `entropys`."""
@@ -417,8 +418,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         """
         if self.actor is None:
             raise RuntimeError(f"update_actor needs an actor role, this worker is {self.role!r}")
-        data = self._to_device(data)
-        data.meta_info.setdefault("temperature", float(cfg_get(self.config, "rollout.temperature", 1.0)))
+        data = self._log_prob_meta(self._to_device(data), self.actor.micro_batch_size)
         self._optimizer_to(self.device)
         start = time.perf_counter()
         with self._autocast():

@@ -1,0 +1,79 @@
+"""The naive reward manager: env scores pass through, rule-scored rows get their score on the last
+model token, and the registry lists its choices."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from verl.protocol import DataProto
+from verl.workers.reward_manager import NaiveRewardManager, get_reward_manager_cls, register_reward_manager
+
+
+class CharTokenizer:
+    """Decodes ids as characters (chr(id)); enough to isolate the manager from a real tokenizer."""
+
+    def decode(self, ids, skip_special_tokens=True):
+        return "".join(chr(i) for i in ids)
+
+
+def encode(text: str, length: int) -> torch.Tensor:
+    ids = [ord(c) for c in text] + [0] * (length - len(text))
+    return torch.tensor(ids)
+
+
+def test_registry_lookup_and_errors():
+    assert get_reward_manager_cls("naive") is NaiveRewardManager
+    with pytest.raises(ValueError, match="naive") as err:
+        get_reward_manager_cls("prime")
+    assert "prime" in str(err.value)
+    with pytest.raises(ValueError, match="already registered"):
+        register_reward_manager("naive")(type("Other", (), {}))
+
+
+def test_env_scores_pass_through_unchanged():
+    scores = torch.zeros(2, 5)
+    scores[0, 3] = 0.75
+    data = DataProto.from_dict(tensors={
+        "responses": torch.ones(2, 5, dtype=torch.long), "response_mask": torch.ones(2, 5, dtype=torch.long),
+        "token_level_scores": scores,
+    })
+    out = NaiveRewardManager(tokenizer=None)(data)
+    assert torch.equal(out, scores) and out is not scores
+
+
+def test_ground_truth_rows_scored_on_last_model_token():
+    R = 40
+    # row 2: the model answered 1/2, then an observation (mask 0) quoting another boxed answer
+    texts = ["so #### 42", "so #### 41", "\\boxed{\\frac{1}{2}} obs: \\boxed{7}", "env row"]
+    responses = torch.stack([encode(t, R) for t in texts])
+    response_mask = (responses != 0).long()
+    model_len_2 = len("\\boxed{\\frac{1}{2}}")
+    response_mask[2, model_len_2:] = 0
+    env_scores = torch.zeros(4, R)
+    env_scores[3, 6] = 1.0
+    data = DataProto.from_dict(
+        tensors={"responses": responses, "response_mask": response_mask, "token_level_scores": env_scores},
+        non_tensors={
+            "data_source": np.array(["openai/gsm8k", "openai/gsm8k", "lighteval/MATH", "webshop"], dtype=object),
+            "reward_model": np.array([{"ground_truth": "42"}, {"ground_truth": "42"}, {"ground_truth": "0.5"},
+                                      {"style": "env"}], dtype=object),
+        },
+    )
+    result = NaiveRewardManager(tokenizer=CharTokenizer())(data, return_dict=True)
+    reward = result["reward_tensor"]
+    last = [len(texts[0]) - 1, len(texts[1]) - 1, model_len_2 - 1]
+    assert reward[0, last[0]] == 1.0 and reward[0].sum() == 1.0
+    assert reward[1].abs().sum() == 0.0
+    assert reward[2, last[2]] == 1.0 and reward[2].sum() == 1.0
+    assert torch.equal(reward[3], env_scores[3])  # no ground truth: the env score stays
+
+
+def test_rule_rows_need_a_tokenizer():
+    data = DataProto.from_dict(
+        tensors={"responses": torch.ones(1, 3, dtype=torch.long), "response_mask": torch.ones(1, 3, dtype=torch.long)},
+        non_tensors={"data_source": np.array(["openai/gsm8k"], dtype=object),
+                     "reward_model": np.array([{"ground_truth": "1"}], dtype=object)},
+    )
+    with pytest.raises(ValueError, match="tokenizer"):
+        NaiveRewardManager(tokenizer=None)(data)
