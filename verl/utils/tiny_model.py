@@ -119,7 +119,7 @@ def _train_tokenizer(vocab_size: int, seed: int):
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(_corpus(20000, seed), trainer=trainer)
+    tok.train_from_iterator(_corpus(6000, seed), trainer=trainer)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok,
         eos_token="<|im_end|>",

@@ -119,8 +119,7 @@ class HFEngine(RolloutEngine):
 
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> None:
         """Copy new weights (HF parameter/buffer names) into the model; waits for a running batch."""
-        params = dict(self.model.named_parameters())
-        params.update(dict(self.model.named_buffers()))
+        params = self.model.state_dict(keep_vars=True)  # includes tied aliases such as lm_head.weight
         unknown, loaded = [], 0
         with self._weights_lock, torch.no_grad():
             for name, tensor in named_tensors:

@@ -1,0 +1,115 @@
+"""HFEngine: ids/log-probs match a forward pass, greedy is deterministic and batch-independent,
+seeded sampling reproduces, stop tokens end a request, update_weights changes the policy."""
+import asyncio
+
+import pytest
+import torch
+
+from verl.workers.rollout.engine_base import SamplingParams, get_engine_cls
+from verl.workers.rollout.hf_engine import HFEngine, _sample_rows
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_model_dir):
+    eng = get_engine_cls("hf")(tiny_model_dir, {"seed": 3})
+    yield eng
+    eng.shutdown()
+
+
+@pytest.fixture(scope="module")
+def model(tiny_model_dir):
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(tiny_model_dir).eval()
+
+
+def _gather(engine, reqs):
+    async def main():
+        return await asyncio.gather(*(engine.generate(p, s) for p, s in reqs))
+    return asyncio.run(main())
+
+
+def _prompts(tokenizer, k):
+    return [tokenizer.encode(f"Instruction: [SEP] i need a red mug number {i} " * (1 + i % 3), add_special_tokens=False)
+            for i in range(k)]
+
+
+def test_log_probs_match_forward_pass(engine, model, tokenizer):
+    prompts = _prompts(tokenizer, 5)
+    temps = [1.0, 0.7, 1.3, 0.0, 1.0]
+    outs = _gather(engine, [(p, SamplingParams(max_tokens=24, temperature=t, seed=i)) for i, (p, t) in enumerate(zip(prompts, temps))])
+    assert engine.stats["max_batch"] >= 2  # concurrent requests were batched
+    for p, t, o in zip(prompts, temps, outs):
+        assert len(o.token_ids) == len(o.log_probs) == 24 and o.finish_reason == "length"
+        with torch.no_grad():
+            logits = model(torch.tensor([p + o.token_ids])).logits[0, len(p) - 1:-1].float()
+        ref = torch.log_softmax(logits / (t if t > 0 else 1.0), -1).gather(1, torch.tensor(o.token_ids)[:, None]).squeeze(1)
+        torch.testing.assert_close(torch.tensor(o.log_probs), ref, atol=2e-4, rtol=0)
+        if t == 0:
+            assert o.token_ids == logits.argmax(-1).tolist()
+
+
+def test_greedy_is_deterministic_and_batch_independent(engine, tokenizer):
+    prompts = _prompts(tokenizer, 4)
+    greedy = SamplingParams(max_tokens=16, temperature=0)
+    alone = _gather(engine, [(prompts[2], greedy)])[0]
+    batched = _gather(engine, [(p, greedy) for p in prompts])
+    again = _gather(engine, [(p, greedy) for p in prompts])
+    assert batched[2].token_ids == alone.token_ids
+    assert [o.token_ids for o in batched] == [o.token_ids for o in again]
+
+
+def test_seeded_sampling_reproduces(engine, tokenizer):
+    p = _prompts(tokenizer, 1)[0]
+    a = _gather(engine, [(p, SamplingParams(max_tokens=20, seed=11)), (p, SamplingParams(max_tokens=20, seed=12))])
+    b = _gather(engine, [(p, SamplingParams(max_tokens=20, seed=11))])
+    assert a[0].token_ids == b[0].token_ids
+    assert a[0].token_ids != a[1].token_ids
+
+
+def test_stop_token_ends_request(engine, tokenizer):
+    p = _prompts(tokenizer, 1)[0]
+    ref = _gather(engine, [(p, SamplingParams(max_tokens=12, temperature=0))])[0].token_ids
+    stop = ref[4]
+    first = ref.index(stop)
+    out = _gather(engine, [(p, SamplingParams(max_tokens=12, temperature=0, stop_token_ids=(stop,))),
+                           (p, SamplingParams(max_tokens=12, temperature=0))])
+    assert out[0].finish_reason == "stop" and out[0].token_ids == ref[: first + 1]
+    assert out[1].token_ids == ref and out[1].finish_reason == "length"
+
+
+def test_top_k_top_p_truncation():
+    torch.manual_seed(0)
+    logits = torch.randn(3, 50)
+    u = torch.rand(40, 3)
+    top2 = set(torch.topk(logits[0], 2).indices.tolist())
+    argmax1 = int(logits[1].argmax())
+    for row in u:
+        s = _sample_rows(logits, torch.tensor([2, 0, 0]), torch.tensor([1.0, 1e-6, 1.0]), row)
+        assert int(s[0]) in top2 and int(s[1]) == argmax1 and 0 <= int(s[2]) < 50
+
+
+def test_update_weights(tiny_model_dir, tokenizer):
+    from transformers import AutoModelForCausalLM
+
+    eng = HFEngine(tiny_model_dir)
+    try:
+        p = _prompts(tokenizer, 1)[0]
+        greedy = SamplingParams(max_tokens=10, temperature=0)
+        before = _gather(eng, [(p, greedy)])[0].token_ids
+        other = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+        torch.manual_seed(123)
+        with torch.no_grad():
+            for prm in other.parameters():
+                prm.add_(torch.randn_like(prm) * 0.5)
+        eng.update_weights(other.state_dict().items())
+        after = _gather(eng, [(p, greedy)])[0].token_ids
+        with torch.no_grad():
+            expect = other.generate(torch.tensor([p]), max_new_tokens=10, do_sample=False,
+                                    eos_token_id=None, pad_token_id=0)[0, len(p):].tolist()
+        assert after == expect and after != before
+        with pytest.raises(KeyError, match="not parameters"):
+            eng.update_weights([("no.such.weight", torch.zeros(1))])
+    finally:
+        eng.shutdown()
+    eng.shutdown()  # idempotent
