@@ -199,9 +199,12 @@ class _ModelWorkerBase:
         os.makedirs(local_path, exist_ok=True)
         files = self._ckpt_files(local_path)
         if self.use_fsdp:
-            from torch.distributed.checkpoint.state_dict import get_state_dict
+            from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_state_dict
 
-            model_sd, optim_sd = get_state_dict(self.module, self.optimizer)
+            if self.optimizer is not None:
+                model_sd, optim_sd = get_state_dict(self.module, self.optimizer)
+            else:
+                model_sd, optim_sd = get_model_state_dict(self.module), None
         else:
             model_sd = self.module.state_dict()
             optim_sd = self.optimizer.state_dict() if self.optimizer is not None else None
@@ -234,7 +237,12 @@ class _ModelWorkerBase:
         if self.use_fsdp:
             from torch.distributed.checkpoint.state_dict import set_state_dict
 
-            set_state_dict(self.module, self.optimizer, model_state_dict=model_sd, optim_state_dict=optim_sd or {})
+            from torch.distributed.checkpoint.state_dict import set_model_state_dict
+
+            if self.optimizer is not None and optim_sd is not None:
+                set_state_dict(self.module, self.optimizer, model_state_dict=model_sd, optim_state_dict=optim_sd)
+            else:
+                set_model_state_dict(self.module, model_sd)
         else:
             self.module.load_state_dict(model_sd)
             if optim_sd is not None and self.optimizer is not None:

@@ -105,14 +105,20 @@ def clip_grad_and_step(module: torch.nn.Module, optimizer: torch.optim.Optimizer
 
 
 def forward_response_logits(module: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                            position_ids: torch.Tensor, response_length: int) -> torch.Tensor:
+                            position_ids: torch.Tensor, response_length: int, lm_head_tail: bool = False) -> torch.Tensor:
     """Model outputs at the positions that predict (or score) the last `response_length` tokens.
 
     Position t of the output predicts input token t+1, so the response tokens at
     [-R, end) are predicted by outputs at [-R-1, -1).
 
+    Args:
+        lm_head_tail: the module is a transformers causal LM; ask it for the last R+1 positions
+            only (`logits_to_keep`), so the (bs, P+R, vocab) logits of the prompt are never built.
+
     Returns:
         (bs, response_length, out_dim) logits of the model's head.
     """
-    out = module(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False)
+    kwargs = {"logits_to_keep": response_length + 1} if lm_head_tail else {}
+    out = module(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False,
+                 **kwargs)
     return out.logits[:, -response_length - 1 : -1, :]

@@ -98,7 +98,8 @@ class DataParallelPPOActor:
     def _forward_micro_batch(self, micro, temperature: float, with_entropy: bool, entropy_grad: bool = False):
         responses = micro["responses"]
         logits = forward_response_logits(
-            self.actor_module, micro["input_ids"], micro["attention_mask"], micro["position_ids"], responses.shape[-1]
+            self.actor_module, micro["input_ids"], micro["attention_mask"], micro["position_ids"], responses.shape[-1],
+            lm_head_tail=True,
         )
         if temperature and temperature > 0:  # match the sampler's distribution; 0 (greedy) keeps raw logits
             logits = logits / temperature
