@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import logging
 import random
-import re
 import threading
 from typing import Any, Sequence
 
@@ -25,21 +24,26 @@ __all__ = ["WebshopWorld", "WebshopSession", "parse_action", "SEARCH_RETURN_N"]
 logger = logging.getLogger(__name__)
 
 SEARCH_RETURN_N = 50  # hits kept per query (5 pages of 10)
-_ACTION_RE = re.compile(r"(.+)\[(.+)\]")  # WebShop's grammar: greedy, anchored at the start only
 _SEARCH_CACHE_SIZE = 8192
 _NAV_BUTTONS = frozenset({"back to search", "next >", "< prev", "buy now", *pages.SUB_PAGES})
 
 
 def parse_action(action: str) -> tuple[str, str | None]:
-    """Split ``name[arg]`` as WebShop does: greedy regex match, argument lowercased.
+    """Split ``name[arg]`` exactly like WebShop's ``re.match(r'(.+)\\[(.+)\\]', action)``, arg lowercased.
+
+    Computed in linear time (the backtracking regex is quadratic on long strings full of ``[``):
+    the match lies in the first line; the greedy name ends at the last ``[`` (not at position 0)
+    that has a ``]`` at least two characters later, and the greedy argument runs to the last ``]``.
 
     Returns:
         ``(name, arg)``; without a match the whole string is the name and arg is None.
     """
-    match = _ACTION_RE.match(action)
-    if match is None:
+    line = action.split("\n", 1)[0]
+    close = line.rfind("]")
+    open_ = line.rfind("[", 1, close - 1) if close >= 3 else -1
+    if open_ < 0:
         return action, None
-    return match.group(1), match.group(2).lower()
+    return line[:open_], line[open_ + 1:close].lower()
 
 
 class WebshopWorld:

@@ -1,6 +1,9 @@
 """WebshopSession navigation and action grammar on a small hand-made catalog (reference/webshop.md A3)."""
 from __future__ import annotations
 
+import random
+import re
+import time
 import tracemalloc
 
 import pytest
@@ -93,6 +96,19 @@ def test_parse_action_grammar():
     assert parse_action("click[a][b]") == ("click[a]", "b")  # greedy name
     assert parse_action("search[]") == ("search[]", None)
     assert parse_action("hello") == ("hello", None)
+
+
+def test_parse_action_equals_webshop_regex_and_is_linear():
+    webshop = re.compile(r"(.+)\[(.+)\]")
+    rng = random.Random(0)
+    for _ in range(20000):
+        action = "".join(rng.choice("ab[]\n C") for _ in range(rng.randint(0, 10)))
+        match = webshop.match(action)
+        expected = (action, None) if match is None else (match.group(1), match.group(2).lower())
+        assert parse_action(action) == expected, repr(action)
+    start = time.perf_counter()
+    parse_action("[" * 1_000_000)  # quadratic for the backtracking regex
+    assert time.perf_counter() - start < 0.5
 
 
 def test_search_next_prev_and_total(session):
