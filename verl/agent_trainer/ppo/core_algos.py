@@ -178,15 +178,22 @@ def discounted_reverse_cumsum(x: torch.Tensor, discount: float, block: int = 64)
     return out.reshape(bs, nb * block)[:, :T]
 
 
-def _compact(x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Move each row's masked entries to the front (order kept, zeros after); also return their slots."""
-    bs, T = x.shape
+def _compact(mask: torch.Tensor, *xs: torch.Tensor):
+    """Move each row's masked entries of every ``x`` to the front (order kept, zeros after).
+
+    Returns:
+        (compacted x for each x..., slot) where ``slot`` (bs, T) is each token's compact index.
+    """
+    bs, T = mask.shape
     m = mask.bool()
-    slot = torch.cumsum(m.to(torch.int64), dim=-1) - 1                 # compact index of each valid token
-    idx = torch.where(m, slot, torch.full_like(slot, T))                 # invalid -> trash column T
-    out = x.new_zeros(bs, T + 1)
-    out.scatter_(1, idx, torch.where(m, x, torch.zeros_like(x)))
-    return out[:, :T], slot.clamp(min=0)
+    slot = torch.cumsum(m, dim=-1) - 1                                   # compact index of each valid token
+    idx = torch.where(m, slot, T)                                         # invalid -> trash column T
+    outs = []
+    for x in xs:
+        out = x.new_zeros(bs, T + 1)
+        out.scatter_(1, idx, x)                                           # trash column absorbs mask-0 values
+        outs.append(out[:, :T])
+    return (*outs, slot.clamp(min=0))
 
 
 def _expand(compact: torch.Tensor, slot: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -247,8 +254,7 @@ def compute_gae_advantage_return(token_level_rewards: torch.Tensor, values: torc
     lam = float(_resolve("lam", lam, config))
     with torch.no_grad():
         _warn_rewards_off_mask(token_level_rewards, response_mask, "gae")
-        r_c, slot = _compact(token_level_rewards.float(), response_mask)
-        v_c, _ = _compact(values.float(), response_mask)
+        r_c, v_c, slot = _compact(response_mask, token_level_rewards.float(), values.float())
         v_next = torch.nn.functional.pad(v_c[:, 1:], (0, 1))   # zeros past each row's last model token
         delta = r_c + gamma * v_next - v_c
         adv_c = discounted_reverse_cumsum(delta, gamma * lam)
@@ -335,7 +341,7 @@ def compute_reinforce_plus_plus_outcome_advantage(token_level_rewards: torch.Ten
     gamma = float(_resolve("gamma", gamma, config))
     with torch.no_grad():
         _warn_rewards_off_mask(token_level_rewards, response_mask, "reinforce_plus_plus")
-        r_c, slot = _compact(token_level_rewards.float(), response_mask)
+        r_c, slot = _compact(response_mask, token_level_rewards.float())
         returns = _expand(discounted_reverse_cumsum(r_c, gamma), slot, response_mask)
         adv = VF.masked_whiten(returns, response_mask) * response_mask
     return adv, returns
