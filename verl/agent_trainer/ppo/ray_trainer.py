@@ -7,9 +7,9 @@ own the maths (`core_algos`: estimators, KL), the model code (`workers/`), or th
 registered function and `union`s the answer into the batch.
 
 Worker groups (verl's names; classes from `verl.workers.fsdp_workers`):
-  actor_rollout -> ActorRolloutRefWorker(role="actor_rollout"): generate_sequences, compute_log_prob,
-                   update_actor, save/load_checkpoint, export_hf
-  ref           -> ActorRolloutRefWorker(role="ref"): compute_ref_log_prob   (when a KL term is on)
+  actor_rollout -> ActorRolloutRefWorker(role="actor_rollout", or "actor_rollout_ref" when a KL term is
+                   on: the reference policy then lives in the same process): generate_sequences,
+                   compute_log_prob, compute_ref_log_prob, update_actor, save/load_checkpoint, export_hf
   critic        -> CriticWorker: compute_values, update_critic, save/load_checkpoint (when values are needed)
 On CPU each group is one Ray actor with a fractional `num_cpus` and no GPU; on GPU a group has
 `nnodes * n_gpus_per_node` ranks sharing the GPUs (fractional `num_gpus`), and data-parallel calls
@@ -155,7 +155,8 @@ class RayPPOTrainer:
 
     # ------------------------------------------------------------------ setup
     def init_workers(self) -> None:
-        """Create the worker groups (actor+rollout, ref when KL is on, critic when values are needed)."""
+        """Create the worker groups: actor+rollout (+ the reference policy in the same process when a
+        KL term is on, verl's hybrid `actor_rollout_ref` role) and a critic when values are needed."""
         from verl.workers import fsdp_workers
 
         cfg = self.config
@@ -163,19 +164,26 @@ class RayPPOTrainer:
         critic_cls = self.worker_classes.get("critic", fsdp_workers.CriticWorker)
         on_gpu = cfg.trainer.device == "cuda"
         world = cfg.trainer.nnodes * cfg.trainer.n_gpus_per_node if on_gpu else 1
-        n_roles = 1 + int(self.use_ref) + int(self.use_critic)
+        n_groups = 1 + int(self.use_critic)
         opts = dict(world_size=world, num_cpus=cfg.ray_init.worker_num_cpus,
-                    num_gpus=(1.0 / n_roles) if on_gpu else 0.0)
-        self.actor_wg = WorkerGroup(actor_cls, (cfg, "actor_rollout"), name="actor_rollout", **opts)
-        if self.use_ref:
-            self.ref_wg = WorkerGroup(actor_cls, (cfg, "ref"), name="ref", **opts)
+                    num_gpus=(1.0 / n_groups) if on_gpu else 0.0)
+        start = time.perf_counter()
+        role = "actor_rollout_ref" if self.use_ref else "actor_rollout"
+        self.actor_wg = WorkerGroup(actor_cls, (cfg, role), name=role, **opts)
+        self.ref_wg = self.actor_wg if self.use_ref else None
         if self.use_critic:
             self.critic_wg = WorkerGroup(critic_cls, (cfg,), name="critic", **opts)
         for wg in self._groups():
             wg.call_all("init_model")
+        logger.info("worker groups %s ready in %.1f s (world size %d, device %s)",
+                    [wg.name for wg in self._groups()], time.perf_counter() - start, world, cfg.trainer.device)
 
     def _groups(self) -> list[WorkerGroup]:
-        return [wg for wg in (self.actor_wg, self.ref_wg, self.critic_wg) if wg is not None]
+        groups = []
+        for wg in (self.actor_wg, self.ref_wg, self.critic_wg):
+            if wg is not None and all(wg is not g for g in groups):
+                groups.append(wg)
+        return groups
 
     # ------------------------------------------------------------------ the loop
     def fit(self) -> dict:
