@@ -55,7 +55,7 @@ def test_grpo_two_steps_checkpoint_resume_export(webshop_url, tiny_model, tmp_pa
         "actor_rollout_ref.rollout.max_model_len=2048", "actor_rollout_ref.rollout.max_concurrency=8",
         f"actor_rollout_ref.rollout.rollout_log_dir={tmp_path / 'rollouts'}",
         "actor_rollout_ref.agentgym.task_name=webshop", f"actor_rollout_ref.agentgym.env_addr={webshop_url}",
-        "actor_rollout_ref.agentgym.timeout=30", "actor_rollout_ref.agentgym.max_rounds=2",
+        "actor_rollout_ref.rollout.val_kwargs.do_sample=True", "actor_rollout_ref.agentgym.timeout=30", "actor_rollout_ref.agentgym.max_rounds=2",
         "actor_rollout_ref.actor.ppo_mini_batch_size=1", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
         "actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.actor.optim.lr=1e-4",
         "algorithm.rounds_ctrl.rounds=2", "trainer.device=cpu", "trainer.save_freq=2", "trainer.test_freq=2",
@@ -71,7 +71,8 @@ def test_grpo_two_steps_checkpoint_resume_export(webshop_url, tiny_model, tmp_pa
         for key in ("actor/pg_loss", "actor/kl_loss"):
             assert isinstance(row[key], float) and math.isfinite(row[key]), (key, row.get(key))
         assert row["timing_s/gen"] > 0 and row["timing_s/update_actor"] > 0
-    assert 0.0 <= rows[1]["val/greedy/success_rate"] <= 1.0
+    for mode in ("greedy", "sampled"):
+        assert 0.0 <= rows[1][f"val/{mode}/success_rate"] <= 1.0 and rows[1][f"val/{mode}/num_turns"] >= 1
     assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == "2"
     step2 = ckpt / "global_step_2"
     assert (step2 / "trainer_state.pt").exists() and any((step2 / "actor").glob("model_*.pt"))

@@ -299,21 +299,21 @@ class RayPPOTrainer:
 
     # ------------------------------------------------------------------ validation
     def _validate(self) -> dict:
-        """Success rate and mean reward on the validation item ids: greedy, plus sampled when
-        `rollout.val_kwargs.do_sample`."""
+        """Success rate and mean reward on the validation item ids: a greedy pass (n=1), plus a
+        sampled pass (val_kwargs.n samples at val_kwargs.temperature, else rollout.temperature)
+        when `rollout.val_kwargs.do_sample`."""
         rcfg = self.config.actor_rollout_ref.rollout
-        modes = {"greedy": dict(temperature=0.0, n=1)}
+        modes = {"greedy": (0.0, 1)}
         if rcfg.val_kwargs.do_sample:
-            modes["sampled"] = dict(temperature=rcfg.val_kwargs.temperature or rcfg.temperature, n=rcfg.val_kwargs.n)
+            modes["sampled"] = (rcfg.val_kwargs.temperature or rcfg.temperature, rcfg.val_kwargs.n)
         metrics: dict = {}
         size = self.config.data.val_batch_size or len(self.val_dataset)
-        for mode, sampling in modes.items():
+        for mode, (temperature, n) in modes.items():
             results = []
             for start in range(0, len(self.val_dataset), size):
                 rows = [self.val_dataset[i] for i in range(start, min(start + size, len(self.val_dataset)))]
-                batch = self._new_batch(rows, n=sampling["n"])
-                batch.meta_info.update(global_step=self.global_steps, validate=True, do_sample=mode != "greedy",
-                                       temperature=sampling["temperature"],
+                batch = self._new_batch(rows, n=n)
+                batch.meta_info.update(global_step=self.global_steps, validate=True, val_temperature=temperature,
                                        max_rounds=self.config.actor_rollout_ref.agentgym.max_rounds)
                 results.append(self.actor_wg.call_dp("generate_sequences", batch))
             out = DataProto.concat(results)

@@ -191,7 +191,7 @@ class AgentLoop:
         async def one(i: int) -> Trajectory:
             async with sem:
                 seed_base = _seed(self.seed, global_step, int(validate), i)
-                sampling = self._sampling(validate)
+                sampling = self._sampling(validate, meta.get("val_temperature"))
                 chat = prompts[i] if prompts is not None else None
                 if chat is not None and not (isinstance(chat, float) and np.isnan(chat)):
                     traj = await self._single_turn(item_ids[i], _as_messages(chat), sampling, seed_base, clock)
@@ -350,11 +350,14 @@ class AgentLoop:
             clock.leave("env")
 
     # ------------------------------------------------------------------ chat / tokens
-    def _sampling(self, validate: bool) -> SamplingParams:
+    def _sampling(self, validate: bool, val_temperature: float | None = None) -> SamplingParams:
+        """Training: rollout.{temperature, top_p, top_k}; validation: val_kwargs, with the temperature
+        overridable per call (meta_info["val_temperature"]: the trainer's greedy and sampled passes)."""
         cfg = self.rollout_config
         if validate:
             val = cfg_get(cfg, "val_kwargs", None)
-            return SamplingParams(max_tokens=self.max_tokens, temperature=float(cfg_get(val, "temperature", 0.0)),
+            temperature = val_temperature if val_temperature is not None else cfg_get(val, "temperature", 0.0)
+            return SamplingParams(max_tokens=self.max_tokens, temperature=float(temperature),
                                   top_p=float(cfg_get(val, "top_p", 1.0)), top_k=int(cfg_get(val, "top_k", -1)))
         return SamplingParams(max_tokens=self.max_tokens, temperature=float(cfg_get(cfg, "temperature", 1.0)),
                               top_p=float(cfg_get(cfg, "top_p", 1.0)), top_k=int(cfg_get(cfg, "top_k", -1)))
