@@ -24,7 +24,8 @@ __all__ = ["WebshopWorld", "WebshopSession", "parse_action", "SEARCH_RETURN_N"]
 logger = logging.getLogger(__name__)
 
 SEARCH_RETURN_N = 50  # hits kept per query (5 pages of 10)
-_SEARCH_CACHE_SIZE = 8192
+_SEARCH_CACHE_SIZE = 2048  # queries; ~0.6 KB each, so the cache stays ~1 MB per process
+_SEARCH_CACHE_MAX_QUERY = 256  # longer queries are searched every time (they rarely repeat)
 _NAV_BUTTONS = frozenset({"back to search", "next >", "< prev", "buy now", *pages.SUB_PAGES})
 
 
@@ -130,6 +131,8 @@ class WebshopWorld:
 
     def search(self, query: str) -> tuple[str, ...]:
         """Top `SEARCH_RETURN_N` ASINs for `query` that exist in the catalog (LRU-cached per world)."""
+        if len(query) > _SEARCH_CACHE_MAX_QUERY:
+            return self._search_uncached(query)
         return self._search_cached(query)
 
     def _search_uncached(self, query: str) -> tuple[str, ...]:
