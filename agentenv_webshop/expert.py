@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
-__all__ = ["ExpertPolicy", "ExpertEnv", "Episode", "SessionEnv", "HttpEnv", "candidate_queries", "request_text", "to_conversation",
-           "evaluate", "main"]
+__all__ = ["ExpertPolicy", "ExpertEnv", "Episode", "SessionEnv", "HttpEnv", "candidate_queries", "request_text",
+           "to_conversation", "evaluate", "main"]
 
 logger = logging.getLogger(__name__)
 
