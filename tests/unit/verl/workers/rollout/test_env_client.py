@@ -1,0 +1,131 @@
+"""Env-client routing (verl.utils.agentgym.client) and the WebShop interaction, without a real server."""
+import asyncio
+import http.server
+import importlib.util
+import threading
+import time
+
+import pytest
+
+from agentenv.controller import StepOutput
+from verl.utils.agentgym import client as agc
+
+
+def test_unknown_task_lists_choices():
+    with pytest.raises(ValueError, match=r"task_name='nope'.*\['webarena', 'webshop'\]"):
+        agc.get_env_client_cls("nope")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("agentenv.envs.webarena") is not None, reason="webarena client installed")
+def test_webarena_needs_its_package():
+    with pytest.raises(ImportError, match="agentenv.envs.webarena"):
+        agc.get_env_client_cls("webarena")
+
+
+def test_wait_names_the_address_when_server_never_answers():
+    from helpers import free_port  # tests/ is on sys.path (tests/conftest.py)
+
+    addr = f"http://127.0.0.1:{free_port()}"
+    t = time.monotonic()
+    with pytest.raises(agc.EnvServerUnavailable, match=addr.replace(".", r"\.") + r".*3 attempts.*agentenv_webshop\.launch"):
+        agc.init_env_client({"task_name": "webshop", "env_addr": addr, "max_retries": 2, "timeout": 1})
+    assert time.monotonic() - t < 10
+
+
+def test_init_env_client_waits_then_builds_with_timeout(monkeypatch):
+    class Ok(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'"ok"')
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ok)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    seen = {}
+
+    class Client:
+        def __init__(self, env_server_base, data_len, timeout):
+            seen.update(base=env_server_base, timeout=timeout)
+
+    monkeypatch.setitem(agc.ENV_CLIENTS, "fakeshop", Client)
+    try:
+        addr = f"http://127.0.0.1:{server.server_address[1]}/"
+        c = agc.init_env_client({"task_name": "fakeshop", "env_addr": addr, "max_retries": 0, "timeout": 7})
+    finally:
+        server.shutdown()
+    assert isinstance(c, Client) and seen == {"base": addr.rstrip("/"), "timeout": 7.0}
+
+
+class _Env:
+    conversation_start = ()
+
+    def __init__(self):
+        self.closed = False
+        self.t = 0
+
+    def reset(self, idx):
+        self.idx, self.t = idx, 0
+        return [f"goal {idx}", None]
+
+    def step(self, action):
+        self.t += 1
+        done = "buy now" in action
+        return StepOutput(state=f"page {self.t}", reward=0.5 if done else 0.0, done=done)
+
+    def close(self):
+        self.closed = True
+
+
+def test_pool_reuses_and_closes():
+    made = []
+
+    def factory():
+        made.append(_Env())
+        return made[-1]
+
+    pool = agc.EnvClientPool({}, factory=factory, max_idle=1)
+    a, b = pool.acquire(), pool.acquire()
+    pool.release(a)
+    pool.release(b)  # pool full: closed
+    assert b.closed and not a.closed and pool.acquire() is a and pool.reused == 1 and pool.created == 2
+    pool.release(a, healthy=False)
+    assert a.closed
+    c = pool.acquire()
+    pool.release(c)
+    pool.close()
+    assert c.closed and len(pool) == 0
+
+
+def test_webshop_interaction_round_trip():
+    from verl.interactions import BaseInteraction, WebshopInteraction
+
+    made = []
+
+    def factory():
+        made.append(_Env())
+        return made[-1]
+
+    inter = WebshopInteraction({"client_factory": factory})
+    assert isinstance(inter, BaseInteraction) and inter.name == "webshop"
+
+    async def play():
+        iid = await inter.start_interaction(item_id="webshop_42")
+        assert inter.get_observation(iid) == "goal 42"
+        r1 = await inter.generate_response(iid, [{"role": "assistant", "content": "Action:\nsearch[mug]"}])
+        r2 = await inter.generate_response(iid, [{"role": "user", "content": "x"},
+                                                 {"role": "assistant", "content": "Action:\nclick[buy now]"}])
+        score = await inter.calculate_score(iid)
+        await inter.finalize_interaction(iid)
+        iid2 = await inter.start_interaction(session_id=7)
+        return r1, r2, score, iid2
+
+    r1, r2, score, iid2 = asyncio.run(play())
+    assert r1[:3] == (False, "page 1", 0.0) and r2[:3] == (True, "page 2", 0.5) and score == 0.5
+    assert len(made) == 1 and made[0].idx == 7  # the session was reused for the second instance
+    with pytest.raises(KeyError, match="start_interaction"):
+        asyncio.run(inter.calculate_score("missing"))
+    inter.close()
+    assert made[0].closed
