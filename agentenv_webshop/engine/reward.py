@@ -51,7 +51,8 @@ def get_type_reward(purchased_product: dict, goal: dict) -> dict:
         |purchased nouns ∩ goal nouns| / len(goal noun list) (0.2 if the goal name has no noun).
     """
     query_match = purchased_product.get("query") == goal.get("query")
-    shared = _category_set(purchased_product.get("product_category", "")) & _category_set(goal.get("product_category", ""))
+    shared = (_category_set(purchased_product.get("product_category", ""))
+              & _category_set(goal.get("product_category", "")))
     category_match = len(shared) >= 2
     purchased_nouns = extract_nouns(purchased_product.get("name", ""))
     goal_nouns = extract_nouns(goal.get("name", ""))
