@@ -121,9 +121,11 @@ def init_env_client(agentgym_config: Any, wait: bool = True):
     task_name = cfg_get(agentgym_config, "task_name", "webshop")
     cls = get_env_client_cls(task_name)
     kwargs = _client_kwargs(agentgym_config)
+    max_retries = int(cfg_get(agentgym_config, "max_retries", 10))
     if wait:
-        wait_for_env_server(kwargs["env_server_base"], int(cfg_get(agentgym_config, "max_retries", 10)),
-                            kwargs["timeout"], task_name=task_name)
+        wait_for_env_server(kwargs["env_server_base"], max_retries, kwargs["timeout"], task_name=task_name)
+    # `max_retries` is the start-up wait (AgentGym-RL's meaning); per-call retries stay the client's own
+    # small default, so a server that dies mid-rollout fails its trajectories in about a second.
     return cls(**kwargs)
 
 

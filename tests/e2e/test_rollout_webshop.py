@@ -1,0 +1,135 @@
+"""The agent loop against a real WebShop server: tiny HF model, a scripted shopper, and a server
+killed mid-rollout (failed trajectories, not a crash)."""
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import pytest
+
+from helpers import launched_server
+from verl.protocol import DataProto
+from verl.workers.rollout.agent_loop import AgentLoop
+from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from transformers import AutoTokenizer
+
+    from verl.utils.tiny_model import build_tiny_model
+
+    path = build_tiny_model()
+    return path, AutoTokenizer.from_pretrained(path)
+
+
+class ShopperEngine(RolloutEngine):
+    """A rule-based 'model': reads the last observation in the prompt and emits a ReAct action
+    (search -> first product -> buy now) as token ids ending with EOS."""
+
+    def __init__(self, tokenizer, on_call=None):
+        self.tok = tokenizer
+        self.on_call = on_call
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    async def generate(self, prompt_ids, sampling):
+        with self.lock:
+            self.calls += 1
+            n = self.calls
+        if self.on_call:
+            self.on_call(n)
+        text = self.tok.decode(prompt_ids)
+        obs = text.rsplit("<|im_start|>user\n", 1)[-1]
+        if "[SEP] Search" in obs and "Back to Search" not in obs:
+            goal = obs.split("Instruction: [SEP] ", 1)[-1].split(" [SEP]", 1)[0]
+            action = f"search[{' '.join(goal.split()[:6])}]"
+        elif "Buy Now" in obs:
+            action = "click[buy now]"
+        else:
+            asins = re.findall(r"\[SEP\] (B[0-9A-Z]{9}) \[SEP\]", obs)
+            action = f"click[{asins[0].lower()}]" if asins else "click[back to search]"
+        ids = self.tok.encode(f"Thought:\nI think so.\n\nAction:\n{action}", add_special_tokens=False)
+        ids = ids[: sampling.max_tokens - 1] + [self.tok.eos_token_id]
+        return GenerationOutput(token_ids=ids, log_probs=[-0.5] * len(ids), finish_reason="stop")
+
+    def update_weights(self, named_tensors):
+        pass
+
+
+def _batch(ids, step=1):
+    return DataProto.from_dict(non_tensors={"item_id": np.array([f"webshop_{i}" for i in ids], dtype=object),
+                                            "uid": np.array([str(i) for i in ids], dtype=object)},
+                               meta_info={"max_rounds": 5, "global_step": step})
+
+
+def _loop(engine, tok, url, **kw):
+    return AgentLoop(engine, tok, {"max_tokens": kw.get("max_tokens", 64), "temperature": 1.0, "max_model_len": 4096},
+                     {"task_name": "webshop", "env_addr": url, "max_retries": kw.get("max_retries", 3), "timeout": 10},
+                     {"max_prompt_length": 1024, "max_response_length": 2048})
+
+
+def test_scripted_shopper_buys_through_the_loop(webshop_url, tiny):
+    _, tok = tiny
+    loop = _loop(ShopperEngine(tok), tok, webshop_url)
+    try:
+        out = loop.run(_batch([0, 1, 2, 5]))
+    finally:
+        loop.close()
+    nt = out.non_tensor_batch
+    assert list(nt["env_error"]) == [""] * 4
+    assert all(nt["terminated"]) and list(nt["num_turns"]) == [3, 3, 3, 3]
+    for i in range(4):
+        r = nt["reward"][i]
+        assert 0.0 <= r <= 1.0 and nt["turn_rewards"][i][-1] == r and nt["turn_rewards"][i][:2] == [0.0, 0.0]
+        last = int(out.batch["response_mask"][i].nonzero().max())
+        assert float(out.batch["token_level_scores"][i, last]) == pytest.approx(r)
+        assert "Back to Search" in nt["messages"][i][5]["content"]  # a real results page came back
+    assert out.meta_info["rollout/env_errors"] == 0
+
+
+def test_tiny_model_rollout_against_server(webshop_url, tiny):
+    from verl.workers.rollout.hf_engine import HFEngine
+
+    path, tok = tiny
+    engine = HFEngine(path)
+    loop = _loop(engine, tok, webshop_url, max_tokens=24)
+    try:
+        out = loop.run(_batch([3, 4, 6]))
+        again = loop.run(_batch([3, 4, 6], step=2))
+    finally:
+        loop.close()
+        engine.shutdown()
+    assert list(out.non_tensor_batch["env_error"]) == [""] * 3 and list(again.non_tensor_batch["env_error"]) == [""] * 3
+    assert loop.pool.reused >= 3  # sessions reused across steps
+    for i in range(3):
+        msgs = out.non_tensor_batch["messages"][i]
+        assert msgs[3]["content"].startswith("WebShop [SEP] Instruction: [SEP]")
+        m = out.batch["response_mask"][i]
+        assert 0 < int(m.sum()) <= 5 * 24
+
+
+def test_server_killed_mid_rollout_gives_failed_trajectories(tiny):
+    _, tok = tiny
+    with launched_server("agentenv_webshop.launch") as (url, proc):
+        def kill_after_first_turns(n):
+            if n == 4:  # every trajectory has reset; most are about to step
+                proc.kill()
+                proc.wait(timeout=10)
+
+        loop = _loop(ShopperEngine(tok, on_call=kill_after_first_turns), tok, url, max_retries=0)
+        try:
+            out = loop.run(_batch([0, 1, 2, 3]))
+            after = loop.run(_batch([0, 1], step=2))  # the server stays dead: resets fail, no crash
+        finally:
+            loop.close()
+    nt = out.non_tensor_batch
+    errors = [e for e in nt["env_error"] if e]
+    assert errors and all("EnvClientError" in e for e in errors)
+    for i in range(4):
+        if nt["env_error"][i]:
+            assert nt["reward"][i] == 0.0 and float(out.batch["token_level_scores"][i].abs().sum()) == 0.0
+        else:
+            assert nt["terminated"][i]
+    assert all(after.non_tensor_batch["env_error"]) and out.meta_info["rollout/env_errors"] == len(errors)
