@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from verl.protocol import to_object_array
 from verl.utils import torch_functional as VF
 
 logger = logging.getLogger(__name__)
@@ -212,8 +213,7 @@ def _group_ids(index, bs: int) -> tuple[torch.Tensor, int]:
         raise ValueError("this estimator needs index=non_tensor_batch['uid'] (one id per prompt, shared by its samples)")
     if isinstance(index, torch.Tensor):
         index = index.cpu().numpy()
-    arr = np.empty(len(index), dtype=object)
-    arr[:] = list(index)
+    arr = to_object_array(index)
     if len(arr) != bs:
         raise ValueError(f"index has {len(arr)} entries but token_level_rewards has {bs} rows")
     codes, uniques = pd.factorize(arr)
@@ -416,6 +416,10 @@ def _turn_ids(response_mask: torch.Tensor) -> torch.Tensor:
     return torch.where(m.bool(), turn, torch.full_like(turn, -1))
 
 
+class _Unique:
+    """An anchor equal only to itself: a turn with no recorded observation forms its own step group."""
+
+
 def _hashable(x):
     """A hashable stand-in for an anchor observation (lists -> tuples, dicts -> sorted items)."""
     if isinstance(x, np.ndarray):
@@ -455,14 +459,17 @@ def compute_gigpo_outcome_advantage(token_level_rewards: torch.Tensor, response_
     * ``A = A_E + step_advantage_w * A_S(turn of the token)`` on model tokens.
 
     Args:
-        anchor_obs: (bs,) object array of per-turn hashable observations (len = number of turns);
-            when None it is derived with :func:`anchor_obs_from_messages` from ``messages`` and ``num_turns``.
-        turn_rewards: (bs,) object array of per-turn env rewards (len = number of turns).
+        anchor_obs: (bs,) object array of per-turn observations the model acted on (one per model
+            turn; lists/dicts are made hashable); when None it is derived with
+            :func:`anchor_obs_from_messages` from ``messages`` and ``num_turns``.
+        turn_rewards: (bs,) object array of per-turn env rewards; may be shorter than anchor_obs
+            when the last turn got no env step (its reward counts as 0).
         gamma / step_advantage_w / mode: else ``config.gamma`` / ``config.gigpo.step_advantage_w``
             (default 1.0) / ``config.gigpo.mode`` (``mean_norm`` default, or ``mean_std_norm``).
 
     Raises:
-        ValueError: on missing inputs or when a sample has more model turns than anchors/rewards.
+        ValueError: on missing inputs, when a sample has more rewards than anchors, or more
+            model-token runs than anchors (single-turn samples with no anchor are allowed).
     """
     gamma = float(_resolve("gamma", gamma, config))
     w = float(_resolve("gigpo.step_advantage_w", step_advantage_w, config, 1.0))
@@ -484,28 +491,34 @@ def compute_gigpo_outcome_advantage(token_level_rewards: torch.Tensor, response_
     _, mean, std = _group_stats(scores, gid, n_groups)
     adv_ep = (scores - mean) / (std + epsilon) if use_std else scores - mean
 
-    # Step level: flatten turns of all samples.
+    # Step level: flatten turns of all samples. A turn without an env step (budget cut, env error)
+    # has reward 0; a turn without an anchor (single-turn data) is its own step group (A_S = 0).
     turn = _turn_ids(response_mask)
     n_seg = (turn.max(dim=-1).values + 1).tolist()
-    n_steps = [len(r) for r in turn_rewards]
-    for i in range(bs):
-        if len(anchor_obs[i]) != n_steps[i] or n_seg[i] > n_steps[i]:
+    n_steps, rewards_flat, keys_flat = [], [], []
+    for i, gid_i in enumerate(gid.tolist()):
+        anchors, rewards = list(anchor_obs[i]), list(turn_rewards[i])
+        if len(rewards) > len(anchors) or n_seg[i] > max(len(anchors), 1):
             raise ValueError(f"gigpo: sample {i} has {n_seg[i]} model turns in response_mask, "
-                             f"{len(anchor_obs[i])} anchor_obs and {n_steps[i]} turn_rewards")
+                             f"{len(anchors)} anchor_obs and {len(rewards)} turn_rewards; expected one anchor per "
+                             f"model turn and at most one reward per anchor")
+        n = max(len(anchors), n_seg[i])
+        n_steps.append(n)
+        rewards_flat.extend(float(x) for x in rewards + [0.0] * (n - len(rewards)))
+        keys_flat.extend((gid_i, _hashable(a)) for a in anchors)
+        keys_flat.extend((gid_i, _Unique()) for _ in range(n - len(anchors)))
     offsets = torch.tensor([0] + n_steps[:-1], dtype=torch.int64).cumsum(0)
     total = int(sum(n_steps))
     if total == 0:
         return _broadcast(adv_ep, response_mask), _broadcast(adv_ep, response_mask)
-    step_r = torch.tensor([float(x) for r in turn_rewards for x in r])
+    step_r = torch.tensor(rewards_flat)
     sample_of_step = torch.repeat_interleave(torch.arange(bs), torch.tensor(n_steps))
     pos_in_sample = torch.arange(total) - offsets[sample_of_step]
     # Discounted return inside each trajectory: dense (bs, max_turns) layout then the blocked scan.
     dense = torch.zeros(bs, max(n_steps))
     dense[sample_of_step, pos_in_sample] = step_r
     returns_step = discounted_reverse_cumsum(dense, gamma)[sample_of_step, pos_in_sample]
-    keys = np.empty(total, dtype=object)
-    keys[:] = [(gid_i, _hashable(obs)) for gid_i, obs_list in zip(gid.tolist(), anchor_obs) for obs in obs_list]
-    codes, uniq = pd.factorize(keys)
+    codes, uniq = pd.factorize(to_object_array(keys_flat))
     sgid = torch.from_numpy(codes.astype(np.int64))
     s_count, s_mean, s_std = _group_stats(returns_step, sgid, len(uniq))
     adv_step = returns_step - s_mean

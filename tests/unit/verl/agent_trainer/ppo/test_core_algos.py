@@ -403,3 +403,19 @@ def test_compute_advantage_and_apply_kl_penalty_on_dataproto():
     assert metrics["actor/reward_kl_penalty"] == pytest.approx(0.1)
     ca.compute_advantage(data, "grpo", config=ALGO)
     assert torch.allclose(data.batch["advantages"][:, 0], torch.tensor([1.0, -1.0]) / math.sqrt(2), atol=1e-5)
+
+
+def test_gigpo_handles_turn_without_env_step_and_single_turn_samples():
+    # Sample 0: two turns, the second cut by the budget (no env step, so one reward for two anchors).
+    # Sample 1: same prompt, two full turns. Sample 2: single-turn data (no anchors at all).
+    m = torch.tensor([[1, 0, 1, 1], [1, 0, 1, 0], [1, 1, 0, 0]], dtype=torch.float32)
+    anchor = np.empty(3, dtype=object)
+    anchor[:] = [["s0", "s1"], ["s0", "s1"], []]
+    rewards = np.empty(3, dtype=object)
+    rewards[:] = [[0.0], [0.0, 1.0], []]
+    r = torch.zeros(3, 4)
+    r[1, 2] = 1.0
+    adv, _ = ca.compute_gigpo_outcome_advantage(r, m, index=["u", "u", "v"], anchor_obs=anchor, turn_rewards=rewards,
+                                                gamma=1.0, step_advantage_w=1.0, mode="mean_norm")
+    # episode: u -> (-0.5, +0.5), v singleton -> 0. steps: s0 G=(0, 1) -> -+0.5, s1 G=(0, 1) -> -+0.5.
+    assert torch.allclose(adv, torch.tensor([[-1.0, 0, -1.0, -1.0], [1.0, 0, 1.0, 0], [0.0, 0.0, 0, 0]]))
