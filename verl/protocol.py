@@ -360,9 +360,6 @@ class DataProto:
             batch = batch.clone() if batch is not None else None
             non_tensor = copy.deepcopy(non_tensor)
             meta = copy.deepcopy(meta)
-        if batch is None and not non_tensor and len(self):
-            # Keep the length known even when no key survives.
-            logger.debug("select produced an empty DataProto")
         return DataProto(batch=batch, non_tensor_batch=non_tensor, meta_info=meta)
 
     def pop(self, batch_keys=None, non_tensor_batch_keys=None, meta_info_keys=None) -> "DataProto":

@@ -123,3 +123,12 @@ def test_to_device_and_make_iterator():
 def test_to_object_array_keeps_equal_length_lists():
     arr = to_object_array([[1, 2], [3, 4]])
     assert arr.shape == (2,) and arr[1] == [3, 4]
+
+
+def test_pickle_round_trip_for_ray():
+    import pickle
+
+    d = _make()
+    back = pickle.loads(pickle.dumps(d))
+    assert torch.equal(back.batch["input_ids"], d.batch["input_ids"]) and back.meta_info == d.meta_info
+    assert list(back.non_tensor_batch["uid"]) == list(d.non_tensor_batch["uid"])
