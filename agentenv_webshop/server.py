@@ -62,14 +62,16 @@ def _num_goals(request: Request) -> int:
     return request.app.state.resources.num_goals
 
 
+# /list_envs and /create never block (a WebshopSession loads nothing), so they run on the event
+# loop; every handler that touches a session's state is a plain `def` (threadpool).
 @router.get("/list_envs")
-def list_envs(sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+async def list_envs(sessions: SessionRegistry = Depends(get_sessions)) -> Response:
     """Ids of the live sessions, in creation order."""
     return json_response(sessions.ids())
 
 
 @router.post("/create")
-def create(sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+async def create(sessions: SessionRegistry = Depends(get_sessions)) -> Response:
     """Open a session (loads nothing) and return its id as a bare int."""
     return json_response(sessions.create())
 

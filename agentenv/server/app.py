@@ -58,22 +58,26 @@ class ServerSettings:
     max_body_bytes: int = 1 << 20
 
 
+# The dependency getters below are `async def` on purpose: they only read app.state, and FastAPI
+# would run a plain `def` dependency in the threadpool (one extra thread hop per request).
+
+
 def json_response(obj: Any, status_code: int = 200) -> Response:
     """Serialise `obj` straight to a JSON response (skips FastAPI's slower generic encoder)."""
     return Response(content=_dumps(obj), status_code=status_code, media_type="application/json")
 
 
-def get_sessions(request: Request) -> SessionRegistry:
+async def get_sessions(request: Request) -> SessionRegistry:
     """The app's session registry (created in the lifespan hook)."""
     return request.app.state.sessions
 
 
-def get_resources(request: Request) -> Any:
+async def get_resources(request: Request) -> Any:
     """The app's shared resources (what `load_resources` returned)."""
     return request.app.state.resources
 
 
-def get_settings(request: Request) -> ServerSettings:
+async def get_settings(request: Request) -> ServerSettings:
     """The app's `ServerSettings`."""
     return request.app.state.settings
 
@@ -160,7 +164,7 @@ def create_env_app(
     install_error_handlers(app)
 
     @app.get("/")
-    def health() -> Response:
+    async def health() -> Response:
         """Health check: answers "ok" once the resources are loaded."""
         return json_response("ok")
 

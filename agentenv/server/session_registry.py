@@ -4,6 +4,9 @@ Owns the session lifecycle every env server shares: ids 0, 1, 2, ... (never reus
 number of live sessions (503 JSON error when full), a per-session lock so concurrent calls to one
 session run one at a time, idle-TTL eviction by a background sweeper thread, and close. It does
 not know what a session is: a factory builds one and an optional hook frees one.
+
+Logging: evictions at INFO; single creates/closes at DEBUG, because RL rollouts open and close
+thousands of sessions a minute and a line each would cost more than the session itself.
 """
 from __future__ import annotations
 
@@ -94,7 +97,7 @@ class SessionRegistry:
             env_idx = self._next_id
             self._next_id += 1
             self._entries[env_idx] = _Entry(env, self.clock())
-        logger.info("session %d created (%d live)", env_idx, len(self._entries))
+        logger.debug("session %d created (%d live)", env_idx, len(self._entries))
         return env_idx
 
     @contextlib.contextmanager
@@ -127,7 +130,7 @@ class SessionRegistry:
         with entry.lock:
             entry.closed = True
         self._free(env_idx, entry.env)
-        logger.info("session %d closed (%d live)", env_idx, len(self._entries))
+        logger.debug("session %d closed (%d live)", env_idx, len(self._entries))
 
     def close_all(self) -> None:
         """Close every live session (used at shutdown)."""
