@@ -121,13 +121,19 @@ def _unwrap(module: torch.nn.Module) -> torch.nn.Module:
     return module.module if _is_fsdp(module) else module
 
 
-def _full_state_dict(module: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """Unsharded HF-named state dict (gathered to CPU under FSDP)."""
+def _full_state_dict(module: torch.nn.Module, cpu_offload: bool = True) -> dict[str, torch.Tensor]:
+    """Unsharded HF-named state dict. Under FSDP with `cpu_offload` only rank 0 receives it (the
+    others get {}); without, every rank gets the full tensors on its GPU."""
     if _is_fsdp(module):
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 
-        return get_model_state_dict(module, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+        return get_model_state_dict(module, options=StateDictOptions(full_state_dict=True, cpu_offload=cpu_offload))
     return module.state_dict()
+
+
+def _fsdp_param_names(module: torch.nn.Module) -> set[str]:
+    """HF names of the unique parameters (tied weights once), with FSDP's wrapper prefixes removed."""
+    return {n.replace("_fsdp_wrapped_module.", "") for n, _ in module.named_parameters()}
 
 
 def _move_optimizer_state(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
@@ -378,7 +384,10 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
     def _named_full_params(self):
         if self.use_fsdp:
-            yield from _full_state_dict(self.module).items()
+            # Every rank feeds its own engine, so every rank gathers; tied duplicates (lm_head) are
+            # left out, as named_parameters() does on the plain path.
+            keep = _fsdp_param_names(self.module)
+            yield from ((n, t) for n, t in _full_state_dict(self.module, cpu_offload=False).items() if n in keep)
         else:
             yield from _unwrap(self.module).named_parameters()
 
