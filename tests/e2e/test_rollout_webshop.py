@@ -2,16 +2,13 @@
 killed mid-rollout (failed trajectories, not a crash)."""
 from __future__ import annotations
 
-import re
-import threading
-
 import numpy as np
 import pytest
 
 from helpers import launched_server
 from verl.protocol import DataProto
 from verl.workers.rollout.agent_loop import AgentLoop
-from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine
+from verl.workers.rollout.scripted_engine import ScriptedWebshopEngine
 
 
 @pytest.fixture(scope="module")
@@ -22,40 +19,6 @@ def tiny():
 
     path = build_tiny_model()
     return path, AutoTokenizer.from_pretrained(path)
-
-
-class ShopperEngine(RolloutEngine):
-    """A rule-based 'model': reads the last observation in the prompt and emits a ReAct action
-    (search -> first product -> buy now) as token ids ending with EOS."""
-
-    def __init__(self, tokenizer, on_call=None):
-        self.tok = tokenizer
-        self.on_call = on_call
-        self.calls = 0
-        self.lock = threading.Lock()
-
-    async def generate(self, prompt_ids, sampling):
-        with self.lock:
-            self.calls += 1
-            n = self.calls
-        if self.on_call:
-            self.on_call(n)
-        text = self.tok.decode(prompt_ids)
-        obs = text.rsplit("<|im_start|>user\n", 1)[-1]
-        if "[SEP] Search" in obs and "Back to Search" not in obs:
-            goal = obs.split("Instruction: [SEP] ", 1)[-1].split(" [SEP]", 1)[0]
-            action = f"search[{' '.join(goal.split()[:6])}]"
-        elif "Buy Now" in obs:
-            action = "click[buy now]"
-        else:
-            asins = re.findall(r"\[SEP\] (B[0-9A-Z]{9}) \[SEP\]", obs)
-            action = f"click[{asins[0].lower()}]" if asins else "click[back to search]"
-        ids = self.tok.encode(f"Thought:\nI think so.\n\nAction:\n{action}", add_special_tokens=False)
-        ids = ids[: sampling.max_tokens - 1] + [self.tok.eos_token_id]
-        return GenerationOutput(token_ids=ids, log_probs=[-0.5] * len(ids), finish_reason="stop")
-
-    def update_weights(self, named_tensors):
-        pass
 
 
 def _batch(ids, step=1):
@@ -72,7 +35,7 @@ def _loop(engine, tok, url, **kw):
 
 def test_scripted_shopper_buys_through_the_loop(webshop_url, tiny):
     _, tok = tiny
-    loop = _loop(ShopperEngine(tok), tok, webshop_url)
+    loop = _loop(ScriptedWebshopEngine(tok), tok, webshop_url)
     try:
         out = loop.run(_batch([0, 1, 2, 5]))
     finally:
@@ -118,7 +81,7 @@ def test_server_killed_mid_rollout_gives_failed_trajectories(tiny):
                 proc.kill()
                 proc.wait(timeout=10)
 
-        loop = _loop(ShopperEngine(tok, on_call=kill_after_first_turns), tok, url, max_retries=0)
+        loop = _loop(ScriptedWebshopEngine(tok, on_call=kill_after_first_turns), tok, url, max_retries=0)
         try:
             out = loop.run(_batch([0, 1, 2, 3]))
             after = loop.run(_batch([0, 1], step=2))  # the server stays dead: resets fail, no crash
