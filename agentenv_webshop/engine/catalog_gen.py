@@ -20,6 +20,7 @@ CLI: ``python -m agentenv_webshop.engine.catalog_gen --num-products N --out DIR 
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import io
 import json
@@ -409,6 +410,7 @@ def _fill(template: str, ptype: ProductType, style: str, attrs: list[str], opts:
                            opts=opts)
 
 
+@functools.lru_cache(maxsize=4096)
 def _title_case(text: str) -> str:
     return " ".join(w if w[:1].isdigit() else w[:1].upper() + w[1:] for w in text.split(" "))
 

@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 import bm25s
 import numpy as np
 
-from agentenv_webshop.engine.text import Analyzer, product_document
+from agentenv_webshop.engine.text import _TOKEN_RE, Analyzer, product_document
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ __all__ = ["SearchEngine", "SEARCH_RETURN_N", "default_cache_dir", "K1", "B"]
 SEARCH_RETURN_N = 50
 K1 = 0.9
 B = 0.4
-_INDEX_FORMAT = "agentenv_webshop-bm25-v1"
+_INDEX_FORMAT = "agentenv_webshop-bm25-v2"
+_MAX_IMPACT_FILE = "max_impact.npy"
 _ASINS_FILE = "asins.npy"
 _META_FILE = "meta.json"
 
@@ -50,70 +51,137 @@ except Exception:  # pragma: no cover - depends on the environment
     _BACKEND = "numpy"
 
 
-def _score_top_k_py(query_ids, data, indices, indptr, num_docs, k):  # pragma: no cover - compiled by numba
-    """Sum the BM25 impacts of the query's posting lists, then keep the k best (score desc, doc asc).
+def _better(s1, d1, s2, d2):  # pragma: no cover - compiled by numba
+    """Whether (score s1, doc d1) ranks before (s2, d2): higher score, then lower doc index."""
+    return s1 > s2 or (s1 == s2 and d1 < d2)
 
-    Returns (docs, scores), unsorted; only documents with a positive score.
+
+def _heap_offer(heap_s, heap_d, n, k, s, d):  # pragma: no cover - compiled by numba
+    """Offer (s, d) to a size-k heap of the best results whose root is the worst; returns the new size."""
+    if n < k:
+        pos = n
+        n += 1
+        while pos > 0:
+            parent = (pos - 1) >> 1
+            if _better(heap_s[parent], heap_d[parent], s, d):
+                heap_s[pos] = heap_s[parent]
+                heap_d[pos] = heap_d[parent]
+                pos = parent
+            else:
+                break
+        heap_s[pos] = s
+        heap_d[pos] = d
+        return n
+    if not _better(s, d, heap_s[0], heap_d[0]):
+        return n
+    pos = 0
+    while True:
+        child = 2 * pos + 1
+        if child >= n:
+            break
+        right = child + 1
+        if right < n and _better(heap_s[child], heap_d[child], heap_s[right], heap_d[right]):
+            child = right  # the worse child
+        if _better(s, d, heap_s[child], heap_d[child]):
+            heap_s[pos] = heap_s[child]
+            heap_d[pos] = heap_d[child]
+            pos = child
+        else:
+            break
+    heap_s[pos] = s
+    heap_d[pos] = d
+    return n
+
+
+def _score_top_k_py(term_ids, weights, upper, data, indices, indptr, k, scores, touched):  # pragma: no cover
+    """Exact top-k BM25 (score desc, doc asc) with term-at-a-time MaxScore pruning.
+
+    Terms come sorted by ``upper`` (weight x max impact) descending. Posting lists are accumulated
+    in that order until the sum of the remaining terms' upper bounds falls below the current k-th
+    best partial score (no unseen document can still enter the top k); the remaining terms are
+    then added only to documents that can still reach it, by binary search in their (doc-sorted)
+    posting lists. ``scores``/``touched`` are caller-owned buffers (all zero on entry and on exit).
+    Returns (docs, scores) of the top k, unsorted, positive scores only.
     """
-    scores = np.zeros(num_docs, dtype=np.float32)
-    for t in query_ids:
-        for j in range(indptr[t], indptr[t + 1]):
-            scores[indices[j]] += data[j]
+    nt = len(term_ids)
+    suffix = np.zeros(nt + 1, dtype=np.float64)
+    for i in range(nt - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + upper[i]
     heap_s = np.zeros(k, dtype=np.float32)
     heap_d = np.zeros(k, dtype=np.int64)
+    m = 0
+    stop = nt
+    theta = 0.0
+    max_partial = 0.0
+    for i in range(nt):
+        if i > 0 and m >= k and suffix[i] < max_partial:
+            n = 0
+            for j in range(m):
+                d = touched[j]
+                n = _heap_offer(heap_s, heap_d, n, k, scores[d], d)
+            theta = heap_s[0]
+            if suffix[i] < theta:
+                stop = i
+                break
+        t = term_ids[i]
+        w = weights[i]
+        for j in range(indptr[t], indptr[t + 1]):
+            d = indices[j]
+            s = scores[d]
+            if s == 0.0:
+                touched[m] = d
+                m += 1
+            s += w * data[j]
+            scores[d] = s
+            if s > max_partial:
+                max_partial = s
+    if stop < nt:
+        rest = suffix[stop]
+        for j in range(m):
+            d = touched[j]
+            s = scores[d]
+            if s + rest < theta:
+                scores[d] = -1.0  # cannot reach the top k: excluded below
+                continue
+            for i in range(stop, nt):
+                t = term_ids[i]
+                lo = indptr[t]
+                end = indptr[t + 1]
+                hi = end
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if indices[mid] < d:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo < end and indices[lo] == d:
+                    s += weights[i] * data[lo]
+            scores[d] = s
     n = 0
-    for d in range(num_docs):
+    for j in range(m):
+        d = touched[j]
         s = scores[d]
-        if s <= 0.0:
-            continue
-        if n < k:  # sift up
-            pos = n
-            n += 1
-            while pos > 0:
-                parent = (pos - 1) >> 1
-                if heap_s[parent] > s or (heap_s[parent] == s and heap_d[parent] < d):
-                    heap_s[pos] = heap_s[parent]
-                    heap_d[pos] = heap_d[parent]
-                    pos = parent
-                else:
-                    break
-            heap_s[pos] = s
-            heap_d[pos] = d
-        elif s > heap_s[0]:  # replace the worst (root) and sift down; equal scores keep the earlier doc
-            pos = 0
-            while True:
-                child = 2 * pos + 1
-                if child >= k:
-                    break
-                right = child + 1
-                if right < k and (heap_s[right] < heap_s[child]
-                                  or (heap_s[right] == heap_s[child] and heap_d[right] > heap_d[child])):
-                    child = right
-                if heap_s[child] < s or (heap_s[child] == s and heap_d[child] > d):
-                    heap_s[pos] = heap_s[child]
-                    heap_d[pos] = heap_d[child]
-                    pos = child
-                else:
-                    break
-            heap_s[pos] = s
-            heap_d[pos] = d
-    return heap_d[:n], heap_s[:n]
+        if s > 0.0:
+            n = _heap_offer(heap_s, heap_d, n, k, s, d)
+        scores[d] = 0.0
+    return heap_d[:n].copy(), heap_s[:n].copy()
 
 
-def _score_top_k_numpy(query_ids, data, indices, indptr, num_docs, k):
-    """numpy equivalent of :func:`_score_top_k_py` (used when numba is unavailable)."""
-    spans = [np.arange(indptr[t], indptr[t + 1]) for t in query_ids]
-    pos = np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
-    scores = np.bincount(indices[pos], weights=data[pos], minlength=num_docs).astype(np.float32)
-    docs = np.flatnonzero(scores > 0)
-    if len(docs) > k:
-        order = np.lexsort((docs, -scores[docs]))[:k]
-        docs = docs[order]
-    return docs, scores[docs]
+def _score_top_k_numpy(term_ids, weights, upper, data, indices, indptr, k, scores, touched):
+    """numpy equivalent of :func:`_score_top_k_py` without pruning (used when numba is unavailable)."""
+    acc = np.zeros(len(scores), dtype=np.float32)
+    for t, w in zip(term_ids, weights):
+        lo, hi = indptr[t], indptr[t + 1]
+        acc[indices[lo:hi]] += w * data[lo:hi]
+    docs = np.flatnonzero(acc > 0)
+    order = np.lexsort((docs, -acc[docs]))[:k]
+    return docs[order], acc[docs[order]]
 
 
 if njit is not None:
     # cache=True: compiled once per machine (numba's on-disk cache), not in every process.
+    _better = njit(cache=True, inline="always")(_better)
+    _heap_offer = njit(cache=True)(_heap_offer)
     _score_top_k = njit(cache=True, nogil=True)(_score_top_k_py)
 else:  # pragma: no cover
     logger.warning("numba is unavailable: search uses the numpy scorer (slower on large catalogs)")
@@ -137,35 +205,53 @@ def _documents_key(asins: Sequence[str], texts: Sequence[str], stemming: bool) -
 
 
 def _build_arrays(texts: Iterable[str], analyzer: Analyzer, num_docs: int) -> tuple[dict, dict]:
-    """Tokenise and build bm25s's lucene-BM25 CSC arrays (``data``, ``indices``, ``indptr``) vectorised."""
+    """Tokenise and build bm25s's lucene-BM25 CSC arrays (``data``, ``indices``, ``indptr``) vectorised.
+
+    Each distinct surface word is analysed once; per document only a C-level ``map`` over a dict
+    runs, and the (term, doc) grouping is a stable (radix) sort rather than a Python loop.
+    """
     vocab: dict[str, int] = {}
     word_ids: dict[str, int] = {}  # surface word -> term id, or -1 for a stopword
     flat = array.array("i")
     lengths = np.zeros(num_docs, dtype=np.int64)
-    terms_of = analyzer.terms
+    findall = _TOKEN_RE.findall
+    lookup = word_ids.__getitem__
     for d, text in enumerate(texts):
-        ids = []
-        for term in terms_of(text):
-            tid = word_ids.get(term)
-            if tid is None:
-                tid = word_ids[term] = vocab.setdefault(term, len(vocab))
-            ids.append(tid)
+        words = findall(text.lower())
+        try:
+            ids = list(map(lookup, words))
+        except KeyError:
+            for word in words:
+                if word not in word_ids:
+                    term = analyzer.terms(word)
+                    word_ids[word] = vocab.setdefault(term[0], len(vocab)) if term else -1
+            ids = list(map(lookup, words))
         flat.extend(ids)
         lengths[d] = len(ids)
-    tokens = np.frombuffer(flat, dtype=np.int32).astype(np.int64)
+    tokens = np.frombuffer(flat, dtype=np.int32)
+    doc_of_token = np.repeat(np.arange(num_docs, dtype=np.int32), lengths)
+    keep = tokens >= 0
+    tokens, doc_of_token = tokens[keep], doc_of_token[keep]
+    del flat, keep
+    lengths = np.bincount(doc_of_token, minlength=num_docs)
     n_vocab = max(len(vocab), 1)
-    doc_of_token = np.repeat(np.arange(num_docs, dtype=np.int64), lengths)
-    # Column-major (term, doc) keys: sorted unique keys are already in CSC order.
-    keys, tf = np.unique(tokens * num_docs + doc_of_token, return_counts=True)
-    del tokens, doc_of_token
-    term = (keys // num_docs).astype(np.int64)
-    doc = (keys % num_docs).astype(np.int32)
-    del keys
+    # Stable sort by term keeps documents ascending inside each term: CSC order. uint16 -> radix sort.
+    order = np.argsort(tokens.astype(np.uint16) if n_vocab < 65536 else tokens, kind="stable")
+    t_sorted, d_sorted = tokens[order], doc_of_token[order]
+    del order, tokens, doc_of_token
+    n = len(t_sorted)
+    starts = np.ones(n, dtype=bool)
+    if n:
+        starts[1:] = (t_sorted[1:] != t_sorted[:-1]) | (d_sorted[1:] != d_sorted[:-1])
+    starts = np.flatnonzero(starts)
+    tf = np.diff(np.append(starts, n)).astype(np.float32)
+    term = t_sorted[starts].astype(np.int64)
+    doc = d_sorted[starts].astype(np.int32)
+    del t_sorted, d_sorted, starts
     df = np.bincount(term, minlength=n_vocab).astype(np.float64)
     idf = np.log1p((num_docs - df + 0.5) / (df + 0.5))
     avgdl = float(lengths.mean()) if num_docs else 1.0
     avgdl = avgdl or 1.0
-    tf = tf.astype(np.float32)
     norm = (K1 * (1.0 - B + B * lengths[doc] / avgdl)).astype(np.float32)
     data = (idf[term].astype(np.float32) * tf / (tf + norm)).astype(np.float32)
     indptr = np.zeros(n_vocab + 1, dtype=np.int64)
@@ -186,6 +272,8 @@ class SearchEngine:
         self._analyzer = analyzer
         self._vocab = model.vocab_dict
         self.path = path
+        self._max_impact: np.ndarray | None = None
+        self._buffers = threading.local()  # per-thread score accumulator and touched-doc list
 
     def __len__(self) -> int:
         return len(self._asins)
@@ -247,6 +335,12 @@ class SearchEngine:
         try:
             model.save(tmp, show_progress=False)
             np.save(os.path.join(tmp, _ASINS_FILE), np.array(asins, dtype="S10"))
+            data, indptr = scores["data"], scores["indptr"]
+            max_impact = np.zeros(len(indptr) - 1, dtype=np.float32)
+            nonempty = np.flatnonzero(np.diff(indptr) > 0)
+            if len(nonempty):
+                max_impact[nonempty] = np.maximum.reduceat(data, indptr[nonempty])
+            np.save(os.path.join(tmp, _MAX_IMPACT_FILE), max_impact)
             with open(os.path.join(tmp, _META_FILE), "w") as f:
                 json.dump({"format": _INDEX_FORMAT, "num_docs": len(asins), "vocab": len(vocab),
                            "stemming": analyzer.stemming, "k1": K1, "b": B}, f)
@@ -267,6 +361,7 @@ class SearchEngine:
         model = bm25s.BM25.load(path, mmap=True, load_corpus=False, show_progress=False)
         asins = np.load(os.path.join(path, _ASINS_FILE), mmap_mode="r")
         engine = cls(model, asins, analyzer, path)
+        engine._max_impact = np.load(os.path.join(path, _MAX_IMPACT_FILE), mmap_mode="r")
         engine._search_ids([0], 1)  # compile (or load the cached compile of) the scorer now
         return engine
 
@@ -292,6 +387,14 @@ class SearchEngine:
     def _search_ids(self, ids: list[int], k: int) -> np.ndarray:
         """Document indices of the top-k for term ids, score descending, catalog order on ties."""
         sc = self._model.scores
-        docs, scores = _score_top_k(np.asarray(ids, dtype=np.int64), sc["data"], sc["indices"], sc["indptr"],
-                                    int(sc["num_docs"]), k)
+        buffers = self._buffers
+        if getattr(buffers, "scores", None) is None:
+            buffers.scores = np.zeros(int(sc["num_docs"]), dtype=np.float32)
+            buffers.touched = np.zeros(int(sc["num_docs"]), dtype=np.int64)
+        terms, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
+        weights = counts.astype(np.float32)
+        upper = weights.astype(np.float64) * self._max_impact[terms]
+        order = np.lexsort((terms, -upper))  # a repeated query term counts once per repeat, as in Lucene
+        docs, scores = _score_top_k(terms[order], weights[order], upper[order], sc["data"], sc["indices"],
+                                    sc["indptr"], k, buffers.scores, buffers.touched)
         return docs[np.lexsort((docs, -scores))]

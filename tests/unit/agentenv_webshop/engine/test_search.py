@@ -112,8 +112,8 @@ def test_goal_products_found_from_instructions(embedded):
 def test_search_latency_on_1000_products(tmp_path):
     catalog = load_catalog(num_products=1000)
     engine = SearchEngine.build(catalog.products, cache_dir=str(tmp_path))
-    goals = build_goals(catalog.products)[:200]
-    for goal in goals[:20]:
+    goals = build_goals(catalog.products)[:100]
+    for goal in goals[:10]:
         engine.search(goal["instruction_text"])
     times = []
     for goal in goals:
@@ -121,3 +121,22 @@ def test_search_latency_on_1000_products(tmp_path):
         engine.search(goal["instruction_text"])
         times.append(time.perf_counter() - t0)
     assert np.percentile(times, 50) < 0.003
+
+
+def test_pruned_top_k_equals_exhaustive_scoring(embedded):
+    from agentenv_webshop.engine.search import _score_top_k_numpy
+
+    catalog, engine = embedded
+    sc = engine._model.scores
+    queries = [g["instruction_text"] for g in build_goals(catalog.products)[300:400]]
+    queries += ["shampoo", "size", "black pack of 2", "the of and"]
+    for query in queries:
+        ids = engine.query_ids(query)
+        for k in (1, 50):
+            got = list(engine._search_ids(ids, k)) if ids else []
+            if not ids:
+                continue
+            terms, counts = np.unique(np.asarray(ids), return_counts=True)
+            docs, scores = _score_top_k_numpy(terms, counts.astype(np.float32), None, sc["data"], sc["indices"],
+                                              sc["indptr"], k, np.zeros(len(engine)), None)
+            assert got == list(docs), (query, k)
