@@ -152,7 +152,8 @@ class AgentLoop:
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         if tokenizer.eos_token_id is None:
             raise ValueError("the tokenizer has no eos_token; the agent loop needs it to end a turn")
-        self.stop_ids = tuple(sorted({int(tokenizer.eos_token_id)}))
+        extra_stops = cfg_get(rollout_config, "stop_token_ids", None) or ()
+        self.stop_ids = tuple(sorted({int(tokenizer.eos_token_id), *map(int, extra_stops)}))
         self._closing, self._obs_template = self._template_pieces()
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, self.max_concurrency),
                                                                thread_name_prefix="env")
@@ -266,7 +267,8 @@ class AgentLoop:
                 if turn == max_rounds - 1:
                     traj.truncated = True
                     break
-                obs_ids = self._observation_ids(state, ended_with_eos=gen.finish_reason == "stop")
+                stop_tok = gen.token_ids[-1] if gen.finish_reason == "stop" and gen.token_ids else None
+                obs_ids = self._observation_ids(state, stop_tok)
                 if len(traj.response_ids) + len(obs_ids) >= budget:
                     traj.truncated = True
                     break
@@ -390,12 +392,15 @@ class AgentLoop:
         before, _, after = delta.partition(obs)
         return closing, (before, after)
 
-    def _observation_ids(self, observation: str, ended_with_eos: bool) -> list[int]:
-        """Ids appended after a model turn: rest of the turn closing, the user turn, the assistant header."""
+    def _observation_ids(self, observation: str, stop_token: int | None) -> list[int]:
+        """Ids appended after a model turn: rest of the turn closing, the user turn, the assistant header.
+
+        `stop_token` is the stop id the model produced (None when the turn hit max_tokens); when it is
+        the template's end-of-turn text, only the rest of the closing is appended (mask 0)."""
         closing = self._closing
-        eos_text = self.tokenizer.decode(list(self.stop_ids[:1]))
-        if ended_with_eos and closing.startswith(eos_text):
-            closing = closing[len(eos_text):]  # the model produced the end-of-turn token itself
+        stop_text = self.tokenizer.decode([stop_token]) if stop_token is not None else None
+        if stop_text and closing.startswith(stop_text):
+            closing = closing[len(stop_text):]  # the model produced the end-of-turn token itself
         before, after = self._obs_template
         return self._encode(closing + before + observation + after)
 
@@ -439,6 +444,8 @@ class AgentLoop:
             "token_level_scores": scores,
         }
         non_tensors = {k: v for k, v in batch.non_tensor_batch.items()}  # pass through (uid, reward_model, ...)
+        if "uid" not in non_tensors:  # no group ids given: samples of one item form a group
+            non_tensors["uid"] = to_object_array([t.item_id for t in trajs])
         non_tensors.update({
             "item_id": to_object_array([t.item_id for t in trajs]),
             "num_turns": to_object_array([t.num_turns for t in trajs]),

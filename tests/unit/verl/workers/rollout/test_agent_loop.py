@@ -259,3 +259,22 @@ def test_wrong_task_prefix_is_a_clear_error(tokenizer, scripted_engine_cls):
     with pytest.raises(ValueError, match="agentgym.task_name='webshop'"):
         loop.run(batch)
     loop.close()
+
+
+def test_other_stop_token_keeps_full_turn_closing(tokenizer, scripted_engine_cls):
+    action_ids, _ = _action_script(tokenizer)
+    other = tokenizer.pad_token_id  # <|endoftext|>: a stop id that is not the template's end-of-turn
+
+    def script(prompt_ids, sampling):
+        assert other in sampling.stop_token_ids and tokenizer.eos_token_id in sampling.stop_token_ids
+        return action_ids + [other], "stop"
+
+    loop = _loop(scripted_engine_cls(script), tokenizer, stop_token_ids=[other])
+    out = loop.run(_batch(1, max_rounds=2))
+    closing = tokenizer.encode("<|im_end|>\n<|im_start|>user\npage 1 of goal 0<|im_end|>\n<|im_start|>assistant\n",
+                               add_special_tokens=False)
+    turn = action_ids + [other]
+    L = 2 * len(turn) + len(closing)
+    assert out.batch["responses"][0, :L].tolist() == turn + closing + turn
+    assert out.batch["response_mask"][0, :L].tolist() == [1] * len(turn) + [0] * len(closing) + [1] * len(turn)
+    loop.close()
