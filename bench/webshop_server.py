@@ -75,6 +75,7 @@ def start_server(args) -> tuple[subprocess.Popen, int]:
         cmd += ["--num-products", str(args.num_products)]
     if args.data_dir:
         cmd += ["--data-dir", args.data_dir]
+    cmd += args.server_args.split()
     proc = subprocess.Popen(cmd, cwd=ROOT)
     deadline = time.time() + 300
     while time.time() < deadline:
@@ -134,7 +135,7 @@ def client_proc(port, first_goal, n_threads, start_at, warm_s, run_s, num_goals,
     queue.put(out)
 
 
-def run_load(port, n_clients, args, num_goals):
+def run_load(port, n_clients, args, num_goals, server: psutil.Process):
     n_procs = min(args.client_procs, n_clients)
     per = [n_clients // n_procs + (1 if i < n_clients % n_procs else 0) for i in range(n_procs)]
     queue = mp.Queue()
@@ -145,7 +146,10 @@ def run_load(port, n_clients, args, num_goals):
         p.start()
         procs.append(p)
         first += n
+    time.sleep(max(0.0, start_at - time.time()) + args.warmup)
+    cpu0 = server.cpu_times()
     results = [r for _ in procs for r in queue.get()]
+    cpu1 = server.cpu_times()
     for p in procs:
         p.join()
     steps = sum(s for s, _ in results)
@@ -159,6 +163,9 @@ def run_load(port, n_clients, args, num_goals):
         "search_p50_ms": pct(search, 0.5) * 1e3,
         "search_p99_ms": pct(search, 0.99) * 1e3,
         "other_p50_ms": pct([x for _, lat in results for x in lat["other"]], 0.5) * 1e3,
+        # server CPU per step (approximate: the window also covers each client's last episode and
+        # its /reset, /available_actions calls); an upper bound on the unloaded per-step cost
+        "server_cpu_ms_per_step": (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / max(steps, 1) * 1e3,
     }
 
 
@@ -205,6 +212,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--warmup", type=float, default=1.0)
     ap.add_argument("--client-procs", type=int, default=2, help="client processes the threads are spread over")
+    ap.add_argument("--server-args", default="", help="extra launch flags, e.g. '--worker-threads 4'")
     ap.add_argument("--creates", type=int, default=1000)
     ap.add_argument("--live-sessions", type=int, default=5000)
     args = ap.parse_args()
@@ -227,11 +235,13 @@ def main():
         per, before, after = bench_memory(port, proc.pid, args.live_sessions, num_goals)
         print(f"memory per live session (reset + 1 step): {per / 1024:.2f} KiB "
               f"(RSS {before / 2**20:.1f} -> {after / 2**20:.1f} MiB over {args.live_sessions} sessions)")
-        print(f"{'clients':>7} {'steps/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'search p50':>11} {'search p99':>11} {'nav p50':>8}")
+        print(f"{'clients':>7} {'steps/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'search p50':>11} {'search p99':>11} "
+              f"{'nav p50':>8} {'srv cpu ms/step':>16}")
         for n in [int(x) for x in args.clients.split(",")]:
-            r = run_load(port, n, args, num_goals)
+            r = run_load(port, n, args, num_goals, psutil.Process(proc.pid))
             print(f"{r['clients']:>7} {r['steps_per_s']:>9.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} "
-                  f"{r['search_p50_ms']:>11.2f} {r['search_p99_ms']:>11.2f} {r['other_p50_ms']:>8.2f}")
+                  f"{r['search_p50_ms']:>11.2f} {r['search_p99_ms']:>11.2f} {r['other_p50_ms']:>8.2f} "
+                  f"{r['server_cpu_ms_per_step']:>16.3f}")
         print(f"server RSS at end: {psutil.Process(proc.pid).memory_info().rss / 2**20:.1f} MiB")
     finally:
         proc.terminate()

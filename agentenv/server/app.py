@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
+import anyio.to_thread
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
 
@@ -47,6 +48,8 @@ class ServerSettings:
         session_ttl_s: idle seconds before a session is evicted; None = never.
         max_action_chars: longer actions are refused with 422 "action_too_long".
         max_body_bytes: larger request bodies are refused with 413 "body_too_large".
+        worker_threads: threadpool size for the plain-`def` handlers. CPU-bound servers (WebShop)
+            want few (more threads only fight over the GIL); servers that wait on I/O (browsers) more.
     """
 
     host: str = "127.0.0.1"
@@ -56,6 +59,7 @@ class ServerSettings:
     session_ttl_s: Optional[float] = 3600.0
     max_action_chars: int = 4096
     max_body_bytes: int = 1 << 20
+    worker_threads: int = 8
 
 
 # The dependency getters below are `async def` on purpose: they only read app.state, and FastAPI
@@ -141,6 +145,7 @@ def create_env_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
         start = time.perf_counter()
         resources = load_resources() if load_resources is not None else None
         logger.info("%s: resources loaded in %.2f s", title, time.perf_counter() - start)

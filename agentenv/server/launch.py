@@ -13,9 +13,9 @@ _LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
 def build_arg_parser(description: str, default_port: int, default_max_sessions: Optional[int] = 100_000,
-                     default_ttl_s: float = 3600.0) -> argparse.ArgumentParser:
+                     default_ttl_s: float = 3600.0, default_worker_threads: int = 8) -> argparse.ArgumentParser:
     """Parser with the flags every env server has: --host, --port, --log-level, --max-sessions,
-    --session-ttl, --max-action-chars. Servers add their own flags to it."""
+    --session-ttl, --max-action-chars, --worker-threads. Servers add their own flags to it."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes it)")
     parser.add_argument("--port", type=int, default=default_port, help=f"TCP port (default {default_port})")
@@ -27,6 +27,8 @@ def build_arg_parser(description: str, default_port: int, default_max_sessions: 
                         help=f"evict sessions idle for this many seconds (default {default_ttl_s:g}; 0 = never)")
     parser.add_argument("--max-action-chars", type=int, default=4096,
                         help="refuse longer actions with 422 action_too_long (default 4096)")
+    parser.add_argument("--worker-threads", type=int, default=default_worker_threads,
+                        help=f"threads running blocking handlers (default {default_worker_threads})")
     return parser
 
 
@@ -39,6 +41,7 @@ def settings_from_args(args: argparse.Namespace) -> ServerSettings:
         max_sessions=args.max_sessions or None,
         session_ttl_s=args.session_ttl or None,
         max_action_chars=args.max_action_chars,
+        worker_threads=args.worker_threads,
     )
 
 
@@ -68,4 +71,6 @@ def parse(parser: argparse.ArgumentParser, argv: Optional[Sequence[str]] = None)
         parser.error(f"--session-ttl must be >= 0, got {args.session_ttl}")
     if args.max_action_chars < 1:
         parser.error(f"--max-action-chars must be >= 1, got {args.max_action_chars}")
+    if args.worker_threads < 1:
+        parser.error(f"--worker-threads must be >= 1, got {args.worker_threads}")
     return args
