@@ -28,3 +28,15 @@ def test_file_and_tensorboard_backends_write(tmp_path):
 def test_unknown_backend_lists_choices(tmp_path):
     with pytest.raises(ValueError, match="mlflow.*console"):
         Tracking("p", "e", default_backend=["mlflow"], log_dir=str(tmp_path))
+
+
+def test_wandb_offline_writes_a_run(tmp_path, monkeypatch):
+    pytest.importorskip("wandb")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    tr = Tracking("proj", "exp", default_backend=["wandb"], config={"lr": 1e-6}, log_dir=str(tmp_path))
+    for step in range(3):
+        tr.log({"actor/pg_loss": 0.1 * step}, step=step)
+    tr.finish()
+    runs = list((tmp_path / "wandb").glob("offline-run-*/run-*.wandb"))
+    assert runs and runs[0].stat().st_size > 0
