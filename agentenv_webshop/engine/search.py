@@ -51,6 +51,9 @@ except Exception:  # pragma: no cover - depends on the environment
     _BACKEND = "numpy"
 
 
+_SLACK = 1e-5  # relative float32 rounding slack in pruning decisions (keeps pruning exact)
+
+
 def _better(s1, d1, s2, d2):  # pragma: no cover - compiled by numba
     """Whether (score s1, doc d1) ranks before (s2, d2): higher score, then lower doc index."""
     return s1 > s2 or (s1 == s2 and d1 < d2)
@@ -105,8 +108,10 @@ def _score_top_k_py(term_ids, weights, upper, data, indices, indptr, k, scores, 
     """
     nt = len(term_ids)
     suffix = np.zeros(nt + 1, dtype=np.float64)
+    suffix_df = np.zeros(nt + 1, dtype=np.int64)  # postings still to accumulate from term i on
     for i in range(nt - 1, -1, -1):
         suffix[i] = suffix[i + 1] + upper[i]
+        suffix_df[i] = suffix_df[i + 1] + indptr[term_ids[i] + 1] - indptr[term_ids[i]]
     heap_s = np.zeros(k, dtype=np.float32)
     heap_d = np.zeros(k, dtype=np.int64)
     m = 0
@@ -114,13 +119,15 @@ def _score_top_k_py(term_ids, weights, upper, data, indices, indptr, k, scores, 
     theta = 0.0
     max_partial = 0.0
     for i in range(nt):
-        if i > 0 and m >= k and suffix[i] < max_partial:
+        # Computing the k-th best partial score costs O(touched); only try when that is cheap
+        # against the postings it could save.
+        if i > 0 and m >= k and suffix[i] < max_partial and 4 * m <= suffix_df[i]:
             n = 0
             for j in range(m):
                 d = touched[j]
                 n = _heap_offer(heap_s, heap_d, n, k, scores[d], d)
             theta = heap_s[0]
-            if suffix[i] < theta:
+            if suffix[i] < theta - _SLACK * (1.0 + theta):
                 stop = i
                 break
         t = term_ids[i]
@@ -136,27 +143,61 @@ def _score_top_k_py(term_ids, weights, upper, data, indices, indptr, k, scores, 
             if s > max_partial:
                 max_partial = s
     if stop < nt:
+        # Candidates: touched documents that can still reach the top k (float slack for rounding).
         rest = suffix[stop]
+        cand = np.empty(m, dtype=np.int64)
+        c = 0
         for j in range(m):
             d = touched[j]
-            s = scores[d]
-            if s + rest < theta:
-                scores[d] = -1.0  # cannot reach the top k: excluded below
-                continue
-            for i in range(stop, nt):
-                t = term_ids[i]
-                lo = indptr[t]
-                end = indptr[t + 1]
-                hi = end
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if indices[mid] < d:
-                        lo = mid + 1
+            if scores[d] + rest >= theta - _SLACK * (1.0 + theta):
+                cand[c] = d
+                c += 1
+            else:
+                scores[d] = -1.0  # excluded: never updated again, skipped by the final selection
+        for i in range(stop, nt):
+            t = term_ids[i]
+            start = indptr[t]
+            end = indptr[t + 1]
+            w = weights[i]
+            steps = 1
+            x = end - start
+            while x > 1:
+                x >>= 1
+                steps += 1
+            if c * steps < end - start:  # few candidates: binary search each in the doc-sorted postings
+                for jj in range(c):
+                    d = cand[jj]
+                    lo = start
+                    hi = end
+                    while lo < hi:
+                        mid = (lo + hi) >> 1
+                        if indices[mid] < d:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    if lo < end and indices[lo] == d:
+                        scores[d] += w * data[lo]
+            else:  # many candidates: scan the postings, updating candidates only (score > 0)
+                for j in range(start, end):
+                    d = indices[j]
+                    if scores[d] > 0.0:
+                        scores[d] += w * data[j]
+            rest -= upper[i]
+            if i + 1 < nt and c > k:  # tighten the threshold and drop hopeless candidates
+                n = 0
+                for jj in range(c):
+                    d = cand[jj]
+                    n = _heap_offer(heap_s, heap_d, n, k, scores[d], d)
+                theta = heap_s[0]
+                nc = 0
+                for jj in range(c):
+                    d = cand[jj]
+                    if scores[d] + rest >= theta - _SLACK * (1.0 + theta):
+                        cand[nc] = d
+                        nc += 1
                     else:
-                        hi = mid
-                if lo < end and indices[lo] == d:
-                    s += weights[i] * data[lo]
-            scores[d] = s
+                        scores[d] = -1.0
+                c = nc
     n = 0
     for j in range(m):
         d = touched[j]
