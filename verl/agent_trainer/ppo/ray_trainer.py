@@ -62,17 +62,25 @@ class WorkerGroup:
     """
 
     def __init__(self, cls: type, args: tuple, world_size: int = 1, num_cpus: float = 0.5, num_gpus: float = 0.0,
-                 name: str = "worker", env_vars: dict | None = None):
+                 name: str = "worker", env_vars: dict | None = None, placement_group=None):
         import ray
 
         self.name, self.world_size = name, world_size
+        master_addr = ray.util.get_node_ip_address() if world_size > 1 else "127.0.0.1"
         master_port = str(_free_port())
         self.workers = []
         for rank in range(world_size):
-            env = {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(world_size),
-                   "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": master_port, **(env_vars or {})}
+            # Ray narrows CUDA_VISIBLE_DEVICES to the actor's own GPU, so its local device index is 0.
+            env = {"RANK": str(rank), "LOCAL_RANK": "0", "WORLD_SIZE": str(world_size),
+                   "MASTER_ADDR": master_addr, "MASTER_PORT": master_port, **(env_vars or {})}
+            options: dict[str, Any] = {"runtime_env": {"env_vars": env}}
+            if placement_group is not None:  # rank r of every group shares bundle r (one GPU per bundle)
+                from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+                options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
+                    placement_group=placement_group, placement_group_bundle_index=rank)
             remote_cls = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(cls)
-            self.workers.append(remote_cls.options(runtime_env={"env_vars": env}).remote(*args))
+            self.workers.append(remote_cls.options(**options).remote(*args))
 
     def call_all(self, method: str, *args, **kwargs) -> list:
         """Call `method` on every rank; return every rank's result."""
@@ -107,6 +115,16 @@ class WorkerGroup:
         for w in self.workers:
             ray.kill(w)
         self.workers = []
+
+
+def _gpu_placement_group(world_size: int, cpus_per_bundle: float):
+    """One bundle of {GPU: 1} per rank (colocated roles share it), ready before actors are placed."""
+    import ray
+    from ray.util.placement_group import placement_group
+
+    pg = placement_group([{"GPU": 1, "CPU": cpus_per_bundle} for _ in range(world_size)], strategy="PACK")
+    ray.get(pg.ready(), timeout=600)
+    return pg
 
 
 def _free_port() -> int:
@@ -166,7 +184,8 @@ class RayPPOTrainer:
         world = cfg.trainer.nnodes * cfg.trainer.n_gpus_per_node if on_gpu else 1
         n_groups = 1 + int(self.use_critic)
         opts = dict(world_size=world, num_cpus=cfg.ray_init.worker_num_cpus,
-                    num_gpus=(1.0 / n_groups) if on_gpu else 0.0)
+                    num_gpus=(1.0 / n_groups) if on_gpu else 0.0,
+                    placement_group=_gpu_placement_group(world, cfg.ray_init.worker_num_cpus * n_groups) if on_gpu else None)
         start = time.perf_counter()
         role = "actor_rollout_ref" if self.use_ref else "actor_rollout"
         self.actor_wg = WorkerGroup(actor_cls, (cfg, role), name=role, **opts)
@@ -194,31 +213,32 @@ class RayPPOTrainer:
         tracker = Tracking(cfg.project_name, cfg.experiment_name, cfg.loggers, to_dict(self.config),
                            cfg.log_dir or os.path.join(cfg.default_local_dir, "logs"))
         self._load_checkpoint()
-        if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only):
-            tracker.log(self._validate(), step=self.global_steps)
-            if cfg.val_only:
-                return {}
         metrics: dict = {}
         bar = tqdm(total=self.total_training_steps, initial=self.global_steps, desc="training steps")
-        for rows in self._train_batches():
-            self.global_steps += 1
-            metrics, timing = {}, {}
-            with _timer("step", timing):
-                batch = self._new_batch(rows)
-                for name, stage in self._stages():
-                    with _timer(name, timing):
-                        batch = stage(batch, metrics)
-                if self._every(cfg.test_freq):
-                    with _timer("testing", timing):
-                        metrics.update(self._validate())
-                if self._every(cfg.save_freq) or self.global_steps == self.total_training_steps:
-                    with _timer("save_checkpoint", timing):
-                        self._save_checkpoint()
-            metrics.update(self._step_metrics(batch, timing))
-            tracker.log(metrics, step=self.global_steps)
-            bar.update(1)
-        bar.close()
-        tracker.finish()
+        try:
+            if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only):
+                metrics = self._validate()
+                tracker.log(metrics, step=self.global_steps)
+            for rows in ([] if cfg.val_only else self._train_batches()):
+                self.global_steps += 1
+                metrics, timing = {}, {}
+                with _timer("step", timing):
+                    batch = self._new_batch(rows)
+                    for name, stage in self._stages():
+                        with _timer(name, timing):
+                            batch = stage(batch, metrics)
+                    if self._every(cfg.test_freq):
+                        with _timer("testing", timing):
+                            metrics.update(self._validate())
+                    if self._every(cfg.save_freq) or self.global_steps == self.total_training_steps:
+                        with _timer("save_checkpoint", timing):
+                            self._save_checkpoint()
+                metrics.update(self._step_metrics(batch, timing))
+                tracker.log(metrics, step=self.global_steps)
+                bar.update(1)
+        finally:
+            bar.close()
+            tracker.finish()
         return metrics
 
     def _stages(self) -> list[tuple[str, Callable[[DataProto, dict], DataProto]]]:
