@@ -97,6 +97,42 @@ def check_action(action: str, settings: ServerSettings) -> None:
         )
 
 
+class _CatchAll:
+    """ASGI middleware turning an unexpected exception into the 500 JSON error *without* re-raising.
+
+    Starlette's own `Exception` handler re-raises after answering, which makes uvicorn drop the
+    keep-alive connection; here the client gets its 500 and keeps its connection.
+    """
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: dict) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            if started:  # too late for an error body; let the server close the connection
+                raise
+            logger.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
+            body = _dumps(error_body("internal_error", f"the server failed on {scope.get('method')} "
+                                     f"{scope.get('path')}: {type(exc).__name__}: {str(exc)[:200]}; "
+                                     "this is a server bug, please report it"))
+            await send({"type": "http.response.start", "status": 500,
+                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+
 class _BodyLimit:
     """ASGI middleware refusing requests whose Content-Length exceeds the limit (413 JSON)."""
 
@@ -176,5 +212,6 @@ def create_env_app(
     app.add_api_route("/health", health, methods=["GET"], include_in_schema=False)
     for router in routers:
         app.include_router(router)
+    app.add_middleware(_CatchAll)
     app.add_middleware(_BodyLimit, max_bytes=settings.max_body_bytes)
     return app

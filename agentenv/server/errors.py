@@ -49,6 +49,8 @@ def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:
 def _echo(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         value = value.decode("utf-8", "backslashreplace")
+    if isinstance(value, str):  # lone surrogates would make the error body itself unencodable
+        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     if isinstance(value, str) and len(value) > _MAX_ECHO_CHARS:
         return value[:_MAX_ECHO_CHARS] + f"... ({len(value)} chars)"
     if isinstance(value, (int, float, bool)) or value is None or isinstance(value, str):

@@ -136,6 +136,8 @@ def test_bad_input_gets_json_4xx_and_leaves_other_sessions_alone(api):
         error_of(api.post("step", data=raw, headers=headers), 400, "malformed_json")
     error_of(api.post("step", data=b"{" + b" " * (2 << 20) + b"}", headers=headers), 413, "body_too_large")
     error_of(api.get("no_such_endpoint"), 404, "not_found")
+    surrogate = b'{"env_idx": %d, "action": "search[\\udcff]"}' % env
+    assert "surrogate" in error_of(api.post("step", data=surrogate, headers=headers), 422, "invalid_request")["message"]
 
     # an empty action is a no-op step (WebShop's invalid-action rule), not an HTTP error
     empty = api.post("step", {"env_idx": env, "action": ""}).json()

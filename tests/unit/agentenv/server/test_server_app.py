@@ -102,12 +102,23 @@ def test_unknown_route_method_and_huge_body(client):
                          headers={"content-type": "application/json"}), 413, "body_too_large")
 
 
-def test_unexpected_exception_is_500_json_and_server_survives(client, caplog):
+def test_unexpected_exception_is_500_json_and_server_survives(caplog):
+    # raise_server_exceptions=True (the default): the 500 must be answered, not re-raised, so that
+    # uvicorn keeps the client's keep-alive connection open
+    with TestClient(build_app([], [])) as client:
+        client.post("/create")
+        with caplog.at_level(logging.ERROR):
+            err = error_of(client.post("/step", json={"env_idx": 0, "action": "crash"}), 500, "internal_error")
+        assert "RuntimeError" in err["message"] and "bug in env" in caplog.text
+        assert client.post("/step", json={"env_idx": 0, "action": "go"}).status_code == 200
+
+
+def test_lone_surrogate_action_is_422_not_500(client):
     client.post("/create")
-    with caplog.at_level(logging.ERROR, logger="agentenv.server.errors"):
-        err = error_of(client.post("/step", json={"env_idx": 0, "action": "crash"}), 500, "internal_error")
-    assert "RuntimeError" in err["message"] and "bug in env" in caplog.text
-    assert client.post("/step", json={"env_idx": 0, "action": "go"}).status_code == 200
+    raw = b'{"env_idx": 0, "action": "search[\\ud800]"}'
+    err = error_of(client.post("/step", content=raw, headers={"content-type": "application/json"}), 422,
+                   "invalid_request")
+    assert "surrogate" in err["message"] and err["problems"][0]["loc"] == ["body", "action"]
 
 
 def test_shutdown_closes_live_sessions():
