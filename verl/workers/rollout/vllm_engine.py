@@ -142,6 +142,10 @@ class VLLMEngine(RolloutEngine):
         args.update(engine_kwargs or {})
         self.engine_args = args
         self.weight_chunk_bytes = int(weight_chunk_mb) << 20
+        # HF names/shapes the engine can load: a bad name inside vLLM's reload leaves the model
+        # half-reloaded (dead engine), so update_weights checks every tensor before sending any.
+        self._checkpoint_shapes = _checkpoint_shapes(str(model_path))
+        self._tied = bool(_read_json(os.path.join(str(model_path), "config.json")).get("tie_word_embeddings", False))
         self._vllm = vllm
         self._counter = itertools.count()
         self.stats = {"requests": 0, "generated_tokens": 0, "weight_updates": 0, "start_s": 0.0}
@@ -179,7 +183,8 @@ class VLLMEngine(RolloutEngine):
         """
         if self._closed:
             raise RuntimeError("VLLMEngine.update_weights called after shutdown()")
-        loaded = self._call(self._update_weights(named_tensors))
+        tensors = self._checked(named_tensors)
+        loaded = self._call(self._update_weights(tensors))
         self.stats["weight_updates"] += 1
         logger.debug("VLLMEngine loaded %d tensors", loaded)
 
@@ -201,6 +206,26 @@ class VLLMEngine(RolloutEngine):
             thread.join(timeout=30)
         if loop is not None and not loop.is_running() and not loop.is_closed():
             loop.close()
+
+    def _checked(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.Tensor]]:
+        """Drop names vLLM never loads (tied lm_head, rotary buffers); raise on unknown names/shapes."""
+        out, unknown = [], []
+        for name, tensor in named_tensors:
+            if name.endswith("rotary_emb.inv_freq") or (self._tied and name == "lm_head.weight"):
+                continue
+            shapes = self._checkpoint_shapes
+            if shapes is not None:
+                if name not in shapes:
+                    unknown.append(name)
+                    continue
+                if tuple(shapes[name]) != tuple(tensor.shape):
+                    raise ValueError(f"update_weights: {name} has shape {tuple(tensor.shape)}, "
+                                     f"the engine's checkpoint has {tuple(shapes[name])}")
+            out.append((name, tensor))
+        if unknown:
+            raise KeyError(f"update_weights: {len(unknown)} names are not in the engine's checkpoint "
+                           f"(HF parameter names expected), e.g. {unknown[:5]}")
+        return out
 
     # ------------------------------------------------------------------ engine-loop side
     def _call(self, coro, timeout: float | None = None):
@@ -280,6 +305,35 @@ class VLLMWorkerExtension:
         weights = [(name, _unpack_tensor(dtype, shape, data)) for name, dtype, shape, data in packed]
         self.reload_weights(weights_iterator=weights, is_checkpoint_format=True)
         return len(weights)
+
+
+def _read_json(path: str) -> dict:
+    import json
+
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _checkpoint_shapes(model_path: str) -> dict[str, list[int]] | None:
+    """Tensor names and shapes from the safetensors headers in `model_path` (None: no safetensors)."""
+    import glob
+    import json
+    import struct
+
+    files = sorted(glob.glob(os.path.join(model_path, "*.safetensors")))
+    if not files:
+        logger.warning("VLLMEngine: no *.safetensors in %s; update_weights cannot check names", model_path)
+        return None
+    shapes: dict[str, list[int]] = {}
+    for path in files:
+        with open(path, "rb") as f:
+            (n,) = struct.unpack("<Q", f.read(8))
+            header = json.loads(f.read(n))
+        shapes.update({k: v["shape"] for k, v in header.items() if k != "__metadata__"})
+    return shapes
 
 
 async def _push(llm, chunk: list) -> int:
