@@ -4,10 +4,12 @@ Owns the index over WebShop's indexed text (``lower(Title + Description + Bullet
 option_text)``), its on-disk cache (keyed by a hash of the documents and parameters, memory-mapped
 on load, shared by all processes on the machine) and the per-process singleton. Scoring is
 Lucene's BM25 (``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, ``tf / (tf + k1 (1 - b + b dl/avgdl))``)
-with pyserini's defaults k1=0.9, b=0.4, via bm25s's ``lucene`` method; the index arrays are built
-vectorised with numpy in bm25s's CSC layout and saved/loaded/queried with bm25s (numba backend
-when numba imports, else numpy). Only documents sharing a term with the query are returned, best
-first, ties broken by catalog order.
+with pyserini's defaults k1=0.9, b=0.4: bm25s's ``lucene`` method. The index is bm25s's format (CSC
+impact arrays, vocab, params; saved and memory-mapped with ``bm25s.BM25.save/load``), built
+vectorised with numpy. Queries run an exact term-at-a-time MaxScore top-k in numba (numpy
+exhaustive scoring if numba is missing), so common terms such as ``size`` or ``color`` do not cost
+a pass over every matching document; results equal exhaustive scoring. Only documents sharing a
+term with the query are returned, best first, ties broken by catalog order (as Lucene's doc ids).
 
 Cache location: ``cache_dir`` argument, else ``$AGENTENV_WEBSHOP_CACHE``, else
 ``~/.cache/agentenv_webshop``; each index lives in ``bm25-<hash>/``.
@@ -314,7 +316,9 @@ class SearchEngine:
         self._vocab = model.vocab_dict
         self.path = path
         self._max_impact: np.ndarray | None = None
-        self._buffers = threading.local()  # per-thread score accumulator and touched-doc list
+        # Free (scores, touched) buffer pairs; one per concurrently running search, reused.
+        self._buffers: list[tuple[np.ndarray, np.ndarray]] = []
+        self._buffers_lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._asins)
@@ -428,14 +432,17 @@ class SearchEngine:
     def _search_ids(self, ids: list[int], k: int) -> np.ndarray:
         """Document indices of the top-k for term ids, score descending, catalog order on ties."""
         sc = self._model.scores
-        buffers = self._buffers
-        if getattr(buffers, "scores", None) is None:
-            buffers.scores = np.zeros(int(sc["num_docs"]), dtype=np.float32)
-            buffers.touched = np.zeros(int(sc["num_docs"]), dtype=np.int64)
+        with self._buffers_lock:
+            buffers = self._buffers.pop() if self._buffers else None
+        if buffers is None:
+            num_docs = int(sc["num_docs"])
+            buffers = (np.zeros(num_docs, dtype=np.float32), np.zeros(num_docs, dtype=np.int32))
         terms, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
         weights = counts.astype(np.float32)
         upper = weights.astype(np.float64) * self._max_impact[terms]
         order = np.lexsort((terms, -upper))  # a repeated query term counts once per repeat, as in Lucene
         docs, scores = _score_top_k(terms[order], weights[order], upper[order], sc["data"], sc["indices"],
-                                    sc["indptr"], k, buffers.scores, buffers.touched)
+                                    sc["indptr"], k, buffers[0], buffers[1])
+        with self._buffers_lock:  # the scorer left the score buffer zeroed again: reusable
+            self._buffers.append(buffers)
         return docs[np.lexsort((docs, -scores))]

@@ -140,3 +140,14 @@ def test_pruned_top_k_equals_exhaustive_scoring(embedded):
             docs, scores = _score_top_k_numpy(terms, counts.astype(np.float32), None, sc["data"], sc["indices"],
                                               sc["indptr"], k, np.zeros(len(engine)), None)
             assert got == list(docs), (query, k)
+
+
+def test_concurrent_searches_agree_with_sequential(embedded):
+    from concurrent.futures import ThreadPoolExecutor
+
+    catalog, engine = embedded
+    queries = [g["instruction_text"] for g in build_goals(catalog.products)[:64]]
+    expected = [engine.search(q) for q in queries]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(engine.search, queries))
+    assert got == expected
