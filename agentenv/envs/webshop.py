@@ -115,8 +115,21 @@ class WebshopEnvClient(BaseEnvClient):
         )
 
     def reset(self, idx: int) -> list:
-        """Start goal `idx` (POST /reset with session_id=idx); returns `[observation, None]`."""
-        result = self._post("reset", {"session_id": idx})
+        """Start goal `idx` (POST /reset with session_id=idx); returns `[observation, None]`.
+
+        If the server no longer knows this client's session (evicted after its idle TTL, or the
+        server restarted), a new session is created and the reset sent once more: a reset starts
+        from scratch anyway, so long-lived pooled clients survive eviction.
+        """
+        try:
+            result = self._post("reset", {"session_id": idx})
+        except EnvClientError as exc:
+            if exc.status != 404 or "unknown_env_idx" not in exc.body:
+                raise
+            old = self.env_id
+            self.env_id = int(self._http.post("create"))
+            logger.info("env %s is gone on the server (%s); continuing as new env %s", old, exc.status, self.env_id)
+            result = self._post("reset", {"session_id": idx})
         self._last_observation = result[0]
         return result
 

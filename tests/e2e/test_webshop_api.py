@@ -183,7 +183,9 @@ def test_many_concurrent_sessions(api):
 def test_idle_sessions_are_evicted_after_ttl():
     with launched_server("agentenv_webshop.launch", "--session-ttl", "1", "--max-sessions", "3",
                          "--num-products", "200", "--log-level", "warning") as (base, _proc):
-        ids = [requests.post(f"{base}/create", timeout=10).json() for _ in range(3)]
+        ids = [requests.post(f"{base}/create", timeout=10).json() for _ in range(2)]
+        pooled = WebshopEnvClient(base, data_len=10, timeout=10)  # a long-lived pooled client, left idle
+        ids.append(pooled.env_id)
         error_of(requests.post(f"{base}/create", timeout=10), 503, "too_many_sessions")
         keep = ids[0]
         deadline = time.monotonic() + 10
@@ -195,3 +197,6 @@ def test_idle_sessions_are_evicted_after_ttl():
                        "unknown_env_idx")
         assert "evicted" in err["message"]
         assert requests.post(f"{base}/create", timeout=10).json() == 3  # a slot is free again; ids not reused
+        # the evicted pooled client gets a fresh session on its next reset instead of failing
+        assert pooled.reset(0)[0].startswith("WebShop [SEP] Instruction:") and pooled.env_id == 4
+        pooled.close()

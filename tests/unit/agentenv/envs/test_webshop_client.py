@@ -101,3 +101,23 @@ def test_task_max_rounds_truncates(server):
     with WebshopTask({"env_server_base": server.url, "data_len": 10, "timeout": 2}) as task:
         [exp] = task.generate_experience(lambda conv: "Action: click[next >]", idxs=[0], max_rounds=3)
     assert exp.num_rounds == 3 and not exp.done
+
+
+def test_reset_recreates_a_session_the_server_evicted(server):
+    env = make(server)
+    server.routes["/reset"] = [
+        (404, {"error": {"code": "unknown_env_idx", "message": "evicted"}}, 0),
+        (200, ["WebShop [SEP] fresh", None], 0),
+    ]
+    server.routes["/create"] = [(200, 8, 0)]
+    assert env.reset(4) == ["WebShop [SEP] fresh", None]
+    assert env.env_id == 8
+    assert [c[3] for c in server.calls("/reset")] == [{"env_idx": 7, "session_id": 4}, {"env_idx": 8, "session_id": 4}]
+
+
+def test_reset_does_not_hide_other_errors(server):
+    env = make(server, max_retries=0)
+    server.routes["/reset"] = [(422, {"error": {"code": "session_id_out_of_range"}}, 0)]
+    with pytest.raises(EnvClientError, match="session_id_out_of_range"):
+        env.reset(10 ** 6)
+    assert len(server.calls("/create")) == 1
