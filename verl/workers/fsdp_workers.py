@@ -13,7 +13,7 @@ world size > 1.
 from __future__ import annotations
 
 import contextlib
-import functools
+import copy
 import logging
 import math
 import os
@@ -78,47 +78,52 @@ def _world() -> tuple[int, int]:
 
 
 def _maybe_init_distributed(device: torch.device) -> bool:
-    """Initialise the NCCL process group from the env (RANK/WORLD_SIZE/MASTER_ADDR) on multi-GPU.
+    """Initialise the process group from the env (RANK/WORLD_SIZE/MASTER_ADDR) when world size > 1.
+
+    NCCL on GPU; gloo on CPU (there FSDP keeps the ranks' gradients in sync, which plain modules
+    would not).
 
     Returns:
-        True when FSDP should be used (CUDA and world size > 1).
+        True when FSDP should be used (world size > 1).
     """
     _, world = _world()
-    if device.type != "cuda" or world <= 1:
+    if world <= 1:
         return False
     if not torch.distributed.is_initialized():
-        torch.distributed.init_process_group(backend="nccl")
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+        torch.distributed.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    if device.type == "cuda":
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
     return True
 
 
-def _fsdp_wrap(module: torch.nn.Module, compute_dtype: torch.dtype, param_offload: bool) -> torch.nn.Module:
-    """Wrap `module` with FSDP (full shard, one unit per decoder layer, mixed precision)."""
-    from torch.distributed.fsdp import CPUOffload, MixedPrecision, ShardingStrategy
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-    from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+def _fsdp_wrap(module: torch.nn.Module, device: torch.device, compute_dtype: torch.dtype,
+               param_offload: bool) -> torch.nn.Module:
+    """Shard `module` with FSDP2 (`fully_shard`): one unit per decoder layer plus the root, mixed
+    precision (compute in `compute_dtype`, gradients reduced in fp32), optional CPU param offload.
 
+    FSDP2 is used for both `strategy: fsdp` and `fsdp2`: it is torch's supported path and, unlike
+    FSDP1, also runs on CPU with gloo, so this code is exercised by the CPU tests.
+    """
+    from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy, fully_shard
+
+    if device.type == "cuda" and not param_offload:
+        module = module.to(device)
+    kwargs = {"mp_policy": MixedPrecisionPolicy(param_dtype=compute_dtype, reduce_dtype=torch.float32),
+              "offload_policy": CPUOffloadPolicy() if param_offload else OffloadPolicy()}
     no_split = set(getattr(module, "_no_split_modules", None) or [])
-    layer_cls = {type(m) for m in module.modules() if type(m).__name__ in no_split}
-    policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls=layer_cls) if layer_cls else None
-    return FSDP(
-        module,
-        auto_wrap_policy=policy,
-        device_id=torch.cuda.current_device(),
-        sharding_strategy=ShardingStrategy.FULL_SHARD,
-        mixed_precision=MixedPrecision(param_dtype=compute_dtype, reduce_dtype=torch.float32, buffer_dtype=torch.float32),
-        cpu_offload=CPUOffload(offload_params=param_offload),
-        use_orig_params=True,
-        sync_module_states=True,
-    )
+    for sub in list(module.modules()):
+        if sub is not module and type(sub).__name__ in no_split:
+            fully_shard(sub, **kwargs)
+    fully_shard(module, **kwargs)
+    return module
 
 
 def _is_fsdp(module: torch.nn.Module) -> bool:
-    return type(module).__name__ == "FullyShardedDataParallel"
-
-
-def _unwrap(module: torch.nn.Module) -> torch.nn.Module:
-    return module.module if _is_fsdp(module) else module
+    try:
+        from torch.distributed.fsdp import FSDPModule
+    except ImportError:  # pragma: no cover - torch without FSDP2
+        return False
+    return isinstance(module, FSDPModule)
 
 
 def _full_state_dict(module: torch.nn.Module, cpu_offload: bool = True) -> dict[str, torch.Tensor]:
@@ -131,9 +136,9 @@ def _full_state_dict(module: torch.nn.Module, cpu_offload: bool = True) -> dict[
     return module.state_dict()
 
 
-def _fsdp_param_names(module: torch.nn.Module) -> set[str]:
-    """HF names of the unique parameters (tied weights once), with FSDP's wrapper prefixes removed."""
-    return {n.replace("_fsdp_wrapped_module.", "") for n, _ in module.named_parameters()}
+def _param_names(module: torch.nn.Module) -> set[str]:
+    """HF names of the unique parameters (tied weights once; FSDP2 keeps the names)."""
+    return {n for n, _ in module.named_parameters()}
 
 
 def _move_optimizer_state(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
@@ -179,15 +184,23 @@ class _ModelWorkerBase:
         return contextlib.nullcontext()
 
     def _place(self, module: torch.nn.Module, fsdp_cfg, gradient_checkpointing: bool) -> torch.nn.Module:
+        self._hf_architecture = type(module).__name__  # FSDP2 renames the class (FSDPQwen2ForCausalLM)
         if gradient_checkpointing:
             module.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if self.use_fsdp:
-            return _fsdp_wrap(module, self.compute_dtype, bool(cfg_get(fsdp_cfg, "param_offload", False)))
+            return _fsdp_wrap(module, self.device, self.compute_dtype, bool(cfg_get(fsdp_cfg, "param_offload", False)))
         return module.to(self.device)
 
     def _optimizer_to(self, device: torch.device) -> None:
         if self.optimizer is not None and self._optimizer_offload:
             _move_optimizer_state(self.optimizer, device)
+
+    def _hf_config(self):
+        """The model's HF config as it should be saved: HF class name, generation cache on."""
+        config = copy.deepcopy(self.module.config)
+        config.architectures = [self._hf_architecture]
+        config.use_cache = True
+        return config
 
     def _to_device(self, data: DataProto) -> DataProto:
         return data.to(self.device) if self.device.type != "cpu" else data
@@ -222,7 +235,7 @@ class _ModelWorkerBase:
         torch.save(extra, files["extra_state"])
         if self.rank == 0:
             hf_dir = os.path.join(local_path, "huggingface")
-            _unwrap(self.module).config.save_pretrained(hf_dir)
+            self._hf_config().save_pretrained(hf_dir)
             if self.tokenizer is not None:
                 self.tokenizer.save_pretrained(hf_dir)
         logger.info("saved %s checkpoint (step %d) to %s", self._ckpt_tag, global_step, local_path)
@@ -278,7 +291,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
     Args:
         config: the `actor_rollout_ref` section, or the whole trainer config (then `data` and
             `trainer.device` are read from it too).
-        role: "actor_rollout", "ref" or "actor_rollout_ref".
+        role: "actor_rollout", "ref", "actor_rollout_ref", or "actor" (training only, no engine).
         data_config: the `data` section (needed by the agent loop) when `config` is only the
             `actor_rollout_ref` section.
         device: "auto" | "cpu" | "cuda"; default `trainer.device` or auto.
@@ -288,7 +301,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
     def __init__(self, config, role: str, data_config=None, device: str | None = None):
         if role not in _ROLES:
-            raise ValueError(f"ActorRolloutRefWorker role={role!r} is unknown; choose one of {list(_ROLES[:3])}")
+            raise ValueError(f"ActorRolloutRefWorker role={role!r} is unknown; choose one of {list(_ROLES)}")
         if cfg_get(config, "actor_rollout_ref") is not None:  # the whole trainer config
             data_config = data_config or cfg_get(config, "data")
             device = device or cfg_get(config, "trainer.device")
@@ -386,10 +399,10 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         if self.use_fsdp:
             # Every rank feeds its own engine, so every rank gathers; tied duplicates (lm_head) are
             # left out, as named_parameters() does on the plain path.
-            keep = _fsdp_param_names(self.module)
+            keep = _param_names(self.module)
             yield from ((n, t) for n, t in _full_state_dict(self.module, cpu_offload=False).items() if n in keep)
         else:
-            yield from _unwrap(self.module).named_parameters()
+            yield from self.module.named_parameters()
 
     def sync_weights(self) -> None:
         """Push the actor's current weights into the rollout engine."""
@@ -459,10 +472,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         state = _full_state_dict(self.module)
         if self.rank == 0:
             os.makedirs(path, exist_ok=True)
-            model = _unwrap(self.module)
-            model.config.use_cache = True
-            model.save_pretrained(path, state_dict=state)
-            model.config.use_cache = False
+            self.module.save_pretrained(path, state_dict=state)
+            self._hf_config().save_pretrained(path)  # architectures of the HF class, not the FSDP wrapper
             self.tokenizer.save_pretrained(path)
             logger.info("exported HF model to %s", path)
         return path

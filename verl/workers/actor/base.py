@@ -91,10 +91,9 @@ def clip_grad_and_step(module: torch.nn.Module, optimizer: torch.optim.Optimizer
         The total gradient norm before clipping.
     """
     max_norm = float(grad_clip) if grad_clip else math.inf
-    if hasattr(module, "clip_grad_norm_"):  # FSDP computes the norm across shards
-        grad_norm = module.clip_grad_norm_(max_norm)
-    else:
-        grad_norm = torch.nn.utils.clip_grad_norm_(module.parameters(), max_norm)
+    grad_norm = torch.nn.utils.clip_grad_norm_(module.parameters(), max_norm)
+    if hasattr(grad_norm, "full_tensor"):  # FSDP2: a DTensor reduced across the shards
+        grad_norm = grad_norm.full_tensor()
     grad_norm = float(grad_norm)
     if math.isfinite(grad_norm):
         optimizer.step()

@@ -103,6 +103,7 @@ class VLLMEngine(RolloutEngine):
         self._llm = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        vllm, async_llm_cls = _import_vllm()
         self.on_cpu = not torch.cuda.is_available()
         if self.on_cpu:
             # Read by the CPU worker (in vLLM's engine-core subprocess) when it sizes the KV cache.
@@ -110,7 +111,6 @@ class VLLMEngine(RolloutEngine):
             if kv_gb is not None:
                 os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(int(kv_gb))
             os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-        vllm, async_llm_cls = _import_vllm()
 
         if dtype is None:
             dtype = "float32" if self.on_cpu else cfg_get(config, "dtype", "auto")

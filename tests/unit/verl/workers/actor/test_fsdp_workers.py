@@ -167,3 +167,51 @@ def test_lr_scheduler_warmup_and_cosine():
     assert lrs[-1] == pytest.approx(0.1) and all(a >= b for a, b in zip(lrs[2:], lrs[3:]))
     with pytest.raises(ValueError, match="lr_scheduler_type"):
         build_lr_scheduler(opt, {"lr_scheduler_type": "step"})
+
+
+def _fsdp_rank(rank: int, world: int, port: int, model_path: str, out: str) -> None:
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
+                      MASTER_PORT=str(port))
+    import json
+
+    from verl.workers.fsdp_workers import _full_state_dict, _is_fsdp
+
+    worker = ActorRolloutRefWorker(dict_config(model_path), role="actor")
+    worker.init_model()
+    assert _is_fsdp(worker.module)
+    data = make_batch(worker.tokenizer)[rank * 2:(rank + 1) * 2]  # each rank its own shard of the batch
+    data = data.union(worker.compute_log_prob(data))
+    data.batch["ref_log_prob"] = data.batch["old_log_probs"].clone()
+    grad_norm = worker.update_actor(data).meta_info["metrics"]["actor/grad_norm"]
+    ckpt = os.path.join(out, "actor")
+    worker.save_checkpoint(ckpt, global_step=7)
+    saved = {k: v.clone() for k, v in _full_state_dict(worker.module, cpu_offload=False).items()}
+    worker.update_actor(data)
+    assert worker.load_checkpoint(ckpt) == 7
+    for k, v in _full_state_dict(worker.module, cpu_offload=False).items():
+        assert torch.equal(v, saved[k]), k
+    worker.export_hf(os.path.join(out, "hf"))
+    if rank == 0:
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        assert AutoConfig.from_pretrained(os.path.join(out, "hf")).architectures == ["Qwen2ForCausalLM"]
+        exported = AutoModelForCausalLM.from_pretrained(os.path.join(out, "hf")).state_dict()
+        for k, v in saved.items():
+            assert torch.equal(exported[k], v), k
+    with open(os.path.join(out, f"rank{rank}.json"), "w") as fh:
+        json.dump({"grad_norm": grad_norm}, fh)
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
+
+
+def test_fsdp2_two_ranks_on_cpu(tiny_path, tmp_path):
+    """world size 2 (gloo): sharded update with a shared gradient norm, checkpoint and export."""
+    import json
+
+    import torch.multiprocessing as mp
+
+    from helpers import free_port
+
+    mp.spawn(_fsdp_rank, args=(2, free_port(), tiny_path, str(tmp_path)), nprocs=2)
+    norms = [json.loads((tmp_path / f"rank{r}.json").read_text())["grad_norm"] for r in range(2)]
+    assert norms[0] == pytest.approx(norms[1]) and norms[0] > 0  # one norm, reduced across both shards
