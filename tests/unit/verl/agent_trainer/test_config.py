@@ -85,3 +85,15 @@ def test_bad_values_name_the_key(override, needle):
     with pytest.raises(ValueError) as info:
         load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist([override])))
     assert needle in str(info.value)
+
+
+def test_cli_rejects_unknown_key_before_starting():
+    import subprocess
+    import sys
+
+    for module in ("verl.agent_trainer.main_ppo", "verl.trainer.main_ppo"):
+        proc = subprocess.run([sys.executable, "-m", module, "actor_rollout_ref.rollout.max_token=8"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode != 0
+        assert "actor_rollout_ref.rollout.max_token" in proc.stderr
+        assert "actor_rollout_ref.rollout.max_tokens" in proc.stderr
