@@ -48,6 +48,9 @@ class ServerSettings:
         session_ttl_s: idle seconds before a session is evicted; None = never.
         max_action_chars: longer actions are refused with 422 "action_too_long".
         max_body_bytes: larger request bodies are refused with 413 "body_too_large".
+        keep_alive_s: idle seconds before the server closes a client's keep-alive connection. Long
+            (uvicorn's default is 5 s) because agents think for seconds between steps, and a
+            connection closed just as a /step is sent fails that step (steps are never retried).
         worker_threads: threadpool size for the plain-`def` handlers. CPU-bound servers (WebShop)
             want few (more threads only fight over the GIL); servers that wait on I/O (browsers) more.
     """
@@ -60,6 +63,7 @@ class ServerSettings:
     max_action_chars: int = 4096
     max_body_bytes: int = 1 << 20
     worker_threads: int = 8
+    keep_alive_s: float = 300.0
 
 
 # The dependency getters below are `async def` on purpose: they only read app.state, and FastAPI

@@ -59,6 +59,7 @@ def serve(app, settings: ServerSettings) -> None:
         access_log=settings.log_level == "debug",
         loop="auto",
         http="auto",
+        timeout_keep_alive=int(settings.keep_alive_s),
     )
 
 
