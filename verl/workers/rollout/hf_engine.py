@@ -12,6 +12,12 @@ top_k = -1 (the training defaults) this is exactly the distribution sampled from
 truncate, sampling uses the renormalised truncated distribution while the reported log-prob stays
 the untruncated temperature-scaled one (vLLM's convention as well).
 
+Prefix KV reuse: after a request, the KV entries of its sequence (prompt + generated ids but the
+last) are kept in a small LRU (`prefix_cache_mb`); a later request whose prompt starts with that
+sequence (the same trajectory's next turn) only prefills its new tokens. Rows of one batch may
+then have different cached lengths; they are aligned with padding slots that the attention mask
+hides, and explicit position ids continue each row's own positions. `update_weights` clears it.
+
 Reproducibility: each request samples with its own `torch.Generator`, seeded with
 `SamplingParams.seed` (or engine seed + request counter when None), so a request's tokens do not
 depend on which other requests share its batch.
@@ -23,6 +29,7 @@ import itertools
 import logging
 import queue
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -60,6 +67,7 @@ class HFEngine(RolloutEngine):
             Default on CPU: 1 for models under 50M parameters (tiny ops gain nothing from more
             threads, and OpenMP spinning on a loaded 2-core machine slowed generation 30x), else
             torch's default.
+        prefix_cache_mb: memory for reusing the KV of earlier turns (0 disables).
     """
 
     def __init__(
@@ -74,6 +82,7 @@ class HFEngine(RolloutEngine):
         seed: int | None = None,
         trust_remote_code: bool = False,
         num_threads: int | None = None,
+        prefix_cache_mb: float = 512,
     ):
         if model is None and model_path is None:
             raise ValueError("HFEngine needs model_path (actor_rollout_ref.model.path) or a model object")
@@ -101,7 +110,13 @@ class HFEngine(RolloutEngine):
             if sum(p.numel() for p in self.model.parameters()) < 50_000_000:
                 num_threads = 1
         self.num_threads = num_threads
-        self.stats = {"batches": 0, "requests": 0, "generated_tokens": 0, "max_batch": 0}
+        cfg = self.model.config
+        heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        bytes_per_token = 2 * cfg.num_hidden_layers * heads * head_dim * torch.tensor([], dtype=dtype).element_size()
+        self._prefix = _PrefixCache(int(prefix_cache_mb * 2**20 // bytes_per_token))
+        self.stats = {"batches": 0, "requests": 0, "generated_tokens": 0, "max_batch": 0,
+                      "prefill_tokens": 0, "reused_tokens": 0}
 
     # ------------------------------------------------------------------ public API
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
@@ -122,6 +137,7 @@ class HFEngine(RolloutEngine):
         params = self.model.state_dict(keep_vars=True)  # includes tied aliases such as lm_head.weight
         unknown, loaded = [], 0
         with self._weights_lock, torch.no_grad():
+            self._prefix.clear()  # cached KV belongs to the old weights
             for name, tensor in named_tensors:
                 target = params.get(name)
                 if target is None:
@@ -198,15 +214,25 @@ class HFEngine(RolloutEngine):
     def _generate_batch(self, reqs: list[_Request]) -> list[GenerationOutput]:
         dev = self.device
         bsz = len(reqs)
-        lens = [len(r.prompt_ids) for r in reqs]
-        width = max(lens)
-        input_ids = torch.zeros((bsz, width), dtype=torch.long)
-        attn = torch.zeros((bsz, width), dtype=torch.long)
-        for i, r in enumerate(reqs):  # left padding
-            input_ids[i, width - lens[i]:] = torch.tensor(r.prompt_ids)
-            attn[i, width - lens[i]:] = 1
-        input_ids, attn = input_ids.to(dev), attn.to(dev)
-        position_ids = (attn.cumsum(-1) - 1).clamp(min=0)
+        hits = [self._prefix.pop_longest_prefix(r.prompt_ids) for r in reqs]  # (cached_len, kv or None)
+        cached = [h[0] for h in hits]
+        suffix = [r.prompt_ids[c:] for r, c in zip(reqs, cached)]
+        C, S = max(cached), max(len(x) for x in suffix)
+        input_ids = torch.zeros((bsz, S), dtype=torch.long)
+        position_ids = torch.zeros((bsz, S), dtype=torch.long)
+        attn = torch.zeros((bsz, C + S), dtype=torch.long)
+        valid_cols: list[list[int]] = []
+        for i, (c, suf) in enumerate(zip(cached, suffix)):
+            # row layout: [pad][cached c][pad][suffix]; the mask hides pads, positions continue at c
+            input_ids[i, S - len(suf):] = torch.tensor(suf)
+            position_ids[i, S - len(suf):] = torch.arange(c, c + len(suf))
+            attn[i, C - c:C] = 1
+            attn[i, C + S - len(suf):] = 1
+            valid_cols.append(list(range(C - c, C)) + list(range(C + S - len(suf), C + S)))
+        input_ids, attn, position_ids = input_ids.to(dev), attn.to(dev), position_ids.to(dev)
+        past = self._prefix.batch_cache(hits, C, self.model.config, dev) if C > 0 else None
+        self.stats["prefill_tokens"] += sum(len(x) for x in suffix)
+        self.stats["reused_tokens"] += sum(cached)
 
         temps = torch.tensor([r.sampling.temperature for r in reqs], dtype=torch.float32, device=dev)
         greedy = temps == 0
@@ -224,7 +250,6 @@ class HFEngine(RolloutEngine):
         top_k = torch.tensor([r.sampling.top_k if r.sampling.top_k and r.sampling.top_k > 0 else 0 for r in reqs], device=dev)
         top_p = torch.tensor([r.sampling.top_p for r in reqs], dtype=torch.float32, device=dev)
 
-        past = None
         step_ids, step_pos = input_ids, position_ids
         for _ in range(max(max_new)):
             out = self.model(input_ids=step_ids, attention_mask=attn, position_ids=step_pos,
@@ -255,10 +280,18 @@ class HFEngine(RolloutEngine):
             active_set = set(active)
             if not active:
                 break
+            col = attn.shape[1]
+            for i in active:  # the token fed next is part of these rows' sequences
+                valid_cols[i].append(col)
             attn = torch.cat([attn, torch.ones((bsz, 1), dtype=attn.dtype, device=dev)], dim=1)
             step_pos = step_pos[:, -1:] + 1
             step_ids = next_tok.unsqueeze(-1)
 
+        if self._prefix.max_tokens > 0 and past is not None:
+            for i, r in enumerate(reqs):
+                key = r.prompt_ids + out_ids[i][:-1]
+                if len(key) == len(valid_cols[i]):
+                    self._prefix.store(key, past, i, valid_cols[i])
         ntok = sum(len(x) for x in out_ids)
         self.stats["batches"] += 1
         self.stats["requests"] += bsz
@@ -266,6 +299,64 @@ class HFEngine(RolloutEngine):
         self.stats["max_batch"] = max(self.stats["max_batch"], bsz)
         return [GenerationOutput(token_ids=out_ids[i], log_probs=out_lp[i], finish_reason=finish[i],
                                  extra={"batch_size": bsz}) for i in range(bsz)]
+
+
+class _PrefixCache:
+    """LRU of per-sequence KV tensors keyed by the token sequence they encode (engine thread only)."""
+
+    def __init__(self, max_tokens: int):
+        self.max_tokens = max(int(max_tokens), 0)
+        self.entries: OrderedDict[tuple, list] = OrderedDict()  # ids -> [(k, v) per layer], k: (heads, L, dim)
+        self.tokens = 0
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.tokens = 0
+
+    def pop_longest_prefix(self, ids: list[int]) -> tuple[int, list | None]:
+        """Remove and return (length, kv) of the longest stored sequence that is a proper prefix of `ids`."""
+        best = None
+        n = len(ids)
+        for key in self.entries:
+            L = len(key)
+            if L < n and (best is None or L > len(best)) and tuple(ids[:L]) == key:
+                best = key
+        if best is None:
+            return 0, None
+        self.tokens -= len(best)
+        return len(best), self.entries.pop(best)
+
+    def store(self, ids: list[int], past, row: int, cols: list[int]) -> None:
+        if len(ids) > self.max_tokens:
+            return
+        index = torch.tensor(cols, device=past.layers[0].keys.device)
+        kv = [(layer.keys[row].index_select(1, index).clone(), layer.values[row].index_select(1, index).clone())
+              for layer in past.layers]
+        key = tuple(ids)
+        if key in self.entries:
+            self.tokens -= len(key)
+        self.entries[key] = kv
+        self.tokens += len(key)
+        while self.tokens > self.max_tokens and self.entries:
+            old, _ = self.entries.popitem(last=False)
+            self.tokens -= len(old)
+
+    @staticmethod
+    def batch_cache(hits: list[tuple[int, list | None]], width: int, config, device):
+        """A DynamicCache of `width` slots per row, each row's cached KV right-aligned (pads are masked)."""
+        from transformers import DynamicCache
+
+        ref = next(kv for _, kv in hits if kv is not None)
+        cache = DynamicCache(config=config)
+        for layer, (k0, v0) in enumerate(ref):
+            keys = k0.new_zeros((len(hits), k0.shape[0], width, k0.shape[2]))
+            values = v0.new_zeros((len(hits), v0.shape[0], width, v0.shape[2]))
+            for i, (c, kv) in enumerate(hits):
+                if kv is not None:
+                    keys[i, :, width - c:] = kv[layer][0]
+                    values[i, :, width - c:] = kv[layer][1]
+            cache.update(keys.to(device), values.to(device), layer)
+        return cache
 
 
 def _sample_rows(scaled: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tensor, u: torch.Tensor) -> torch.Tensor:

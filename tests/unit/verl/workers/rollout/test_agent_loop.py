@@ -154,6 +154,7 @@ def test_ids_trained_equal_ids_sampled_with_hf_engine(tiny_model_dir, tokenizer)
         ref = torch.log_softmax(logits, -1).gather(1, b["responses"][i][:, None]).squeeze(1)
         torch.testing.assert_close(ref[mask], b["rollout_log_probs"][i][mask], atol=3e-4, rtol=0)
         assert out.non_tensor_batch["num_turns"][i] >= 1
+    assert eng.stats["reused_tokens"] > 0  # later turns reused the KV of earlier ones
     assert (b["responses"].shape[1] == 160) and int(b["attention_mask"][:, 256:].sum(1).max()) <= 160
 
 

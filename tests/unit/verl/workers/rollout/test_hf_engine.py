@@ -113,3 +113,26 @@ def test_update_weights(tiny_model_dir, tokenizer):
     finally:
         eng.shutdown()
     eng.shutdown()  # idempotent
+
+
+def test_prefix_kv_reuse_matches_fresh_prefill(tiny_model_dir, tokenizer):
+    cached, fresh = HFEngine(tiny_model_dir), HFEngine(tiny_model_dir, prefix_cache_mb=0)
+    try:
+        prompts = _prompts(tokenizer, 3)
+        first = _gather(cached, [(p, SamplingParams(max_tokens=8, seed=i)) for i, p in enumerate(prompts)])
+        obs = tokenizer.encode("\n<|im_start|>user\npage 2<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)
+        # next turns (different lengths per row) plus one unrelated prompt in the same batch
+        nxt = [p + o.token_ids + obs * (1 + i) for i, (p, o) in enumerate(zip(prompts, first))] + [prompts[0][:5]]
+        reqs = [(p, SamplingParams(max_tokens=10, temperature=0.9, seed=100 + i)) for i, p in enumerate(nxt)]
+        a = _gather(cached, reqs)
+        b = _gather(fresh, reqs)
+        assert cached.stats["reused_tokens"] == sum(len(p) + 7 for p in prompts)
+        assert fresh.stats["reused_tokens"] == 0
+        for x, y in zip(a, b):
+            assert x.token_ids == y.token_ids
+            torch.testing.assert_close(torch.tensor(x.log_probs), torch.tensor(y.log_probs), atol=2e-4, rtol=0)
+        cached.update_weights(list(cached.model.state_dict().items())[:1])
+        assert len(cached._prefix.entries) == 0  # new weights invalidate cached KV
+    finally:
+        cached.shutdown()
+        fresh.shutdown()
