@@ -30,10 +30,19 @@ try:  # orjson is ~5x faster for our small payloads; plain json is the fallback
     import orjson
 
     def _dumps(obj: Any) -> bytes:
-        return orjson.dumps(obj)
+        return orjson.dumps(obj, default=_plain, option=orjson.OPT_SERIALIZE_NUMPY)
 except ImportError:  # pragma: no cover - depends on the install
     def _dumps(obj: Any) -> bytes:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_plain).encode("utf-8")
+
+
+def _plain(obj: Any) -> Any:
+    """JSON fallback for values an environment may hand back (numpy scalars, tuples, sets)."""
+    if hasattr(obj, "item"):
+        return obj.item()
+    if isinstance(obj, (set, frozenset, tuple)):
+        return list(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
 
 
 @dataclass
@@ -66,13 +75,13 @@ class ServerSettings:
     keep_alive_s: float = 300.0
 
 
-# The dependency getters below are `async def` on purpose: they only read app.state, and FastAPI
-# would run a plain `def` dependency in the threadpool (one extra thread hop per request).
-
-
 def json_response(obj: Any, status_code: int = 200) -> Response:
     """Serialise `obj` straight to a JSON response (skips FastAPI's slower generic encoder)."""
     return Response(content=_dumps(obj), status_code=status_code, media_type="application/json")
+
+
+# The dependency getters below are `async def` on purpose: they only read app.state, and FastAPI
+# would run a plain `def` dependency in the threadpool (one extra thread hop per request).
 
 
 async def get_sessions(request: Request) -> SessionRegistry:

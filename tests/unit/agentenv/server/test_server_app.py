@@ -127,3 +127,14 @@ def test_shutdown_closes_live_sessions():
         ids = [c.post("/create").json() for _ in range(3)]
         assert ids == [0, 1, 2] and closed == []
     assert len(closed) == 3 and all(isinstance(env, CounterEnv) for env in closed)
+
+
+def test_json_response_handles_values_envs_return():
+    import json
+
+    import numpy as np
+
+    body = json.loads(json_response({"reward": np.float32(0.5), "done": np.bool_(True), "ids": (1, 2)}).body)
+    assert body == {"reward": 0.5, "done": True, "ids": [1, 2]}
+    with pytest.raises(TypeError):
+        json_response({"x": object()})
