@@ -92,7 +92,8 @@ def _maybe_init_distributed(device: torch.device) -> bool:
     if not torch.distributed.is_initialized():
         torch.distributed.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
     if device.type == "cuda":
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+        # Ray gives each actor its own CUDA_VISIBLE_DEVICES, where the one visible GPU is index 0.
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)) % torch.cuda.device_count())
     return True
 
 
@@ -191,6 +192,10 @@ class _ModelWorkerBase:
             return _fsdp_wrap(module, self.device, self.compute_dtype, bool(cfg_get(fsdp_cfg, "param_offload", False)))
         return module.to(self.device)
 
+    def _ckpt_config(self):
+        """The `checkpoint` section that applies to this worker (None: save everything)."""
+        return None
+
     def _optimizer_to(self, device: torch.device) -> None:
         if self.optimizer is not None and self._optimizer_offload:
             _move_optimizer_state(self.optimizer, device)
@@ -210,13 +215,16 @@ class _ModelWorkerBase:
         suffix = f"world_size_{self.world_size}_rank_{self.rank}.pt"
         return {k: os.path.join(local_path, f"{k}_{suffix}") for k in ("model", "optim", "extra_state")}
 
-    def save_checkpoint(self, local_path: str, global_step: int = 0, max_ckpt_to_keep: int | None = None) -> None:
+    def save_checkpoint(self, local_path: str, global_step: int = 0) -> None:
         """Write model, optimizer, LR scheduler and RNG state (one file each per rank) to `local_path`.
 
-        Rank 0 also writes `huggingface/` (config + tokenizer) so the directory is self-describing.
+        `checkpoint.save_contents` (actor) selects model / optimizer / extra (scheduler, RNG, step);
+        with `hf_model` the full HF export goes to `huggingface/`. Otherwise rank 0 writes only the
+        config and tokenizer there, so the directory is self-describing.
         """
         os.makedirs(local_path, exist_ok=True)
         files = self._ckpt_files(local_path)
+        contents = set(cfg_get(self._ckpt_config(), "save_contents", ["model", "optimizer", "extra"]))
         if self.use_fsdp:
             from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_state_dict
 
@@ -227,13 +235,17 @@ class _ModelWorkerBase:
         else:
             model_sd = self.module.state_dict()
             optim_sd = self.optimizer.state_dict() if self.optimizer is not None else None
-        torch.save(model_sd, files["model"])
-        if optim_sd is not None:
+        if "model" in contents:
+            torch.save(model_sd, files["model"])
+        if optim_sd is not None and "optimizer" in contents:
             torch.save(optim_sd, files["optim"])
-        extra = {"global_step": int(global_step), "rng": _rng_state(),
-                 "lr_scheduler": self.lr_scheduler.state_dict() if self.lr_scheduler is not None else None}
-        torch.save(extra, files["extra_state"])
-        if self.rank == 0:
+        if "extra" in contents:
+            extra = {"global_step": int(global_step), "rng": _rng_state(),
+                     "lr_scheduler": self.lr_scheduler.state_dict() if self.lr_scheduler is not None else None}
+            torch.save(extra, files["extra_state"])
+        if "hf_model" in contents and hasattr(self, "export_hf"):
+            self.export_hf(os.path.join(local_path, "huggingface"))
+        elif self.rank == 0:
             hf_dir = os.path.join(local_path, "huggingface")
             self._hf_config().save_pretrained(hf_dir)
             if self.tokenizer is not None:
@@ -254,9 +266,7 @@ class _ModelWorkerBase:
         model_sd = torch.load(files["model"], map_location="cpu", weights_only=False)
         optim_sd = torch.load(files["optim"], map_location="cpu", weights_only=False) if os.path.exists(files["optim"]) else None
         if self.use_fsdp:
-            from torch.distributed.checkpoint.state_dict import set_state_dict
-
-            from torch.distributed.checkpoint.state_dict import set_model_state_dict
+            from torch.distributed.checkpoint.state_dict import set_model_state_dict, set_state_dict
 
             if self.optimizer is not None and optim_sd is not None:
                 set_state_dict(self.module, self.optimizer, model_state_dict=model_sd, optim_state_dict=optim_sd)
@@ -267,10 +277,12 @@ class _ModelWorkerBase:
             if optim_sd is not None and self.optimizer is not None:
                 self.optimizer.load_state_dict(optim_sd)
                 self._optimizer_to(torch.device("cpu"))
-        extra = torch.load(files["extra_state"], map_location="cpu", weights_only=False)
-        if extra.get("lr_scheduler") is not None and self.lr_scheduler is not None:
-            self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
-        _set_rng_state(extra["rng"])
+        extra = {"global_step": 0}
+        if os.path.exists(files["extra_state"]):
+            extra = torch.load(files["extra_state"], map_location="cpu", weights_only=False)
+            if extra.get("lr_scheduler") is not None and self.lr_scheduler is not None:
+                self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
+            _set_rng_state(extra["rng"])
         if del_local_after_load:
             for path in files.values():
                 if os.path.exists(path):
@@ -462,7 +474,11 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         return DataProto(meta_info={"metrics": metrics})
 
     # ------------------------------------------------------------------------------ checkpoints
+    def _ckpt_config(self):
+        return cfg_get(self.config, "actor.checkpoint")
+
     def load_checkpoint(self, local_path: str, del_local_after_load: bool = False) -> int:
+        """Restore model, optimizer, scheduler and RNG, then push the weights into the engine."""
         step = super().load_checkpoint(local_path, del_local_after_load)
         self.sync_weights()
         return step

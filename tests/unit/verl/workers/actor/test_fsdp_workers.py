@@ -60,7 +60,9 @@ def params(module):
 
 
 def test_actor_rollout_ref_worker_lifecycle(tiny_path, tmp_path):
-    cfg = load_config(dict_config(tiny_path))  # the typed (frozen dataclass) config
+    cfg = dict_config(tiny_path)
+    cfg.actor_rollout_ref.actor.checkpoint.save_contents = ["model", "optimizer", "extra", "hf_model"]
+    cfg = load_config(cfg)  # the typed (frozen dataclass) config
     worker = ActorRolloutRefWorker(cfg, role="actor_rollout_ref")
     worker.init_model()
     try:
@@ -91,6 +93,7 @@ def test_actor_rollout_ref_worker_lifecycle(tiny_path, tmp_path):
         ckpt = str(tmp_path / "global_step_3" / "actor")
         worker.save_checkpoint(ckpt, global_step=3)
         assert os.path.isfile(os.path.join(ckpt, "huggingface", "config.json"))
+        assert any(f.endswith(".safetensors") for f in os.listdir(os.path.join(ckpt, "huggingface")))  # hf_model
         saved_params = params(worker.module)
         saved_optim = copy.deepcopy(worker.optimizer.state_dict())  # live tensors are updated in place
         saved_sched = worker.lr_scheduler.state_dict()
@@ -122,12 +125,14 @@ def test_actor_rollout_ref_worker_lifecycle(tiny_path, tmp_path):
         worker.shutdown()
 
 
-def test_ref_only_worker_and_role_errors(tiny_path):
+def test_ref_only_worker_and_role_errors(tiny_path, tmp_path):
     cfg = dict_config(tiny_path)
     worker = ActorRolloutRefWorker(cfg, role="ref")
     worker.init_model()
     assert worker.actor is None and worker.engine is None
     assert all(not p.requires_grad for p in worker.ref_module.parameters())
+    with pytest.raises(FileNotFoundError, match="world_size_1_rank_0"):
+        worker.load_checkpoint(str(tmp_path / "missing"))
     with pytest.raises(RuntimeError, match="update_actor"):
         worker.update_actor(make_batch(worker.tokenizer))
     with pytest.raises(ValueError, match="actor_rollout_ref"):
