@@ -7,11 +7,21 @@ environment client; this module knows no endpoint and no environment.
 from __future__ import annotations
 
 import abc
-from typing import Callable, Sequence
+import json
+import re
+from typing import Callable, Mapping, Sequence
 
 from agentenv.controller.types import ActionFormat, ActionWithThought
 
-__all__ = ["ActionParseError", "BaseAdapter", "ReActAdapter", "get_adapter", "register_adapter"]
+__all__ = [
+    "ActionParseError",
+    "BaseAdapter",
+    "CodeAsActionAdapter",
+    "FunctionCallingAdapter",
+    "ReActAdapter",
+    "get_adapter",
+    "register_adapter",
+]
 
 
 class ActionParseError(ValueError):
@@ -42,7 +52,7 @@ class ReActAdapter(BaseAdapter):
     action_format = ActionFormat.REACT
     marker = "Action:"
 
-    def __init__(self, fallback_markers: Sequence[str] = ()):
+    def __init__(self, fallback_markers: Sequence[str] = (), **_: object):
         self.fallback_markers = tuple(fallback_markers)
 
     def parse(self, text: str) -> ActionWithThought:
@@ -63,6 +73,77 @@ class ReActAdapter(BaseAdapter):
         return ActionWithThought(thought=thought, action=action)
 
 
+# Tool name -> (argument name, action template), e.g. {"search": ("keywords", "search[{}]")}.
+ToolTemplates = Mapping[str, tuple[str, str]]
+
+_FENCE_RE = re.compile(r"```(?:[a-zA-Z]*)\n?(.*?)```", re.DOTALL)
+
+
+class FunctionCallingAdapter(BaseAdapter):
+    """Function-calling format: the turn is a JSON object
+    `{"thought": str, "function_name": <tool>, "arguments": {<arg>: str}}` (optionally inside a
+    ``` fence); the call is rendered with the environment's template, e.g. `search[red shoes]`.
+
+    Args:
+        tools: tool name -> (argument name, action template with one `{}`).
+    """
+
+    action_format = ActionFormat.FUNCTION_CALLING
+
+    def __init__(self, tools: ToolTemplates = (), **_: object):
+        self.tools = dict(tools)
+
+    def parse(self, text: str) -> ActionWithThought:
+        """Decode the JSON call in `text` and render it as an action string."""
+        fenced = _FENCE_RE.findall(text)
+        candidate = fenced[-1] if fenced else text[text.find("{"): text.rfind("}") + 1]
+        try:
+            call = json.loads(candidate)
+        except ValueError as exc:
+            raise ActionParseError(f"no JSON function call found ({exc})") from None
+        if not isinstance(call, dict):
+            raise ActionParseError("the function call must be a JSON object")
+        name, args = call.get("function_name"), call.get("arguments")
+        if name not in self.tools:
+            raise ActionParseError(f"function_name {name!r} is not one of {sorted(self.tools)}")
+        arg_name, template = self.tools[name]
+        if not isinstance(args, dict) or not isinstance(args.get(arg_name), str) or not args[arg_name].strip():
+            raise ActionParseError(f"{name} needs a non-empty string argument {arg_name!r}")
+        return ActionWithThought(thought=str(call.get("thought", "")), action=template.format(args[arg_name].strip()))
+
+
+class CodeAsActionAdapter(BaseAdapter):
+    """Code-as-action format: the turn contains Python calling one tool, e.g.
+    ```python\nsearch("red shoes")\n```; the LAST call in the last code block (or in the whole
+    text when there is no block) becomes the action via the environment's template.
+
+    Args:
+        tools: tool name -> (argument name, action template with one `{}`).
+    """
+
+    action_format = ActionFormat.CODE_AS_ACTION
+
+    def __init__(self, tools: ToolTemplates = (), **_: object):
+        self.tools = dict(tools)
+        names = "|".join(re.escape(n) for n in self.tools) or r"(?!)"
+        self._call_re = re.compile(
+            rf"\b({names})\(\s*(?:\w+\s*=\s*)?(?:'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\")\s*\)")
+
+    def parse(self, text: str) -> ActionWithThought:
+        """Find the last tool call and render it as an action string."""
+        fenced = _FENCE_RE.findall(text)
+        code = fenced[-1] if fenced else text
+        calls = list(self._call_re.finditer(code))
+        if not calls:
+            raise ActionParseError(f"no call of {sorted(self.tools)} with a string literal found")
+        last = calls[-1]
+        arg = last.group(2) if last.group(2) is not None else last.group(3)
+        if not arg.strip():
+            raise ActionParseError(f"{last.group(1)}() was called with an empty string")
+        thought = text[: text.find("```")] if fenced else text[: last.start()]
+        return ActionWithThought(thought=thought.strip(), action=self.tools[last.group(1)][1].format(arg.strip()))
+
+
 _ADAPTERS: dict[str, Callable[..., BaseAdapter]] = {}
 
 
@@ -79,6 +160,8 @@ def register_adapter(name: str) -> Callable[[Callable[..., BaseAdapter]], Callab
 
 
 register_adapter(ActionFormat.REACT.value)(ReActAdapter)
+register_adapter(ActionFormat.FUNCTION_CALLING.value)(FunctionCallingAdapter)
+register_adapter(ActionFormat.CODE_AS_ACTION.value)(CodeAsActionAdapter)
 
 
 def get_adapter(action_format: str | ActionFormat, **kwargs) -> BaseAdapter:

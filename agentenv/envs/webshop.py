@@ -16,7 +16,14 @@ from agentenv.controller.http import EnvClientError, EnvHttp
 from agentenv.controller.task import BaseTask
 from agentenv.controller.types import ActionFormat, ConversationMessage, StepOutput
 
-__all__ = ["WEBSHOP_REACT_INSTRUCTION", "WebshopEnvClient", "WebshopTask", "INVALID_ACTION_PREFIX"]
+__all__ = [
+    "INVALID_ACTION_PREFIX",
+    "WEBSHOP_CODE_AS_ACTION_INSTRUCTION",
+    "WEBSHOP_FUNCTION_CALLING_INSTRUCTION",
+    "WEBSHOP_REACT_INSTRUCTION",
+    "WebshopEnvClient",
+    "WebshopTask",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -36,13 +43,52 @@ WEBSHOP_REACT_INSTRUCTION = (
     "Action:\nclick[something]"
 )
 
-_REACT_START: tuple[ConversationMessage, ...] = (
-    {"from": "human", "loss": None, "value": WEBSHOP_REACT_INSTRUCTION},
-    {"from": "gpt", "loss": False, "value": "Ok."},
+_ACTIONS_INTRO = (
+    "You are shopping on a website on behalf of a customer. Each round you receive an observation "
+    "of the current web page, and you reply with exactly one action. Two tools exist:\n"
 )
+
+WEBSHOP_FUNCTION_CALLING_INSTRUCTION = _ACTIONS_INTRO + (
+    "- search, argument \"keywords\" (string): run a search; allowed only when the page shows a "
+    "search bar. Choose the keywords with care.\n"
+    "- click, argument \"item\" (string): click one clickable item shown on the page (a product id, "
+    "an option value, or a button such as \"Buy Now\").\n"
+    "An action that is not allowed on the current page has no effect.\n"
+    "Reply with one JSON object and nothing else, for example:\n"
+    '{"thought": "I think I should look for wool socks.", "function_name": "search", '
+    '"arguments": {"keywords": "wool socks"}}'
+)
+
+WEBSHOP_CODE_AS_ACTION_INSTRUCTION = _ACTIONS_INTRO + (
+    "- search(keywords: str): run a search; allowed only when the page shows a search bar. Choose "
+    "the keywords with care.\n"
+    "- click(item: str): click one clickable item shown on the page (a product id, an option value, "
+    "or a button such as \"Buy Now\").\n"
+    "An action that is not allowed on the current page has no effect.\n"
+    "Think first, then end your reply with one Python code block that calls exactly one tool, e.g.\n"
+    "```python\nclick(\"Buy Now\")\n```"
+)
+
+_INSTRUCTIONS = {
+    ActionFormat.REACT: WEBSHOP_REACT_INSTRUCTION,
+    ActionFormat.FUNCTION_CALLING: WEBSHOP_FUNCTION_CALLING_INSTRUCTION,
+    ActionFormat.CODE_AS_ACTION: WEBSHOP_CODE_AS_ACTION_INSTRUCTION,
+}
 
 # A bare text counts as an action when it contains one of these (AgentGym's ReAct fallback).
 _WEBSHOP_ACTION_MARKERS = ("search[", "click[")
+# Tool name -> (argument, WebShop action template) for the function-calling and code formats.
+_WEBSHOP_TOOLS = {"search": ("keywords", "search[{}]"), "click": ("item", "click[{}]")}
+
+
+def _conversation_start(action_format: ActionFormat) -> tuple[ConversationMessage, ...]:
+    return (
+        {"from": "human", "loss": None, "value": _INSTRUCTIONS[action_format]},
+        {"from": "gpt", "loss": False, "value": "Ok."},
+    )
+
+
+_REACT_START = _conversation_start(ActionFormat.REACT)
 
 
 class WebshopEnvClient(BaseEnvClient):
@@ -52,7 +98,8 @@ class WebshopEnvClient(BaseEnvClient):
         env_server_base: server base URL, e.g. "http://127.0.0.1:36001".
         data_len: number of goal indices this client may be reset to (`len(client)`).
         timeout: seconds allowed per connect/read of every request.
-        action_format: only "react" is implemented.
+        action_format: "react" (Thought/Action text; the default), "function_calling" (a JSON
+            tool call) or "code_as_action" (a Python tool call); each has its own conversation_start.
         max_retries: extra attempts for idempotent calls (GET, /reset, /close).
 
     Raises:
@@ -75,7 +122,8 @@ class WebshopEnvClient(BaseEnvClient):
         self.env_server_base = env_server_base
         self.data_len = int(data_len)
         self.timeout = timeout
-        self.adapter = get_adapter(self.action_format, fallback_markers=_WEBSHOP_ACTION_MARKERS)
+        self.adapter = get_adapter(self.action_format, fallback_markers=_WEBSHOP_ACTION_MARKERS, tools=_WEBSHOP_TOOLS)
+        self.conversation_start = _conversation_start(self.action_format)
         self._http = EnvHttp(env_server_base, timeout=timeout, max_retries=max_retries)
         self._closed = False
         self._last_observation: Optional[str] = None

@@ -45,3 +45,38 @@ def test_registry_lookup_and_unknown_format_lists_choices():
     assert isinstance(get_adapter("react", fallback_markers=MARKERS), ReActAdapter)
     with pytest.raises(ValueError, match="react"):
         get_adapter("telepathy")
+
+
+TOOLS = {"search": ("keywords", "search[{}]"), "click": ("item", "click[{}]")}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('{"thought": "x", "function_name": "click", "arguments": {"item": " b0abc "}}', "click[b0abc]"),
+    ('Here:\n```json\n{"function_name": "search", "arguments": {"keywords": "tea"}}\n```', "search[tea]"),
+])
+def test_function_calling_adapter(text, expected):
+    assert get_adapter("function_calling", tools=TOOLS).parse(text).action == expected
+
+
+@pytest.mark.parametrize("text", [
+    "not json", '{"function_name": "buy", "arguments": {}}', '{"function_name": "search", "arguments": {"q": "x"}}',
+    '{"function_name": "search", "arguments": {"keywords": "  "}}', "[1, 2]",
+])
+def test_function_calling_adapter_rejects(text):
+    with pytest.raises(ActionParseError):
+        get_adapter("function_calling", tools=TOOLS).parse(text)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('```python\nsearch("a b")\nclick(item=\'x\')\n```', "click[x]"),
+    ("search('it\\'s')", "search[it\\'s]"),
+    ('I think so. click("Buy Now")', "click[Buy Now]"),
+])
+def test_code_as_action_adapter(text, expected):
+    assert get_adapter("code_as_action", tools=TOOLS).parse(text).action == expected
+
+
+@pytest.mark.parametrize("text", ["buy()", 'research("x")', 'search("")', "search(query)"])
+def test_code_as_action_adapter_rejects(text):
+    with pytest.raises(ActionParseError):
+        get_adapter("code_as_action", tools=TOOLS).parse(text)

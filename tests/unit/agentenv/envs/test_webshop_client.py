@@ -3,6 +3,7 @@ import pytest
 
 from agentenv.controller import EnvClientError, StepOutput
 from agentenv.envs import WebshopEnvClient, WebshopTask
+from agentenv.envs import webshop
 from agentenv.envs.webshop import INVALID_ACTION_PREFIX
 
 
@@ -121,3 +122,19 @@ def test_reset_does_not_hide_other_errors(server):
     with pytest.raises(EnvClientError, match="session_id_out_of_range"):
         env.reset(10 ** 6)
     assert len(server.calls("/create")) == 1
+
+
+@pytest.mark.parametrize("fmt,text,action", [
+    ("function_calling", '{"thought": "t", "function_name": "search", "arguments": {"keywords": "red mug"}}',
+     "search[red mug]"),
+    ("code_as_action", 'I pick it.\n```python\nclick("Buy Now")\n```', "click[Buy Now]"),
+])
+def test_other_action_formats_map_to_webshop_actions(server, fmt, text, action):
+    env = make(server, action_format=fmt)
+    expected = {"function_calling": webshop.WEBSHOP_FUNCTION_CALLING_INSTRUCTION,
+                "code_as_action": webshop.WEBSHOP_CODE_AS_ACTION_INSTRUCTION}[fmt]
+    assert env.conversation_start[0]["value"] == expected and env.conversation_start[1]["value"] == "Ok."
+    env.reset(0)
+    env.step(text)
+    assert server.calls("/step")[-1][3] == {"env_idx": 7, "action": action}
+    assert env.step("search[red mug]").state.startswith(INVALID_ACTION_PREFIX)  # ReAct text is not a call here
