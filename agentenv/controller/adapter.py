@@ -1,8 +1,9 @@
 """Action adapters: turn the agent's text into the environment's action string.
 
-Owns the ReAct parser (the action is the text after the LAST "Action:") and the registry of
-action formats. Environment-specific grammars (what counts as a fallback) are passed in by the
-environment client; this module knows no endpoint and no environment.
+Owns the parsers of AgentGym's three action formats -- ReAct (the action is the text after the
+LAST "Action:"), function calling (a JSON tool call) and code as action (a Python tool call) --
+and their registry. Environment-specific parts (ReAct fallback markers, tool name -> action
+template) are passed in by the environment client; this module knows no endpoint or environment.
 """
 from __future__ import annotations
 
