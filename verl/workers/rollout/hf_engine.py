@@ -33,6 +33,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+import numpy as np
 import torch
 
 from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, cfg_get, register_engine
@@ -214,7 +215,7 @@ class HFEngine(RolloutEngine):
     def _generate_batch(self, reqs: list[_Request]) -> list[GenerationOutput]:
         dev = self.device
         bsz = len(reqs)
-        hits = [self._prefix.pop_longest_prefix(r.prompt_ids) for r in reqs]  # (cached_len, kv or None)
+        hits = [self._prefix.lookup(r.prompt_ids) for r in reqs]  # (cached_len, kv or None)
         cached = [h[0] for h in hits]
         suffix = [r.prompt_ids[c:] for r, c in zip(reqs, cached)]
         C, S = max(cached), max(len(x) for x in suffix)
@@ -302,29 +303,46 @@ class HFEngine(RolloutEngine):
 
 
 class _PrefixCache:
-    """LRU of per-sequence KV tensors keyed by the token sequence they encode (engine thread only)."""
+    """LRU of per-sequence KV tensors keyed by the token sequence they encode (engine thread only).
+
+    A lookup reuses the longest common prefix with any stored sequence (a trajectory's previous turn,
+    or the shared system/instruction prompt of another trajectory). An entry that is wholly a prefix
+    of the new request is removed: that request's own entry will extend it.
+    """
 
     def __init__(self, max_tokens: int):
         self.max_tokens = max(int(max_tokens), 0)
-        self.entries: OrderedDict[tuple, list] = OrderedDict()  # ids -> [(k, v) per layer], k: (heads, L, dim)
+        self.entries: OrderedDict[int, tuple[np.ndarray, list]] = OrderedDict()  # ids, [(k, v)], k: (heads, L, dim)
         self.tokens = 0
+        self._next = 0
 
     def clear(self) -> None:
         self.entries.clear()
         self.tokens = 0
 
-    def pop_longest_prefix(self, ids: list[int]) -> tuple[int, list | None]:
-        """Remove and return (length, kv) of the longest stored sequence that is a proper prefix of `ids`."""
-        best = None
-        n = len(ids)
-        for key in self.entries:
-            L = len(key)
-            if L < n and (best is None or L > len(best)) and tuple(ids[:L]) == key:
-                best = key
-        if best is None:
+    def lookup(self, ids: list[int]) -> tuple[int, list | None]:
+        """Return (length, kv) of the longest reusable prefix of `ids` (at most len(ids) - 1 tokens)."""
+        if not self.entries:
             return 0, None
-        self.tokens -= len(best)
-        return len(best), self.entries.pop(best)
+        query = np.asarray(ids, dtype=np.int64)
+        best_key, best_len = None, 0
+        for key, (stored, _) in self.entries.items():
+            m = min(len(stored), len(query) - 1)
+            if m <= best_len:
+                continue
+            diff = np.flatnonzero(stored[:m] != query[:m])
+            lcp = int(diff[0]) if diff.size else m
+            if lcp > best_len:
+                best_key, best_len = key, lcp
+        if best_key is None:
+            return 0, None
+        stored, kv = self.entries[best_key]
+        if best_len == len(stored):  # superseded by this request's own entry
+            del self.entries[best_key]
+            self.tokens -= len(stored)
+            return best_len, kv
+        self.entries.move_to_end(best_key)
+        return best_len, [(k[:, :best_len], v[:, :best_len]) for k, v in kv]
 
     def store(self, ids: list[int], past, row: int, cols: list[int]) -> None:
         if len(ids) > self.max_tokens:
@@ -332,13 +350,11 @@ class _PrefixCache:
         index = torch.tensor(cols, device=past.layers[0].keys.device)
         kv = [(layer.keys[row].index_select(1, index).clone(), layer.values[row].index_select(1, index).clone())
               for layer in past.layers]
-        key = tuple(ids)
-        if key in self.entries:
-            self.tokens -= len(key)
-        self.entries[key] = kv
-        self.tokens += len(key)
+        self._next += 1
+        self.entries[self._next] = (np.asarray(ids, dtype=np.int64), kv)
+        self.tokens += len(ids)
         while self.tokens > self.max_tokens and self.entries:
-            old, _ = self.entries.popitem(last=False)
+            _, (old, _) = self.entries.popitem(last=False)
             self.tokens -= len(old)
 
     @staticmethod

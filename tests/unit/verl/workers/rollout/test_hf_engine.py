@@ -131,6 +131,12 @@ def test_prefix_kv_reuse_matches_fresh_prefill(tiny_model_dir, tokenizer):
         for x, y in zip(a, b):
             assert x.token_ids == y.token_ids
             torch.testing.assert_close(torch.tensor(x.log_probs), torch.tensor(y.log_probs), atol=2e-4, rtol=0)
+        # a different trajectory sharing only the first 20 tokens reuses exactly those
+        before = cached.stats["reused_tokens"]
+        q = nxt[1][:20] + [(nxt[1][20] + 1) % 2000, 9, 10]
+        x = _gather(cached, [(q, SamplingParams(max_tokens=6, seed=5))])[0]
+        y = _gather(fresh, [(q, SamplingParams(max_tokens=6, seed=5))])[0]
+        assert cached.stats["reused_tokens"] - before == 20 and x.token_ids == y.token_ids
         cached.update_weights(list(cached.model.state_dict().items())[:1])
         assert len(cached._prefix.entries) == 0  # new weights invalidate cached KV
     finally:
