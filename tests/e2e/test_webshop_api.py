@@ -181,7 +181,7 @@ def test_many_concurrent_sessions(api):
 
 
 def test_idle_sessions_are_evicted_after_ttl():
-    with launched_server("agentenv_webshop.launch", "--session-ttl", "1", "--max-sessions", "3",
+    with launched_server("agentenv_webshop.launch", "--session-ttl", "2", "--max-sessions", "3",
                          "--num-products", "200", "--log-level", "warning") as (base, _proc):
         ids = [requests.post(f"{base}/create", timeout=10).json() for _ in range(2)]
         pooled = WebshopEnvClient(base, data_len=10, timeout=10)  # a long-lived pooled client, left idle

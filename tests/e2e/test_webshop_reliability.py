@@ -12,6 +12,7 @@ import threading
 from urllib.parse import urlparse
 
 import psutil
+import pytest
 
 CYCLES = 10_000
 WARMUP_CYCLES = 500
@@ -70,6 +71,7 @@ def run_cycles(base_url: str, n: int) -> None:
     assert errors == []
 
 
+@pytest.mark.timeout(300)
 def test_create_step_close_cycles_do_not_leak(webshop_url):
     proc = server_process(webshop_url)
     live_before = set(json.loads(_get(webshop_url, "/list_envs")))
