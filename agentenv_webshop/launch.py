@@ -4,6 +4,7 @@ Without --data-dir the embedded catalog shipped in agentenv_webshop/data is serv
 """
 from __future__ import annotations
 
+import os
 from typing import Optional, Sequence
 
 from agentenv.server import build_arg_parser, parse, serve, settings_from_args
@@ -21,6 +22,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--human-goals", action="store_true", help="use human-written instructions as goals")
     parser.add_argument("--cache-dir", default=None, help="where the search index is cached on disk")
     args = parse(parser, argv)
+    if args.data_dir is not None and not os.path.isdir(args.data_dir):
+        parser.error(f"--data-dir {args.data_dir!r} is not a directory; point it at WebShop's data folder "
+                     "or leave it out to serve the embedded catalog")
     if args.num_products is not None and args.num_products < 1:
         parser.error(f"--num-products must be >= 1, got {args.num_products}")
     settings = settings_from_args(args)
