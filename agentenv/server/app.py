@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 import anyio.to_thread
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentenv.server.errors import EnvServerError, error_body, install_error_handlers
 from agentenv.server.session_registry import SessionRegistry
@@ -147,26 +148,46 @@ class _CatchAll:
 
 
 class _BodyLimit:
-    """ASGI middleware refusing requests whose Content-Length exceeds the limit (413 JSON)."""
+    """ASGI middleware refusing request bodies over the limit with the JSON 413 "body_too_large".
+
+    A declared Content-Length is checked before anything is read; a chunked body is counted while
+    the handler reads it (the HTTPException raised then goes through the JSON error handlers).
+    """
 
     def __init__(self, app: Any, max_bytes: int):
         self.app = app
         self.max_bytes = max_bytes
 
+    def _message(self, size: str) -> str:
+        return f"request body of {size} bytes exceeds the limit of {self.max_bytes} bytes"
+
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] == "http":
-            for name, value in scope["headers"]:
-                if name == b"content-length":
-                    if value.isdigit() and int(value) > self.max_bytes:
-                        body = _dumps(error_body("body_too_large", f"request body of {int(value)} bytes exceeds the "
-                                                 f"limit of {self.max_bytes} bytes", max_bytes=self.max_bytes))
-                        await send({"type": "http.response.start", "status": 413,
-                                    "headers": [(b"content-type", b"application/json"),
-                                                (b"content-length", str(len(body)).encode())]})
-                        await send({"type": "http.response.body", "body": body})
-                        return
-                    break
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                if value.isdigit() and int(value) > self.max_bytes:
+                    body = _dumps(error_body("body_too_large", self._message(str(int(value))), max_bytes=self.max_bytes))
+                    await send({"type": "http.response.start", "status": 413,
+                                "headers": [(b"content-type", b"application/json"),
+                                            (b"content-length", str(len(body)).encode())]})
+                    await send({"type": "http.response.body", "body": body})
+                    return
+                await self.app(scope, receive, send)  # declared and small: no counting needed
+                return
+        seen = 0
+
+        async def counting_receive() -> dict:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise StarletteHTTPException(413, self._message(f"more than {self.max_bytes}"))
+            return message
+
+        await self.app(scope, counting_receive, send)
 
 
 def create_env_app(

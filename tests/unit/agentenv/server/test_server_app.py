@@ -100,6 +100,8 @@ def test_unknown_route_method_and_huge_body(client):
     error_of(client.get("/step"), 405, "method_not_allowed")
     error_of(client.post("/step", content=b"{" + b" " * (2 << 20) + b"}",
                          headers={"content-type": "application/json"}), 413, "body_too_large")
+    chunks = (b" " * 65536 for _ in range(40))  # no Content-Length: chunked transfer, counted while read
+    error_of(client.post("/step", content=chunks, headers={"content-type": "application/json"}), 413, "body_too_large")
 
 
 def test_unexpected_exception_is_500_json_and_server_survives(caplog):
