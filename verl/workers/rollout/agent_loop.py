@@ -30,6 +30,7 @@ import logging
 import os
 import sys
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -159,6 +160,8 @@ class AgentLoop:
                                                                thread_name_prefix="env")
         self.total_env_errors = 0
         self.total_trajectories = 0
+        # close pooled server sessions even if the owner never calls close()
+        self._finalizer = weakref.finalize(self, _close_resources, self.pool, self._executor)
 
     # ------------------------------------------------------------------ public API
     def run(self, batch: DataProto) -> DataProto:
@@ -217,9 +220,8 @@ class AgentLoop:
         return out
 
     def close(self) -> None:
-        """Close pooled env sessions and the env thread pool (the engine is the caller's)."""
-        self.pool.close()
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        """Close pooled env sessions and the env thread pool (the engine is the caller's); idempotent."""
+        self._finalizer()
 
     # ------------------------------------------------------------------ trajectories
     async def _env_trajectory(self, item_id: str, sampling: SamplingParams, seed_base: int, max_rounds: int,
@@ -511,6 +513,11 @@ class AgentLoop:
                     "env_error": t.env_error, "gen_s": round(t.gen_s, 4), "env_s": round(t.env_s, 4),
                     "messages": t.messages,
                 }, ensure_ascii=False) + "\n")
+
+
+def _close_resources(pool: EnvClientPool, executor: concurrent.futures.ThreadPoolExecutor) -> None:
+    pool.close()
+    executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _as_messages(chat) -> list[dict]:

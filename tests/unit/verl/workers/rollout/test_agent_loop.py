@@ -279,3 +279,20 @@ def test_other_stop_token_keeps_full_turn_closing(tokenizer, scripted_engine_cls
     assert out.batch["responses"][0, :L].tolist() == turn + closing + turn
     assert out.batch["response_mask"][0, :L].tolist() == [1] * len(turn) + [0] * len(closing) + [1] * len(turn)
     loop.close()
+
+
+def test_rollout_is_reproducible_for_a_seed(tiny_model_dir, tokenizer):
+    from verl.workers.rollout.hf_engine import HFEngine
+
+    eng = HFEngine(tiny_model_dir)
+    loop = _loop(eng, tokenizer, max_tokens=8, R=96)
+    try:
+        a = loop.run(_batch(3, max_rounds=3))
+        b = loop.run(_batch(3, max_rounds=3))  # same step -> same seeds (batching and KV cache state differ)
+        c = loop.run(_batch(3, max_rounds=3, global_step=4))
+    finally:
+        eng.shutdown()
+        loop.close()
+    assert torch.equal(a.batch["responses"], b.batch["responses"])
+    torch.testing.assert_close(a.batch["rollout_log_probs"], b.batch["rollout_log_probs"], atol=2e-4, rtol=0)
+    assert not torch.equal(a.batch["responses"], c.batch["responses"])
