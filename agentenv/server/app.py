@@ -204,7 +204,9 @@ def create_env_app(
     Args:
         title: shown in the OpenAPI docs and logs.
         settings: shared server settings (limits, TTL).
-        session_factory: `resources -> session`; must be cheap for servers that promise fast /create.
+        session_factory: `resources -> session`, called by `SessionRegistry.create` without the
+            registry lock. A slow one (a browser) is fine, but then the server's /create handler
+            must be a plain `def` (WebShop's is `async def` because its sessions cost nothing).
         load_resources: called once at startup (lifespan), e.g. to load a catalog and search index.
         on_close: frees one session when it is closed or evicted.
         routers: the server's own endpoints; handlers that block must be plain `def`.
