@@ -79,6 +79,7 @@ class WebshopWorld:
         self._rng_lock = threading.Lock()
         self._search_cached = functools.lru_cache(maxsize=_SEARCH_CACHE_SIZE)(self._search_uncached)
         self._goal_reprs: dict[int, str] = {}
+        self._goal_cum_weights: list[float] | None = None
 
     @classmethod
     def load(cls, data_dir: str | None = None, num_products: int | None = None, human_goals: bool = False,
@@ -117,10 +118,12 @@ class WebshopWorld:
 
     def sample_goal_index(self) -> int:
         """A goal index drawn by goal weight from the world's seeded generator (thread-safe)."""
-        from agentenv_webshop.engine.goal import sample_goal_index  # noqa: PLC0415
+        from agentenv_webshop.engine.goal import goal_cum_weights, sample_goal_index  # noqa: PLC0415
 
         with self._rng_lock:
-            return sample_goal_index(self.goals, self._rng)
+            if self._goal_cum_weights is None:
+                self._goal_cum_weights = goal_cum_weights(self.goals)
+            return sample_goal_index(self.goals, self._rng, self._goal_cum_weights)
 
     def goal_repr(self, goal_index: int) -> str:
         """``pprint.pformat`` of a goal (shown on the done page), computed once per goal."""

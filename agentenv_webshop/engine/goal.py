@@ -19,7 +19,7 @@ from typing import Iterable
 logger = logging.getLogger(__name__)
 
 __all__ = ["PRICE_RANGE", "GOAL_SHUFFLE_SEED", "PRICE_SAMPLE_SEED", "build_goals", "get_synthetic_goals",
-           "get_human_goals", "sample_goal_index", "price_upper_for",
+           "get_human_goals", "sample_goal_index", "goal_cum_weights", "price_upper_for",
            "get_reward", "get_type_reward", "get_attribute_reward", "get_option_reward"]
 
 PRICE_RANGE = [10.0 * i for i in range(1, 100)]  # 10, 20, ..., 990
@@ -127,7 +127,12 @@ def build_goals(products: Iterable[dict], human_goals: bool = False) -> list[dic
     return goals
 
 
-def sample_goal_index(goals: list[dict], rng: random.Random) -> int:
+def goal_cum_weights(goals: list[dict]) -> list[float]:
+    """``[0] + cumsum(weights)`` over the goals: the table ``sample_goal_index`` draws from."""
+    return [0.0, *itertools.accumulate(g["weight"] for g in goals)]
+
+
+def sample_goal_index(goals: list[dict], rng: random.Random, cum_weights: list[float] | None = None) -> int:
     """Weighted draw of a goal index exactly as WebShop's ``random_idx`` over ``[0] + cumsum(weights)``.
 
     WebShop quirk kept: ``idx = min(bisect(cum, U(0, total)), n - 1)``, so the index is shifted by
@@ -136,13 +141,15 @@ def sample_goal_index(goals: list[dict], rng: random.Random) -> int:
     Args:
         goals: goal dicts with a ``weight``.
         rng: the caller's ``random.Random`` (its state advances).
+        cum_weights: ``goal_cum_weights(goals)``, precomputed by callers that draw often.
 
     Raises:
         ValueError: if ``goals`` is empty.
     """
     if not goals:
         raise ValueError("cannot sample a goal from an empty goal list")
-    cum_weights = [0.0, *itertools.accumulate(g["weight"] for g in goals)]
+    if cum_weights is None:
+        cum_weights = goal_cum_weights(goals)
     pos = rng.uniform(0, cum_weights[-1])
     return min(bisect.bisect(cum_weights, pos), len(cum_weights) - 2)
 
