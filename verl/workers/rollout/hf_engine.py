@@ -1,9 +1,10 @@
 """HF transformers rollout engine: batched KV-cache sampling on CPU or GPU, exact ids and log-probs.
 
 Concurrent `generate` calls are queued; one background thread takes everything queued (up to
-`max_batch_size`) as a batch, runs a manual sampling loop with a KV cache over it, and resolves the
-callers' futures. Requests that arrive while a batch runs form the next batch, so the asyncio agent
-loop keeps stepping environments while the model generates.
+`max_batch_size`) as a batch and runs a manual sampling loop with a KV cache over it. A request that
+finishes (stop token or max_tokens) is resolved at once and leaves the batch, so its trajectory can
+step its environment while the rest keep generating. Requests that arrive while a batch runs form
+the next batch.
 
 Log-probs: for each sampled token we return log softmax(logits / T) at that position (T = the
 request's temperature; T = 1 for greedy requests), i.e. the temperature-scaled policy the trainer
@@ -31,7 +32,7 @@ import queue
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import torch
@@ -191,9 +192,7 @@ class HFEngine(RolloutEngine):
             if batch:
                 try:
                     with self._weights_lock:
-                        outputs = self._generate_batch(batch)
-                    for req, out in zip(batch, outputs):
-                        req.loop.call_soon_threadsafe(_set_result, req.future, out)
+                        self._generate_batch(batch, _emit)
                 except Exception as exc:  # report to every caller; the engine keeps serving
                     logger.exception("HFEngine batch of %d failed", len(batch))
                     for req in batch:
@@ -212,7 +211,8 @@ class HFEngine(RolloutEngine):
                 req.loop.call_soon_threadsafe(_set_exception, req.future, exc)
 
     @torch.no_grad()
-    def _generate_batch(self, reqs: list[_Request]) -> list[GenerationOutput]:
+    def _generate_batch(self, reqs: list[_Request], emit: Callable[[_Request, GenerationOutput], None]) -> None:
+        """Generate for `reqs` together; each finished request is emitted and leaves the batch at once."""
         dev = self.device
         bsz = len(reqs)
         hits = [self._prefix.lookup(r.prompt_ids) for r in reqs]  # (cached_len, kv or None)
@@ -222,84 +222,72 @@ class HFEngine(RolloutEngine):
         input_ids = torch.zeros((bsz, S), dtype=torch.long)
         position_ids = torch.zeros((bsz, S), dtype=torch.long)
         attn = torch.zeros((bsz, C + S), dtype=torch.long)
-        valid_cols: list[list[int]] = []
         for i, (c, suf) in enumerate(zip(cached, suffix)):
             # row layout: [pad][cached c][pad][suffix]; the mask hides pads, positions continue at c
             input_ids[i, S - len(suf):] = torch.tensor(suf)
             position_ids[i, S - len(suf):] = torch.arange(c, c + len(suf))
             attn[i, C - c:C] = 1
             attn[i, C + S - len(suf):] = 1
-            valid_cols.append(list(range(C - c, C)) + list(range(C + S - len(suf), C + S)))
         input_ids, attn, position_ids = input_ids.to(dev), attn.to(dev), position_ids.to(dev)
         past = self._prefix.batch_cache(hits, C, self.model.config, dev) if C > 0 else None
         self.stats["prefill_tokens"] += sum(len(x) for x in suffix)
         self.stats["reused_tokens"] += sum(cached)
+        self.stats["batches"] += 1
+        self.stats["requests"] += bsz
+        self.stats["max_batch"] = max(self.stats["max_batch"], bsz)
 
+        # Per-row state, indexed by the row's current position in the (shrinking) batch.
+        rows = list(range(bsz))  # position -> index into reqs
         temps = torch.tensor([r.sampling.temperature for r in reqs], dtype=torch.float32, device=dev)
         greedy = temps == 0
         scale = torch.where(greedy, torch.ones_like(temps), temps).unsqueeze(-1)
-        gens = [torch.Generator(device="cpu").manual_seed(r.seed) for r in reqs]
-        max_new = [r.sampling.max_tokens for r in reqs]
-        stops = [set(r.sampling.stop_token_ids) for r in reqs]
-        out_ids: list[list[int]] = [[] for _ in reqs]
-        out_lp: list[list[float]] = [[] for _ in reqs]
-        finish = [""] * bsz
-        active = list(range(bsz))
-        active_set = set(active)
-        greedy_l = greedy.tolist()
-        all_greedy = all(greedy_l)
         top_k = torch.tensor([r.sampling.top_k if r.sampling.top_k and r.sampling.top_k > 0 else 0 for r in reqs], device=dev)
         top_p = torch.tensor([r.sampling.top_p for r in reqs], dtype=torch.float32, device=dev)
+        gens = [torch.Generator(device="cpu").manual_seed(r.seed) for r in reqs]
+        out_ids: list[list[int]] = [[] for _ in reqs]
+        out_lp: list[list[float]] = [[] for _ in reqs]
 
         step_ids, step_pos = input_ids, position_ids
-        for _ in range(max(max_new)):
+        while rows:
             out = self.model(input_ids=step_ids, attention_mask=attn, position_ids=step_pos,
                              past_key_values=past, use_cache=True)
             past = out.past_key_values
             logits = out.logits[:, -1, :].float()
             scaled = logits / scale
             logp = torch.log_softmax(scaled, dim=-1)
-            uniforms = torch.tensor([float(torch.rand(1, generator=gens[i])) if i in active_set and not greedy_l[i] else 0.0
-                                     for i in range(bsz)], device=dev)
-            sampled = _sample_rows(scaled, top_k, top_p, uniforms) if not all_greedy else None
-            toks = torch.argmax(logits, dim=-1) if sampled is None else torch.where(greedy, torch.argmax(logits, dim=-1), sampled)
-            tok_lp = logp.gather(1, toks.unsqueeze(-1)).squeeze(-1)
-            toks_l, lp_l = toks.tolist(), tok_lp.tolist()
-            for i in active:
-                out_ids[i].append(toks_l[i])
-                out_lp[i].append(lp_l[i])
-            next_tok = toks
-            still = []
-            for i in active:
-                if out_ids[i][-1] in stops[i]:
-                    finish[i] = "stop"
-                elif len(out_ids[i]) >= max_new[i]:
-                    finish[i] = "length"
-                else:
-                    still.append(i)
-            active = still
-            active_set = set(active)
-            if not active:
+            toks = torch.argmax(logits, dim=-1)
+            if not bool(greedy.all()):
+                uniforms = torch.tensor([0.0 if reqs[r].sampling.greedy else float(torch.rand(1, generator=gens[r]))
+                                         for r in rows], device=dev)
+                toks = torch.where(greedy, toks, _sample_rows(scaled, top_k, top_p, uniforms))
+            toks_l = toks.tolist()
+            lp_l = logp.gather(1, toks.unsqueeze(-1)).squeeze(-1).tolist()
+            keep = []
+            for pos, r in enumerate(rows):
+                out_ids[r].append(toks_l[pos])
+                out_lp[r].append(lp_l[pos])
+                req = reqs[r]
+                finish = ("stop" if toks_l[pos] in req.sampling.stop_token_ids
+                          else "length" if len(out_ids[r]) >= req.sampling.max_tokens else "")
+                if not finish:
+                    keep.append(pos)
+                    continue
+                self.stats["generated_tokens"] += len(out_ids[r])
+                if self._prefix.max_tokens > 0:  # KV of prompt + all generated ids but the last (never fed)
+                    self._prefix.store(req.prompt_ids + out_ids[r][:-1], past, pos, attn[pos].nonzero().squeeze(-1))
+                emit(req, GenerationOutput(token_ids=out_ids[r], log_probs=out_lp[r], finish_reason=finish,
+                                           extra={"batch_size": bsz}))
+            if not keep:
                 break
-            col = attn.shape[1]
-            for i in active:  # the token fed next is part of these rows' sequences
-                valid_cols[i].append(col)
-            attn = torch.cat([attn, torch.ones((bsz, 1), dtype=attn.dtype, device=dev)], dim=1)
+            if len(keep) < len(rows):  # drop finished rows from every per-row tensor and the KV cache
+                idx = torch.tensor(keep, device=dev)
+                past.batch_select_indices(idx)
+                attn, step_pos, toks = attn[idx], step_pos[idx], toks[idx]
+                scale, greedy, top_k, top_p = scale[idx], greedy[idx], top_k[idx], top_p[idx]
+                rows = [rows[p] for p in keep]
+            attn = torch.cat([attn, torch.ones((len(rows), 1), dtype=attn.dtype, device=dev)], dim=1)
             step_pos = step_pos[:, -1:] + 1
-            step_ids = next_tok.unsqueeze(-1)
-
-        if self._prefix.max_tokens > 0 and past is not None:
-            for i, r in enumerate(reqs):
-                key = r.prompt_ids + out_ids[i][:-1]
-                if len(key) == len(valid_cols[i]):
-                    self._prefix.store(key, past, i, valid_cols[i])
-        ntok = sum(len(x) for x in out_ids)
-        self.stats["batches"] += 1
-        self.stats["requests"] += bsz
-        self.stats["generated_tokens"] += ntok
-        self.stats["max_batch"] = max(self.stats["max_batch"], bsz)
-        return [GenerationOutput(token_ids=out_ids[i], log_probs=out_lp[i], finish_reason=finish[i],
-                                 extra={"batch_size": bsz}) for i in range(bsz)]
+            step_ids = toks.unsqueeze(-1)
 
 
 class _PrefixCache:
@@ -344,10 +332,10 @@ class _PrefixCache:
         self.entries.move_to_end(best_key)
         return best_len, [(k[:, :best_len], v[:, :best_len]) for k, v in kv]
 
-    def store(self, ids: list[int], past, row: int, cols: list[int]) -> None:
-        if len(ids) > self.max_tokens:
+    def store(self, ids: list[int], past, row: int, index: torch.Tensor) -> None:
+        """Keep the KV columns `index` of batch row `row` of `past` as the encoding of `ids`."""
+        if len(ids) > self.max_tokens or len(ids) != len(index):
             return
-        index = torch.tensor(cols, device=past.layers[0].keys.device)
         kv = [(layer.keys[row].index_select(1, index).clone(), layer.values[row].index_select(1, index).clone())
               for layer in past.layers]
         self._next += 1
@@ -399,6 +387,10 @@ def _sample_rows(scaled: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tensor,
     # never land on a zero-probability slot (u*total can equal a cdf plateau at the tail)
     pos = torch.minimum(pos, (sorted_p > 0).sum(-1, keepdim=True) - 1)
     return order.gather(1, pos).squeeze(-1)
+
+
+def _emit(req: _Request, out: GenerationOutput) -> None:
+    req.loop.call_soon_threadsafe(_set_result, req.future, out)
 
 
 def _set_result(fut: asyncio.Future, value) -> None:
