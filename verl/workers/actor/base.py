@@ -1,5 +1,6 @@
 """Pieces shared by the PPO actor and critic: config access, batch slicing into mini/micro
-batches, gradient-accumulation weights and the clipped optimizer step.
+batches, gradient-accumulation weights, the clipped optimizer step and the response forward pass
+(with all-padding columns trimmed per micro-batch).
 
 Owns nothing model-specific; `dp_actor.py` and `critic/dp_critic.py` build on it.
 """
@@ -7,13 +8,15 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
+import torch.nn.functional as F
 
 from verl.agent_trainer.ppo import core_algos
 
-__all__ = ["cfg_get", "iter_slices", "micro_weight", "clip_grad_and_step", "forward_response_logits"]
+__all__ = ["cfg_get", "iter_slices", "micro_weight", "clip_grad_and_step", "forward_response_logits",
+           "padding_trim_bounds", "response_forward"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,3 +124,63 @@ def forward_response_logits(module: torch.nn.Module, input_ids: torch.Tensor, at
     out = module(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False,
                  **kwargs)
     return out.logits[:, -response_length - 1 : -1, :]
+
+
+def padding_trim_bounds(attention_mask: torch.Tensor, response_length: int) -> tuple[int, int]:
+    """Columns of a (bs, P+R) micro-batch that hold a real token in at least one row.
+
+    Prompts are left-padded and responses right-padded, so the columns that are padding in every
+    row are a block at the start of the prompt and a block at the end of the response.
+
+    Returns:
+        (start, response_keep): keep columns [start, P + response_keep). At least one prompt column
+        (its output predicts the first response token) and one response column are always kept.
+    """
+    prompt_length = attention_mask.shape[1] - response_length
+    real = attention_mask.bool().any(dim=0)
+    prompt_real = real[:prompt_length].nonzero()
+    start = int(prompt_real[0, 0]) if prompt_real.numel() else prompt_length - 1
+    response_real = real[prompt_length:].nonzero()
+    keep = int(response_real[-1, 0]) + 1 if response_real.numel() else 1
+    return max(min(start, prompt_length - 1), 0), keep
+
+
+def response_forward(module: torch.nn.Module, micro, head_fn: Callable, lm_head_tail: bool = False,
+                     trim: bool = True):
+    """Forward one micro-batch and turn the outputs over its response positions into (bs, R) tensors.
+
+    With `trim`, the columns that are padding in every row (common left padding of the prompts,
+    common right padding of the responses) are dropped before the model runs; `position_ids` are
+    sliced, not recomputed, so real tokens see the same positions and the same keys as on the full
+    padded length. The results are zero-padded back to R on the right, so positions past the
+    micro-batch's longest response are 0 (every loss masks them with `response_mask`).
+
+    Args:
+        module: model called as `module(input_ids=, attention_mask=, position_ids=, use_cache=False)`.
+        micro: mapping with `input_ids`, `attention_mask`, `position_ids` (bs, P+R) and `responses` (bs, R).
+        head_fn: `(outputs (bs, R', out_dim), responses (bs, R'))` -> a tensor or a tuple of tensors
+            (None allowed) of shape (bs, R', ...), computed on the kept response columns R' <= R.
+        lm_head_tail: see `forward_response_logits`.
+        trim: False forwards the full padded length (the reference path).
+
+    Returns:
+        `head_fn`'s result with every tensor right-padded with zeros to (bs, R, ...).
+    """
+    responses = micro["responses"]
+    response_length = responses.shape[-1]
+    tensors = (micro["input_ids"], micro["attention_mask"], micro["position_ids"])
+    keep = response_length
+    if trim:
+        start, keep = padding_trim_bounds(micro["attention_mask"], response_length)
+        end = tensors[0].shape[1] - response_length + keep
+        if start > 0 or keep < response_length:
+            tensors = tuple(t[:, start:end].contiguous() for t in tensors)
+    outputs = forward_response_logits(module, *tensors, keep, lm_head_tail=lm_head_tail)
+    result = head_fn(outputs, responses[:, :keep])
+
+    def pad(t):
+        if t is None or keep == response_length:
+            return t
+        return F.pad(t, (0, 0) * (t.dim() - 2) + (0, response_length - keep))
+
+    return tuple(pad(t) for t in result) if isinstance(result, tuple) else pad(result)

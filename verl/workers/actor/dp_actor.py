@@ -21,9 +21,9 @@ from verl.workers.actor.base import (
     cfg_get,
     clip_grad_and_step,
     effective_agg_mode,
-    forward_response_logits,
     iter_slices,
     micro_weight,
+    response_forward,
 )
 
 __all__ = ["DataParallelPPOActor", "logprobs_and_entropy"]
@@ -76,6 +76,10 @@ class DataParallelPPOActor:
         actor_optimizer: its optimizer (None for a frozen reference policy).
         ppo_mini_batch_size: mini-batch size in *samples* (already prompts x rollout.n / dp size);
             defaults to `config.ppo_mini_batch_size`.
+
+    Attributes:
+        trim_padding: drop the columns that are padding in every row of a micro-batch before the
+            forward pass (exact; see `base.response_forward`). False forwards the full P+R length.
     """
 
     def __init__(self, config, actor_module: torch.nn.Module, actor_optimizer: torch.optim.Optimizer | None = None,
@@ -93,17 +97,16 @@ class DataParallelPPOActor:
         self.policy_loss_fn = core_algos.get_policy_loss_fn(self.loss_mode)
         self.loss_config = _loss_config(config)
         self._warned_rollout_fallback = False
+        self.trim_padding = True
 
     # ------------------------------------------------------------------ forward
     def _forward_micro_batch(self, micro, temperature: float, with_entropy: bool, entropy_grad: bool = False):
-        responses = micro["responses"]
-        logits = forward_response_logits(
-            self.actor_module, micro["input_ids"], micro["attention_mask"], micro["position_ids"], responses.shape[-1],
-            lm_head_tail=True,
-        )
-        if temperature and temperature > 0:  # match the sampler's distribution; 0 (greedy) keeps raw logits
-            logits = logits / temperature
-        return logprobs_and_entropy(logits, responses, with_entropy=with_entropy, entropy_grad=entropy_grad)
+        def head(logits, responses):
+            if temperature and temperature > 0:  # match the sampler's distribution; 0 (greedy) keeps raw logits
+                logits = logits / temperature
+            return logprobs_and_entropy(logits, responses, with_entropy=with_entropy, entropy_grad=entropy_grad)
+
+        return response_forward(self.actor_module, micro, head, lm_head_tail=True, trim=self.trim_padding)
 
     @torch.no_grad()
     def compute_log_prob(self, data, calculate_entropy: bool = True):
@@ -115,7 +118,8 @@ class DataParallelPPOActor:
             calculate_entropy: also return per-token entropies.
 
         Returns:
-            (log_probs (bs, response_length), entropys (bs, response_length) or None).
+            (log_probs (bs, response_length), entropys (bs, response_length) or None); 0 at the
+            positions past the longest response of each micro-batch.
         """
         temperature = float(data.meta_info.get("temperature", 1.0))
         micro_bs = int(data.meta_info.get("micro_batch_size") or self.log_prob_micro_batch_size)

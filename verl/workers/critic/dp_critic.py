@@ -14,7 +14,7 @@ import torch
 
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import masked_mean
-from verl.workers.actor.base import cfg_get, clip_grad_and_step, forward_response_logits, iter_slices, micro_weight
+from verl.workers.actor.base import cfg_get, clip_grad_and_step, iter_slices, micro_weight, response_forward
 
 __all__ = ["DataParallelPPOCritic"]
 
@@ -31,6 +31,10 @@ class DataParallelPPOCritic:
         critic_optimizer: its optimizer.
         ppo_mini_batch_size: mini-batch size in samples (prompts x rollout.n / dp size);
             defaults to `config.ppo_mini_batch_size`.
+
+    Attributes:
+        trim_padding: drop the columns that are padding in every row of a micro-batch before the
+            forward pass (exact; see `verl.workers.actor.base.response_forward`).
     """
 
     def __init__(self, config, critic_module: torch.nn.Module, critic_optimizer: torch.optim.Optimizer | None = None,
@@ -41,13 +45,11 @@ class DataParallelPPOCritic:
         self.ppo_mini_batch_size = int(ppo_mini_batch_size or cfg_get(config, "ppo_mini_batch_size", 1))
         self.micro_batch_size = int(cfg_get(config, "ppo_micro_batch_size_per_gpu", 0) or self.ppo_mini_batch_size)
         self.loss_agg_mode = cfg_get(config, "loss_agg_mode", "token-mean")
+        self.trim_padding = True
 
     def _forward_micro_batch(self, micro) -> torch.Tensor:
-        response_length = micro["responses"].shape[-1]
-        out = forward_response_logits(
-            self.critic_module, micro["input_ids"], micro["attention_mask"], micro["position_ids"], response_length
-        )
-        return out[..., 0].float()  # (bs, R): V(s) before each response token
+        # (bs, R): V(s) before each response token; 0 past the micro-batch's longest response
+        return response_forward(self.critic_module, micro, lambda out, _: out[..., 0].float(), trim=self.trim_padding)
 
     @torch.no_grad()
     def compute_values(self, data) -> torch.Tensor:

@@ -19,9 +19,11 @@ def tiny_qwen2(seed: int = 0, vocab: int = VOCAB):
     return Qwen2ForCausalLM(cfg).float()
 
 
-def make_batch(bs: int = 4, prompt_len: int = 6, resp_len: int = 8, seed: int = 0, vocab: int = VOCAB) -> DataProto:
+def make_batch(bs: int = 4, prompt_len: int = 6, resp_len: int = 8, seed: int = 0, vocab: int = VOCAB,
+               common_pad: int = 0) -> DataProto:
     """Left-padded prompts, right-padded responses; response_mask has model spans separated by
-    observation tokens, with a different number of model tokens per row."""
+    observation tokens, with a different number of model tokens per row. `common_pad` more
+    padding columns on both sides of every row (prompt start and response end)."""
     g = torch.Generator().manual_seed(seed)
     prompts = torch.randint(1, vocab, (bs, prompt_len), generator=g)
     responses = torch.randint(1, vocab, (bs, resp_len), generator=g)
@@ -29,10 +31,10 @@ def make_batch(bs: int = 4, prompt_len: int = 6, resp_len: int = 8, seed: int = 
     r_mask = torch.ones(bs, resp_len, dtype=torch.long)
     response_mask = torch.zeros(bs, resp_len, dtype=torch.long)
     for i in range(bs):
-        left_pad = i % 3
+        left_pad = i % 3 + common_pad
         p_mask[i, :left_pad] = 0
         prompts[i, :left_pad] = 0
-        valid = resp_len - i  # right padding grows with i
+        valid = resp_len - i - common_pad  # right padding grows with i
         r_mask[i, valid:] = 0
         responses[i, valid:] = 0
         response_mask[i, : 2 + i % 2] = 1                 # first model turn

@@ -8,7 +8,7 @@ import torch
 from omegaconf import OmegaConf
 
 from actor_testlib import make_batch, tiny_qwen2
-from verl.workers.actor.base import micro_weight
+from verl.workers.actor.base import micro_weight, padding_trim_bounds
 from verl.workers.actor.dp_actor import DataParallelPPOActor
 
 
@@ -51,13 +51,17 @@ def test_log_probs_match_direct_forward(batch):
         logits = model(input_ids=batch.batch["input_ids"], attention_mask=batch.batch["attention_mask"],
                        position_ids=batch.batch["position_ids"]).logits / 0.7
     logp_all = torch.log_softmax(logits, -1)
+    # Rows 0-2 share a micro-batch whose row 0 fills R; row 3 is alone, so its padding is trimmed (0).
+    computed = torch.ones(4, R, dtype=torch.bool)
+    computed[3] = batch.batch["attention_mask"][3, -R:].bool()
     for i in range(len(batch)):
         for t in range(R):
             pos = batch.batch["input_ids"].shape[1] - R + t  # index of response token t
-            expected = logp_all[i, pos - 1, batch.batch["responses"][i, t]]
-            assert torch.allclose(log_probs[i, t], expected, atol=1e-5)
+            expected = logp_all[i, pos - 1, batch.batch["responses"][i, t]] if computed[i, t] else 0.0
+            assert torch.allclose(log_probs[i, t], torch.as_tensor(expected), atol=1e-5)
     p = logp_all.exp()[:, -R - 1:-1]
-    assert torch.allclose(entropys, -(p * logp_all[:, -R - 1:-1]).sum(-1), atol=1e-4)
+    expected_ent = -(p * logp_all[:, -R - 1:-1]).sum(-1) * computed
+    assert torch.allclose(entropys, expected_ent, atol=1e-4)
     assert log_probs.shape == entropys.shape == (4, R)
 
 
@@ -165,3 +169,53 @@ def test_micro_weight_hand_cases():
     assert micro_weight(mini[2:], mini, 2, "token-mean") == 0.0  # no model tokens: no gradient
     with pytest.raises(ValueError, match="token-mean"):
         micro_weight(mini, mini, 0, "sum")
+
+
+def test_padding_trim_bounds_hand_cases():
+    # P = 4, R = 3; common left padding 2 columns, longest response 2 tokens
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1, 0], [0, 0, 0, 1, 1, 0, 0]])
+    assert padding_trim_bounds(mask, 3) == (2, 2)
+    assert padding_trim_bounds(torch.ones(2, 7, dtype=torch.long), 3) == (0, 3)  # nothing to trim
+    empty = torch.zeros(2, 7, dtype=torch.long)
+    assert padding_trim_bounds(empty, 3) == (3, 1)  # keeps one prompt and one response column
+
+
+def _trim_vs_full(model0, data, **cfg):
+    """(log-probs, entropies, metrics, parameter delta) of compute_log_prob + update_policy with and without trim."""
+    out = []
+    for trim in (True, False):
+        model = copy.deepcopy(model0)
+        actor = make_actor(model, lr=1.0, **cfg)
+        actor.trim_padding = trim
+        d = copy.deepcopy(data)
+        lp, ent = actor.compute_log_prob(d)
+        d.batch["old_log_probs"] = lp.detach() - 0.05 * d.batch["response_mask"]  # ratio != 1: clipping is live
+        d.batch["ref_log_prob"] = lp.detach() + 0.1
+        before = {n: p.detach().clone() for n, p in model.named_parameters()}
+        metrics = actor.update_policy(d)
+        out.append((lp, ent, metrics, param_delta(before, model)))
+    return out
+
+
+def test_padding_trim_matches_full_length_forward_and_gradients():
+    data = make_batch(bs=4, prompt_len=8, resp_len=12, seed=5, common_pad=2)
+    R = 12
+    am = data.batch["attention_mask"]
+    for sl in (slice(0, 2), slice(2, 4)):  # each micro-batch really is trimmed, differently
+        start, keep = padding_trim_bounds(am[sl], R)
+        assert start >= 2 and keep < R
+    assert padding_trim_bounds(am[0:2], R) != padding_trim_bounds(am[2:4], R)
+    (lp_t, ent_t, m_t, d_t), (lp_f, ent_f, m_f, d_f) = _trim_vs_full(
+        tiny_qwen2(seed=6), data, ppo_micro_batch_size_per_gpu=2, entropy_coeff=0.01, use_kl_loss=True,
+        kl_loss_coef=0.5,
+    )
+    real = am[:, -R:].bool()
+    torch.testing.assert_close(lp_t[real], lp_f[real], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(ent_t[real], ent_f[real], atol=1e-5, rtol=1e-5)
+    for sl in (slice(0, 2), slice(2, 4)):  # trimmed positions are exact zeros
+        keep = padding_trim_bounds(am[sl], R)[1]
+        assert torch.all(lp_t[sl, keep:] == 0) and torch.all(ent_t[sl, keep:] == 0)
+    assert d_f.abs().max() > 0
+    torch.testing.assert_close(d_t, d_f, atol=1e-6, rtol=1e-4)
+    for key in ("actor/pg_loss", "actor/entropy", "actor/kl_loss", "actor/pg_clipfrac", "actor/grad_norm"):
+        assert m_t[key] == pytest.approx(m_f[key], rel=1e-4, abs=1e-6), key

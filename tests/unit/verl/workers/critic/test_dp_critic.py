@@ -1,11 +1,14 @@
 """DataParallelPPOCritic: value shapes/masking, and the clipped value loss going down."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from omegaconf import OmegaConf
 
 from verl.protocol import DataProto
+from verl.workers.actor.base import padding_trim_bounds
 from verl.workers.critic.dp_critic import DataParallelPPOCritic
 
 
@@ -18,15 +21,20 @@ def tiny_value_model(seed: int = 0):
     return Qwen2ForTokenClassification(cfg).float()
 
 
-def value_batch(bs=4, P=5, R=7, seed=0) -> DataProto:
+def value_batch(bs=4, P=5, R=7, seed=0, common_pad=0) -> DataProto:
+    """Uneven left/right padding; `common_pad` more padding columns at both ends of every row."""
     g = torch.Generator().manual_seed(seed)
     input_ids = torch.randint(1, 61, (bs, P + R), generator=g)
     attention_mask = torch.ones(bs, P + R, dtype=torch.long)
-    attention_mask[0, :2] = 0          # left padding
-    attention_mask[1, -2:] = 0         # right padding
+    attention_mask[:, :common_pad] = 0
+    attention_mask[:, P + R - common_pad:] = 0
+    attention_mask[0, :2 + common_pad] = 0          # left padding
+    attention_mask[1, P + R - 2 - common_pad:] = 0  # right padding
+    input_ids = input_ids * attention_mask
     response_mask = torch.zeros(bs, R, dtype=torch.long)
     response_mask[:, :3] = 1
     response_mask[:, 4] = 1            # token 3 is an observation token
+    response_mask *= attention_mask[:, P:]
     return DataProto.from_dict(tensors={
         "input_ids": input_ids, "attention_mask": attention_mask,
         "position_ids": (attention_mask.cumsum(-1) - 1).clamp(min=0), "responses": input_ids[:, P:],
@@ -76,3 +84,37 @@ def test_update_critic_without_optimizer_fails():
     critic = DataParallelPPOCritic(OmegaConf.create({"ppo_mini_batch_size": 2}), tiny_value_model(), None)
     with pytest.raises(RuntimeError, match="optimizer"):
         critic.update_critic(value_batch())
+
+
+def test_padding_trim_matches_full_length_values_and_gradients():
+    data = value_batch(bs=4, P=6, R=9, seed=3, common_pad=2)
+    am = data.batch["attention_mask"].clone()
+    am[1, :4] = 0  # micro-batch 0 (rows 0, 1) gets more padding than micro-batch 1
+    am[0, 6 + 5:] = 0
+    ids = data.batch["input_ids"] * am
+    data.batch["attention_mask"], data.batch["input_ids"], data.batch["responses"] = am, ids, ids[:, 6:]
+    data.batch["position_ids"] = (am.cumsum(-1) - 1).clamp(min=0)
+    data.batch["response_mask"] = data.batch["response_mask"] * am[:, 6:]
+    assert padding_trim_bounds(am[0:2], 9) == (4, 5) and padding_trim_bounds(am[2:4], 9) == (2, 7)
+    model0 = tiny_value_model(seed=2)
+    results = []
+    for trim in (True, False):
+        model = copy.deepcopy(model0)
+        critic = DataParallelPPOCritic(OmegaConf.create(dict(ppo_mini_batch_size=4, ppo_micro_batch_size_per_gpu=2,
+                                                              cliprange_value=0.05, grad_clip=0.0)),
+                                       model, torch.optim.SGD(model.parameters(), lr=1.0))
+        critic.trim_padding = trim
+        d = copy.deepcopy(data)
+        values = critic.compute_values(d)
+        d.batch["values"] = values + 0.1 * d.batch["response_mask"]  # some predictions get clipped
+        d.batch["returns"] = torch.linspace(-1, 1, 9).expand(4, 9) * d.batch["response_mask"]
+        before = [p.detach().clone() for p in model.parameters()]
+        metrics = critic.update_critic(d)
+        delta = torch.cat([(p.detach() - b).flatten() for p, b in zip(model.parameters(), before)])
+        results.append((values, metrics, delta))
+    (v_t, m_t, d_t), (v_f, m_f, d_f) = results
+    torch.testing.assert_close(v_t, v_f, atol=1e-5, rtol=1e-5)
+    assert d_f.abs().max() > 0
+    torch.testing.assert_close(d_t, d_f, atol=1e-6, rtol=1e-4)
+    for key in ("critic/vf_loss", "critic/vf_clipfrac", "critic/grad_norm"):
+        assert m_t[key] == pytest.approx(m_f[key], rel=1e-4, abs=1e-6), key
