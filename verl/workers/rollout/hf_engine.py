@@ -3,8 +3,8 @@
 Concurrent `generate` calls are queued; one background thread takes everything queued (up to
 `max_batch_size`) as a batch and runs a manual sampling loop with a KV cache over it. A request that
 finishes (stop token or max_tokens) is resolved at once and leaves the batch, so its trajectory can
-step its environment while the rest keep generating. Requests that arrive while a batch runs form
-the next batch.
+step its environment while the rest keep generating; requests that arrive while a batch runs are
+prefilled and join it at the next decode step (continuous batching).
 
 Log-probs: for each sampled token we return log softmax(logits / T) at that position (T = the
 request's temperature; T = 1 for greedy requests), i.e. the temperature-scaled policy the trainer
@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, cfg_get, register_engine
 
@@ -118,7 +119,7 @@ class HFEngine(RolloutEngine):
         bytes_per_token = 2 * cfg.num_hidden_layers * heads * head_dim * torch.tensor([], dtype=dtype).element_size()
         self._prefix = _PrefixCache(int(prefix_cache_mb * 2**20 // bytes_per_token))
         self.stats = {"batches": 0, "requests": 0, "generated_tokens": 0, "max_batch": 0,
-                      "prefill_tokens": 0, "reused_tokens": 0}
+                      "prefill_tokens": 0, "reused_tokens": 0, "joined": 0}
 
     # ------------------------------------------------------------------ public API
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
@@ -210,9 +211,23 @@ class HFEngine(RolloutEngine):
             if req is not None:
                 req.loop.call_soon_threadsafe(_set_exception, req.future, exc)
 
-    @torch.no_grad()
-    def _generate_batch(self, reqs: list[_Request], emit: Callable[[_Request, GenerationOutput], None]) -> None:
-        """Generate for `reqs` together; each finished request is emitted and leaves the batch at once."""
+    def _take_waiting(self, limit: int) -> list[_Request]:
+        """Non-blocking: up to `limit` queued requests (a shutdown sentinel is put back)."""
+        taken: list[_Request] = []
+        while len(taken) < limit:
+            try:
+                req = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if req is None:
+                self._queue.put(None)
+                break
+            if not req.future.cancelled():
+                taken.append(req)
+        return taken
+
+    def _prefill(self, reqs: list[_Request]):
+        """Forward the prompts of `reqs` (reusing cached prefixes); returns (cache, attn, last_pos, logits)."""
         dev = self.device
         bsz = len(reqs)
         hits = [self._prefix.lookup(r.prompt_ids) for r in reqs]  # (cached_len, kv or None)
@@ -230,29 +245,38 @@ class HFEngine(RolloutEngine):
             attn[i, C + S - len(suf):] = 1
         input_ids, attn, position_ids = input_ids.to(dev), attn.to(dev), position_ids.to(dev)
         past = self._prefix.batch_cache(hits, C, self.model.config, dev) if C > 0 else None
+        out = self.model(input_ids=input_ids, attention_mask=attn, position_ids=position_ids,
+                         past_key_values=past, use_cache=True)
         self.stats["prefill_tokens"] += sum(len(x) for x in suffix)
         self.stats["reused_tokens"] += sum(cached)
-        self.stats["batches"] += 1
         self.stats["requests"] += bsz
-        self.stats["max_batch"] = max(self.stats["max_batch"], bsz)
+        return out.past_key_values, attn, position_ids[:, -1:], out.logits[:, -1, :].float()
 
-        # Per-row state, indexed by the row's current position in the (shrinking) batch.
-        rows = list(range(bsz))  # position -> index into reqs
+    def _row_params(self, reqs: list[_Request]):
+        dev = self.device
         temps = torch.tensor([r.sampling.temperature for r in reqs], dtype=torch.float32, device=dev)
         greedy = temps == 0
         scale = torch.where(greedy, torch.ones_like(temps), temps).unsqueeze(-1)
         top_k = torch.tensor([r.sampling.top_k if r.sampling.top_k and r.sampling.top_k > 0 else 0 for r in reqs], device=dev)
         top_p = torch.tensor([r.sampling.top_p for r in reqs], dtype=torch.float32, device=dev)
+        return [scale, greedy, top_k, top_p]
+
+    @torch.no_grad()
+    def _generate_batch(self, reqs: list[_Request], emit: Callable[[_Request, GenerationOutput], None]) -> None:
+        """Generate for `reqs` together. A finished request is emitted and leaves the batch at once;
+        requests queued meanwhile join it (continuous batching) up to `max_batch_size`."""
+        dev = self.device  # `reqs` grows with joiners (the caller fails them all if this raises)
+        self.stats["batches"] += 1
+        past, attn, last_pos, logits = self._prefill(reqs)
+        rows = list(range(len(reqs)))  # batch position -> index into reqs
+        params = self._row_params(reqs)
         gens = [torch.Generator(device="cpu").manual_seed(r.seed) for r in reqs]
         out_ids: list[list[int]] = [[] for _ in reqs]
         out_lp: list[list[float]] = [[] for _ in reqs]
 
-        step_ids, step_pos = input_ids, position_ids
         while rows:
-            out = self.model(input_ids=step_ids, attention_mask=attn, position_ids=step_pos,
-                             past_key_values=past, use_cache=True)
-            past = out.past_key_values
-            logits = out.logits[:, -1, :].float()
+            self.stats["max_batch"] = max(self.stats["max_batch"], len(rows))
+            scale, greedy, top_k, top_p = params
             scaled = logits / scale
             logp = torch.log_softmax(scaled, dim=-1)
             toks = torch.argmax(logits, dim=-1)
@@ -276,18 +300,48 @@ class HFEngine(RolloutEngine):
                 if self._prefix.max_tokens > 0:  # KV of prompt + all generated ids but the last (never fed)
                     self._prefix.store(req.prompt_ids + out_ids[r][:-1], past, pos, attn[pos].nonzero().squeeze(-1))
                 emit(req, GenerationOutput(token_ids=out_ids[r], log_probs=out_lp[r], finish_reason=finish,
-                                           extra={"batch_size": bsz}))
-            if not keep:
-                break
+                                           extra={"batch_size": len(rows)}))
             if len(keep) < len(rows):  # drop finished rows from every per-row tensor and the KV cache
-                idx = torch.tensor(keep, device=dev)
+                idx = torch.tensor(keep, dtype=torch.long, device=dev)
                 past.batch_select_indices(idx)
-                attn, step_pos, toks = attn[idx], step_pos[idx], toks[idx]
-                scale, greedy, top_k, top_p = scale[idx], greedy[idx], top_k[idx], top_p[idx]
+                attn, last_pos, toks = attn[idx], last_pos[idx], toks[idx]
+                params = [t[idx] for t in params]
                 rows = [rows[p] for p in keep]
-            attn = torch.cat([attn, torch.ones((len(rows), 1), dtype=attn.dtype, device=dev)], dim=1)
-            step_pos = step_pos[:, -1:] + 1
-            step_ids = toks.unsqueeze(-1)
+            if rows:  # one decode step for the rows still generating
+                attn = torch.cat([attn, torch.ones((len(rows), 1), dtype=attn.dtype, device=dev)], dim=1)
+                last_pos = last_pos + 1
+                out = self.model(input_ids=toks.unsqueeze(-1), attention_mask=attn, position_ids=last_pos,
+                                 past_key_values=past, use_cache=True)
+                past, logits = out.past_key_values, out.logits[:, -1, :].float()
+            joiners = self._take_waiting(self.max_batch_size - len(rows))
+            if joiners:
+                self.stats["joined"] = self.stats.get("joined", 0) + (len(joiners) if rows else 0)
+                j_past, j_attn, j_pos, j_logits = self._prefill(joiners)
+                base = len(reqs)
+                reqs.extend(joiners)
+                gens.extend(torch.Generator(device="cpu").manual_seed(r.seed) for r in joiners)
+                out_ids.extend([] for _ in joiners)
+                out_lp.extend([] for _ in joiners)
+                if rows:
+                    past, attn = _merge_caches(past, attn, j_past, j_attn)
+                    last_pos = torch.cat([last_pos, j_pos])
+                    logits = torch.cat([logits, j_logits])
+                    params = [torch.cat([a, b]) for a, b in zip(params, self._row_params(joiners))]
+                else:
+                    past, attn, last_pos, logits = j_past, j_attn, j_pos, j_logits
+                    params = self._row_params(joiners)
+                rows = rows + list(range(base, base + len(joiners)))
+
+
+def _merge_caches(a_past, a_attn: torch.Tensor, b_past, b_attn: torch.Tensor):
+    """Stack two batches' KV caches (rows of `b` after rows of `a`), left-padding the narrower one."""
+    wa, wb = a_attn.shape[1], b_attn.shape[1]
+    width = max(wa, wb)
+    for la, lb in zip(a_past.layers, b_past.layers):
+        la.keys = torch.cat([F.pad(la.keys, (0, 0, width - wa, 0)), F.pad(lb.keys, (0, 0, width - wb, 0))])
+        la.values = torch.cat([F.pad(la.values, (0, 0, width - wa, 0)), F.pad(lb.values, (0, 0, width - wb, 0))])
+    attn = torch.cat([F.pad(a_attn, (width - wa, 0)), F.pad(b_attn, (width - wb, 0))])
+    return a_past, attn
 
 
 class _PrefixCache:

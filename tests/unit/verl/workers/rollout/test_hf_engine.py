@@ -142,3 +142,28 @@ def test_prefix_kv_reuse_matches_fresh_prefill(tiny_model_dir, tokenizer):
     finally:
         cached.shutdown()
         fresh.shutdown()
+
+
+def test_requests_join_a_running_batch(tiny_model_dir, tokenizer):
+    eng, fresh = HFEngine(tiny_model_dir, prefix_cache_mb=0), HFEngine(tiny_model_dir, prefix_cache_mb=0)
+    prompts = _prompts(tokenizer, 4)
+    reqs = [(prompts[0], SamplingParams(max_tokens=300, seed=1)), (prompts[1], SamplingParams(max_tokens=3, seed=2)),
+            (prompts[2][:7], SamplingParams(max_tokens=5, temperature=0)), (prompts[3], SamplingParams(max_tokens=9, seed=4))]
+
+    async def staggered():
+        first = asyncio.ensure_future(eng.generate(*reqs[0]))
+        while eng.stats["batches"] == 0:
+            await asyncio.sleep(0.001)
+        rest = await asyncio.gather(*(eng.generate(*r) for r in reqs[1:]))  # arrive while the long one runs
+        return [await first] + rest
+
+    try:
+        got = asyncio.run(staggered())
+        want = [_gather(fresh, [r])[0] for r in reqs]  # each alone
+        assert eng.stats["joined"] >= 1 and eng.stats["batches"] == 1
+        for g, w in zip(got, want):
+            assert g.token_ids == w.token_ids and g.finish_reason == w.finish_reason
+            torch.testing.assert_close(torch.tensor(g.log_probs), torch.tensor(w.log_probs), atol=2e-4, rtol=0)
+    finally:
+        eng.shutdown()
+        fresh.shutdown()
