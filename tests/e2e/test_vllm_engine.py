@@ -163,7 +163,11 @@ def test_update_weights_changes_outputs_and_restores(engine, hf_model):
     perturbed = {k: v + 0.5 * v.std() * torch.randn(v.shape, generator=gen) for k, v in original.items()}
 
     t0 = time.perf_counter()
-    engine.update_weights(perturbed.items())
+    chunk_bytes, engine.weight_chunk_bytes = engine.weight_chunk_bytes, 256 << 10  # several RPC chunks
+    try:
+        engine.update_weights(iter(perturbed.items()))  # a one-shot generator, as the trainer passes
+    finally:
+        engine.weight_chunk_bytes = chunk_bytes
     print(f"\nupdate_weights ({len(perturbed)} tensors): {time.perf_counter() - t0:.3f} s")
     after = _gen(engine, prompt, max_tokens=GEN_LEN, temperature=0)
     assert after.token_ids != before.token_ids or not torch.allclose(
@@ -183,12 +187,16 @@ def test_update_weights_changes_outputs_and_restores(engine, hf_model):
     torch.testing.assert_close(torch.tensor(restored.log_probs), torch.tensor(before.log_probs), atol=1e-5, rtol=0)
 
 
-def test_update_weights_rejects_unknown_names(engine):
+def test_update_weights_rejects_bad_input_and_keeps_serving(engine, hf_model):
     with pytest.raises(KeyError, match="no_such_param"):
         engine.update_weights([("model.layers.0.no_such_param.weight", torch.zeros(4))])
     with pytest.raises(ValueError, match="model.norm.weight"):
         engine.update_weights([("model.norm.weight", torch.zeros(3))])
-    assert _gen(engine, PROMPTS[0], max_tokens=2, temperature=0).finish_reason == "length"  # still serving
+    q = "model.layers.0.self_attn.q_proj.weight"  # a fused qkv layer cannot be reloaded piecemeal
+    with pytest.raises(ValueError, match="model.layers.0.*incomplete"):
+        engine.update_weights([(q, dict(hf_model.named_parameters())[q].detach())])
+    out = _gen(engine, PROMPTS[0], max_tokens=GEN_LEN, temperature=0)  # still serving, weights untouched
+    assert out.token_ids == _hf_greedy(hf_model, PROMPTS[0], GEN_LEN)[0]
 
 
 def test_missing_vllm_names_the_extra(monkeypatch, model_dir):

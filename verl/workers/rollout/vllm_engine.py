@@ -35,7 +35,7 @@ import threading
 import time
 import uuid
 import weakref
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import torch
 
@@ -146,6 +146,9 @@ class VLLMEngine(RolloutEngine):
         # HF names/shapes the engine can load: a bad name inside vLLM's reload leaves the model
         # half-reloaded (dead engine), so update_weights checks every tensor before sending any.
         self._checkpoint_shapes = _checkpoint_shapes(str(model_path))
+        self._groups: dict[str, set[str]] = {}
+        for name in self._checkpoint_shapes or {}:
+            self._groups.setdefault(_layer_group(name), set()).add(name)
         self._tied = bool(_read_json(os.path.join(str(model_path), "config.json")).get("tie_word_embeddings", False))
         self._vllm = vllm
         self._counter = itertools.count()
@@ -180,12 +183,26 @@ class VLLMEngine(RolloutEngine):
         """Load new weights (HF parameter names) into the running engine; blocks until done.
 
         Requests already running finish on the old weights; later ones see the new weights. The
-        prefix (KV) cache is cleared so no cached state from the old weights is reused.
+        prefix (KV) cache is cleared so no cached state from the old weights is reused. Tensors are
+        checked and packed in the caller's thread chunk by chunk, so a generator (e.g. an FSDP
+        full-state-dict gather) is consumed lazily; an unknown name or wrong shape raises before its
+        chunk is sent (chunks sent before it stay loaded; with the default 256 MB chunks a small
+        model is all-or-nothing).
+
+        Raises:
+            KeyError: a name is not in the engine's checkpoint.
+            ValueError: a tensor's shape differs from the checkpoint's.
         """
         if self._closed:
             raise RuntimeError("VLLMEngine.update_weights called after shutdown()")
-        tensors = self._checked(named_tensors)
-        loaded = self._call(self._update_weights(tensors))
+        llm = self._llm
+        self._call(llm.pause_generation(mode="wait", clear_cache=True))
+        loaded = 0
+        try:
+            for chunk in self._packed_chunks(named_tensors):
+                loaded += self._call(_push(llm, chunk))
+        finally:
+            self._call(_finish_update(llm))
         self.stats["weight_updates"] += 1
         logger.debug("VLLMEngine loaded %d tensors", loaded)
 
@@ -208,25 +225,54 @@ class VLLMEngine(RolloutEngine):
         if loop is not None and not loop.is_running() and not loop.is_closed():
             loop.close()
 
-    def _checked(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> list[tuple[str, torch.Tensor]]:
-        """Drop names vLLM never loads (tied lm_head, rotary buffers); raise on unknown names/shapes."""
-        out, unknown = [], []
+    def _packed_chunks(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> Iterator[list]:
+        """Check the tensors against the checkpoint and yield packed chunks of ~weight_chunk_bytes.
+
+        vLLM reloads whole layers: a fused module (qkv_proj, gate_up_proj) given only some of its
+        HF tensors in one reload call is rebuilt with the rest uninitialised. So a chunk holds whole
+        groups (a decoder layer `model.layers.N`, or one top-level module), each group must arrive
+        complete and contiguous, and chunks are cut only between groups. Names vLLM never loads are
+        dropped (a tied lm_head, rotary inv_freq buffers).
+        """
+        shapes = self._checkpoint_shapes
+        chunk, size, group, group_items, done = [], 0, None, [], set()
+
+        def close_group():
+            if group is None:
+                return
+            if shapes is not None:
+                missing = sorted(self._groups.get(group, set()) - {item[0] for item in group_items})
+                if missing:
+                    raise ValueError(f"update_weights: layer {group!r} is incomplete, missing {missing[:5]}; "
+                                     "vLLM reloads whole layers, so pass all of a layer's tensors together")
+            done.add(group)
+
         for name, tensor in named_tensors:
             if name.endswith("rotary_emb.inv_freq") or (self._tied and name == "lm_head.weight"):
                 continue
-            shapes = self._checkpoint_shapes
             if shapes is not None:
                 if name not in shapes:
-                    unknown.append(name)
-                    continue
+                    raise KeyError(f"update_weights: {name!r} is not a tensor of the engine's checkpoint "
+                                   f"(HF parameter names expected, e.g. {next(iter(shapes), '')!r})")
                 if tuple(shapes[name]) != tuple(tensor.shape):
                     raise ValueError(f"update_weights: {name} has shape {tuple(tensor.shape)}, "
                                      f"the engine's checkpoint has {tuple(shapes[name])}")
-            out.append((name, tensor))
-        if unknown:
-            raise KeyError(f"update_weights: {len(unknown)} names are not in the engine's checkpoint "
-                           f"(HF parameter names expected), e.g. {unknown[:5]}")
-        return out
+            g = _layer_group(name)
+            if g != group:
+                close_group()
+                if g in done:
+                    raise ValueError(f"update_weights: the tensors of layer {g!r} must come one after another")
+                if size >= self.weight_chunk_bytes:
+                    yield chunk
+                    chunk, size = [], 0
+                group, group_items = g, []
+            packed = _pack_tensor(name, tensor)
+            group_items.append(packed)
+            chunk.append(packed)
+            size += len(packed[3])
+        close_group()
+        if chunk:
+            yield chunk
 
     # ------------------------------------------------------------------ engine-loop side
     def _call(self, coro, timeout: float | None = None):
@@ -269,24 +315,6 @@ class VLLMEngine(RolloutEngine):
         return GenerationOutput(token_ids=token_ids, log_probs=log_probs, finish_reason=reason,
                                 extra={"stop_reason": comp.stop_reason})
 
-    async def _update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> int:
-        llm = self._llm
-        await llm.pause_generation(mode="wait", clear_cache=True)
-        try:
-            loaded, chunk, size = 0, [], 0
-            for name, tensor in named_tensors:
-                chunk.append(_pack_tensor(name, tensor))
-                size += len(chunk[-1][3])
-                if size >= self.weight_chunk_bytes:
-                    loaded += await _push(llm, chunk)
-                    chunk, size = [], 0
-            if chunk:
-                loaded += await _push(llm, chunk)
-            await llm.reset_prefix_cache()
-        finally:
-            await llm.resume_generation()
-        return loaded
-
 
 class VLLMWorkerExtension:
     """Mixed into every vLLM worker (`worker_extension_cls`); the target of `collective_rpc`."""
@@ -301,6 +329,16 @@ class VLLMWorkerExtension:
         weights = [(name, _unpack_tensor(dtype, shape, data)) for name, dtype, shape, data in packed]
         self.reload_weights(weights_iterator=weights, is_checkpoint_format=True)
         return len(weights)
+
+
+def _layer_group(name: str) -> str:
+    """Reload unit of an HF tensor name: `model.layers.3.mlp.up_proj.weight` -> `model.layers.3`,
+    `model.norm.weight` -> `model.norm`."""
+    parts = name.split(".")
+    for i, part in enumerate(parts[:-1]):
+        if part.isdigit():
+            return ".".join(parts[: i + 1])
+    return ".".join(parts[:-1]) or name
 
 
 async def _create(vllm, async_llm_cls, args: dict):
@@ -335,6 +373,13 @@ def _checkpoint_shapes(model_path: str) -> dict[str, list[int]] | None:
             header = json.loads(f.read(n))
         shapes.update({k: v["shape"] for k, v in header.items() if k != "__metadata__"})
     return shapes
+
+
+async def _finish_update(llm) -> None:
+    try:
+        await llm.reset_prefix_cache()
+    finally:
+        await llm.resume_generation()
 
 
 async def _push(llm, chunk: list) -> int:
