@@ -122,8 +122,8 @@ def main() -> None:
             ids = engine.query_ids(q)
             if ids:
                 terms, counts = np.unique(np.asarray(ids), return_counts=True)
-                docs, _ = _score_top_k_numpy(terms, counts.astype(np.float32), None, sc["data"], sc["indices"],
-                                             sc["indptr"], 50, np.zeros(len(engine)), None)
+                docs, _ = _score_top_k_numpy(terms, counts.astype(np.float64), sc["data"], sc["indices"],
+                                             sc["indptr"], len(engine), 50)
                 mismatches[0] += list(engine._search_ids(ids, 50)) != list(docs)
         rows.append((name, len(queries), _pct(lat, 50), _pct(lat, 99), _pct(cpu, 50), _pct(cpu, 99),
                      hits / len(queries)))

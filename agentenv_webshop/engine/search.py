@@ -39,8 +39,9 @@ __all__ = ["SearchEngine", "SEARCH_RETURN_N", "default_cache_dir", "K1", "B"]
 SEARCH_RETURN_N = 50
 K1 = 0.9
 B = 0.4
-_INDEX_FORMAT = "agentenv_webshop-bm25-v2"
-_MAX_IMPACT_FILE = "max_impact.npy"
+_INDEX_FORMAT = "agentenv_webshop-bm25-v3"
+_WIN_PTR_FILE = "win_ptr.npy"
+_WIN_MAX_FILE = "win_max.npy"
 _ASINS_FILE = "asins.npy"
 _META_FILE = "meta.json"
 
@@ -53,7 +54,9 @@ except Exception:  # pragma: no cover - depends on the environment
     _BACKEND = "numpy"
 
 
-_SLACK = 1e-5  # relative float32 rounding slack in pruning decisions (keeps pruning exact)
+_WINDOW_SHIFT = 11  # document-id windows of 2,048 documents (a float64 score buffer of 16 KiB: L1-resident)
+_PROBE_COST = 16  # a binary-search step costs about this many sequentially scanned postings
+_QUANTUM = 2.0 ** -24  # impacts are multiples of this, so float64 sums of them are exact in any order
 
 
 def _better(s1, d1, s2, d2):  # pragma: no cover - compiled by numba
@@ -98,127 +101,153 @@ def _heap_offer(heap_s, heap_d, n, k, s, d):  # pragma: no cover - compiled by n
     return n
 
 
-def _score_top_k_py(term_ids, weights, upper, data, indices, indptr, k, scores, touched):  # pragma: no cover
-    """Exact top-k BM25 (score desc, doc asc) with term-at-a-time MaxScore pruning.
+def _score_top_k_py(terms, weights, data, indices, win_ptr, win_max, shift, k):  # pragma: no cover
+    """Exact top-k BM25 (score desc, doc asc) by document-at-a-time windowed MaxScore.
 
-    Terms come sorted by ``upper`` (weight x max impact) descending. Posting lists are accumulated
-    in that order until the sum of the remaining terms' upper bounds falls below the current k-th
-    best partial score (no unseen document can still enter the top k); the remaining terms are
-    then added only to documents that can still reach it, by binary search in their (doc-sorted)
-    posting lists. ``scores``/``touched`` are caller-owned buffers (all zero on entry and on exit).
+    The documents are cut into windows of ``2**shift`` ids, visited in order. Per window, each
+    query term's bound is its weight x its largest impact in the window (``win_max``). A window
+    whose bounds sum below the current k-th best score ``theta`` is skipped. Otherwise the terms
+    with the smallest bounds whose sum stays below ``theta`` are non-essential (a document matching
+    only them cannot enter); the essential terms' postings in the window (``win_ptr``) are
+    accumulated into a small score buffer, and each touched document that can still reach
+    ``theta`` is completed by binary search in the non-essential terms' window postings, largest
+    bound first, stopping as soon as it cannot. Impacts are multiples of 2**-24, so the float64
+    sums are exact whatever the order of terms: results equal exhaustive scoring, ties included.
     Returns (docs, scores) of the top k, unsorted, positive scores only.
     """
-    nt = len(term_ids)
-    suffix = np.zeros(nt + 1, dtype=np.float64)
-    suffix_df = np.zeros(nt + 1, dtype=np.int64)  # postings still to accumulate from term i on
-    for i in range(nt - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + upper[i]
-        suffix_df[i] = suffix_df[i + 1] + indptr[term_ids[i] + 1] - indptr[term_ids[i]]
-    heap_s = np.zeros(k, dtype=np.float32)
+    nt = len(terms)
+    nw = win_max.shape[1]
+    buf = np.zeros(1 << shift, dtype=np.float64)
+    touched = np.empty(1 << shift, dtype=np.int64)
+    heap_s = np.zeros(k, dtype=np.float64)
     heap_d = np.zeros(k, dtype=np.int64)
-    m = 0
-    stop = nt
-    theta = 0.0
-    max_partial = 0.0
-    for i in range(nt):
-        # Computing the k-th best partial score costs O(touched); only try when that is cheap
-        # against the postings it could save.
-        if i > 0 and m >= k and suffix[i] < max_partial and 4 * m <= suffix_df[i]:
-            n = 0
-            for j in range(m):
-                d = touched[j]
-                n = _heap_offer(heap_s, heap_d, n, k, scores[d], d)
-            theta = heap_s[0]
-            if suffix[i] < theta - _SLACK * (1.0 + theta):
-                stop = i
-                break
-        t = term_ids[i]
-        w = weights[i]
-        for j in range(indptr[t], indptr[t + 1]):
-            d = indices[j]
-            s = scores[d]
-            if s == 0.0:
-                touched[m] = d
-                m += 1
-            s += w * data[j]
-            scores[d] = s
-            if s > max_partial:
-                max_partial = s
-    if stop < nt:
-        # Candidates: touched documents that can still reach the top k (float slack for rounding).
-        rest = suffix[stop]
-        cand = np.empty(m, dtype=np.int64)
+    bound = np.empty(nt, dtype=np.float64)
+    order = np.empty(nt, dtype=np.int64)
+    n = 0
+    theta = 0.0  # k-th best score once the heap is full; until then every positive score enters
+    for w in range(nw):
+        total = 0.0
+        for i in range(nt):
+            b = weights[i] * win_max[terms[i], w]
+            bound[i] = b
+            total += b
+        if total == 0.0 or (n == k and total < theta):
+            continue
+        for i in range(nt):  # insertion sort of the terms by bound, ascending
+            b = bound[i]
+            j = i
+            while j > 0 and bound[order[j - 1]] > b:
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = i
+        p = 0  # order[:p] are non-essential, their bounds summing to ne < theta
+        ne = 0.0
+        if n == k:
+            while p < nt and ne + bound[order[p]] < theta:
+                ne += bound[order[p]]
+                p += 1
+        base = w << shift
+        m = 0
+        for e in range(p, nt):
+            i = order[e]
+            t = terms[i]
+            wt = weights[i]
+            for j in range(win_ptr[t, w], win_ptr[t, w + 1]):
+                d = indices[j] - base
+                if buf[d] == 0.0:
+                    touched[m] = d
+                    m += 1
+                buf[d] += wt * data[j]
+        # Candidates: touched documents that can still reach theta; the others leave the buffer.
         c = 0
         for j in range(m):
             d = touched[j]
-            if scores[d] + rest >= theta - _SLACK * (1.0 + theta):
-                cand[c] = d
-                c += 1
+            if buf[d] + ne < theta:
+                buf[d] = 0.0
             else:
-                scores[d] = -1.0  # excluded: never updated again, skipped by the final selection
-        for i in range(stop, nt):
-            t = term_ids[i]
-            start = indptr[t]
-            end = indptr[t + 1]
-            w = weights[i]
+                touched[c] = d
+                c += 1
+        rest = ne
+        for e in range(p - 1, -1, -1):  # non-essential terms, largest bound first
+            if c == 0:
+                break
+            i = order[e]
+            rest -= bound[i]
+            t = terms[i]
+            wt = weights[i]
+            lo = win_ptr[t, w]
+            hi = win_ptr[t, w + 1]
             steps = 1
-            x = end - start
+            x = hi - lo
             while x > 1:
                 x >>= 1
                 steps += 1
-            if c * steps < end - start:  # few candidates: binary search each in the doc-sorted postings
-                for jj in range(c):
-                    d = cand[jj]
-                    lo = start
-                    hi = end
-                    while lo < hi:
-                        mid = (lo + hi) >> 1
-                        if indices[mid] < d:
-                            lo = mid + 1
+            if c * steps * _PROBE_COST < hi - lo:  # few candidates: binary search each
+                for j in range(c):
+                    d = touched[j]
+                    doc = base + d
+                    a = lo
+                    z = hi
+                    while a < z:
+                        mid = (a + z) >> 1
+                        if indices[mid] < doc:
+                            a = mid + 1
                         else:
-                            hi = mid
-                    if lo < end and indices[lo] == d:
-                        scores[d] += w * data[lo]
-            else:  # many candidates: scan the postings, updating candidates only (score > 0)
-                for j in range(start, end):
-                    d = indices[j]
-                    if scores[d] > 0.0:
-                        scores[d] += w * data[j]
-            rest -= upper[i]
-            if i + 1 < nt and c > k:  # tighten the threshold and drop hopeless candidates
-                n = 0
-                for jj in range(c):
-                    d = cand[jj]
-                    n = _heap_offer(heap_s, heap_d, n, k, scores[d], d)
-                theta = heap_s[0]
-                nc = 0
-                for jj in range(c):
-                    d = cand[jj]
-                    if scores[d] + rest >= theta - _SLACK * (1.0 + theta):
-                        cand[nc] = d
-                        nc += 1
-                    else:
-                        scores[d] = -1.0
-                c = nc
-    n = 0
-    for j in range(m):
-        d = touched[j]
-        s = scores[d]
-        if s > 0.0:
-            n = _heap_offer(heap_s, heap_d, n, k, s, d)
-        scores[d] = 0.0
+                            z = mid
+                    if a < hi and indices[a] == doc:
+                        buf[d] += wt * data[a]
+            else:  # many: scan the window's postings, adding to live candidates (buffer > 0) only
+                for j in range(lo, hi):
+                    d = indices[j] - base
+                    if buf[d] > 0.0:
+                        buf[d] += wt * data[j]
+            nc = 0
+            for j in range(c):
+                d = touched[j]
+                if buf[d] + rest < theta:
+                    buf[d] = 0.0
+                else:
+                    touched[nc] = d
+                    nc += 1
+            c = nc
+        for j in range(c):
+            d = touched[j]
+            s = buf[d]
+            buf[d] = 0.0
+            if s >= theta:
+                n = _heap_offer(heap_s, heap_d, n, k, s, base + d)
+                if n == k:
+                    theta = heap_s[0]
     return heap_d[:n].copy(), heap_s[:n].copy()
 
 
-def _score_top_k_numpy(term_ids, weights, upper, data, indices, indptr, k, scores, touched):
-    """numpy equivalent of :func:`_score_top_k_py` without pruning (used when numba is unavailable)."""
-    acc = np.zeros(len(scores), dtype=np.float32)
-    for t, w in zip(term_ids, weights):
+def _score_top_k_numpy(terms, weights, data, indices, indptr, num_docs, k):
+    """Exhaustive top-k BM25 (score desc, doc asc): the reference the pruned scorer must equal."""
+    acc = np.zeros(num_docs, dtype=np.float64)
+    for t, w in zip(terms, weights):
         lo, hi = indptr[t], indptr[t + 1]
-        acc[indices[lo:hi]] += w * data[lo:hi]
+        acc[indices[lo:hi]] += float(w) * data[lo:hi].astype(np.float64)
     docs = np.flatnonzero(acc > 0)
     order = np.lexsort((docs, -acc[docs]))[:k]
     return docs[order], acc[docs[order]]
+
+
+def _window_arrays(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, num_docs: int,
+                   shift: int = _WINDOW_SHIFT) -> tuple[np.ndarray, np.ndarray]:
+    """Per term and document window: posting offsets ``(V, W+1)`` int64 and largest impact ``(V, W)``."""
+    nw = max(1, (num_docs + (1 << shift) - 1) >> shift)
+    vocab = len(indptr) - 1
+    win_ptr = np.empty((vocab, nw + 1), dtype=np.int64)
+    win_max = np.zeros((vocab, nw), dtype=np.float32)
+    bounds = np.arange(nw + 1, dtype=np.int64) << shift
+    for t in range(vocab):
+        lo, hi = int(indptr[t]), int(indptr[t + 1])
+        rel = np.searchsorted(indices[lo:hi], bounds)
+        win_ptr[t] = lo + rel
+        nonempty = np.flatnonzero(rel[1:] > rel[:-1])
+        if len(nonempty):
+            win_max[t, nonempty] = np.maximum.reduceat(data[lo:hi], rel[nonempty])
+    return win_ptr, win_max
 
 
 if njit is not None:
@@ -227,8 +256,8 @@ if njit is not None:
     _heap_offer = njit(cache=True)(_heap_offer)
     _score_top_k = njit(cache=True, nogil=True)(_score_top_k_py)
 else:  # pragma: no cover
-    logger.warning("numba is unavailable: search uses the numpy scorer (slower on large catalogs)")
-    _score_top_k = _score_top_k_numpy
+    logger.warning("numba is unavailable: search uses exhaustive numpy scoring (slower on large catalogs)")
+    _score_top_k = None
 
 
 def default_cache_dir() -> str:
@@ -296,7 +325,10 @@ def _build_arrays(texts: Iterable[str], analyzer: Analyzer, num_docs: int) -> tu
     avgdl = float(lengths.mean()) if num_docs else 1.0
     avgdl = avgdl or 1.0
     norm = (K1 * (1.0 - B + B * lengths[doc] / avgdl)).astype(np.float32)
-    data = (idf[term].astype(np.float32) * tf / (tf + norm)).astype(np.float32)
+    impact = idf[term] * (tf / (tf + norm))
+    # Multiples of 2**-24 (at least one): exact float64 sums at query time, < 3e-8 from the raw value.
+    data = np.maximum(np.rint(impact / _QUANTUM), 1.0).astype(np.float32) * np.float32(_QUANTUM)
+    del impact
     indptr = np.zeros(n_vocab + 1, dtype=np.int64)
     np.cumsum(df.astype(np.int64), out=indptr[1:])
     scores = {"data": data, "indices": doc, "indptr": indptr, "num_docs": num_docs}
@@ -309,16 +341,16 @@ class SearchEngine:
     _instances: dict[str, "SearchEngine"] = {}
     _lock = threading.Lock()
 
-    def __init__(self, model: bm25s.BM25, asins: np.ndarray, analyzer: Analyzer, path: str):
+    def __init__(self, model: bm25s.BM25, asins: np.ndarray, analyzer: Analyzer, path: str,
+                 win_ptr: np.ndarray, win_max: np.ndarray, window_shift: int = _WINDOW_SHIFT):
         self._model = model
         self._asins = asins  # (num_docs,) bytes, memory-mapped
         self._analyzer = analyzer
         self._vocab = model.vocab_dict
         self.path = path
-        self._max_impact: np.ndarray | None = None
-        # Free (scores, touched) buffer pairs; one per concurrently running search, reused.
-        self._buffers: list[tuple[np.ndarray, np.ndarray]] = []
-        self._buffers_lock = threading.Lock()
+        self._win_ptr = win_ptr  # (vocab, windows + 1) posting offsets per document window
+        self._win_max = win_max  # (vocab, windows) largest impact per document window
+        self._window_shift = window_shift
 
     def __len__(self) -> int:
         return len(self._asins)
@@ -380,15 +412,12 @@ class SearchEngine:
         try:
             model.save(tmp, show_progress=False)
             np.save(os.path.join(tmp, _ASINS_FILE), np.array(asins, dtype="S10"))
-            data, indptr = scores["data"], scores["indptr"]
-            max_impact = np.zeros(len(indptr) - 1, dtype=np.float32)
-            nonempty = np.flatnonzero(np.diff(indptr) > 0)
-            if len(nonempty):
-                max_impact[nonempty] = np.maximum.reduceat(data, indptr[nonempty])
-            np.save(os.path.join(tmp, _MAX_IMPACT_FILE), max_impact)
+            win_ptr, win_max = _window_arrays(scores["data"], scores["indices"], scores["indptr"], len(asins))
+            np.save(os.path.join(tmp, _WIN_PTR_FILE), win_ptr)
+            np.save(os.path.join(tmp, _WIN_MAX_FILE), win_max)
             with open(os.path.join(tmp, _META_FILE), "w") as f:
                 json.dump({"format": _INDEX_FORMAT, "num_docs": len(asins), "vocab": len(vocab),
-                           "stemming": analyzer.stemming, "k1": K1, "b": B}, f)
+                           "stemming": analyzer.stemming, "k1": K1, "b": B, "window_shift": _WINDOW_SHIFT}, f)
             if force_replace := os.path.exists(path):
                 shutil.rmtree(path, ignore_errors=True)
             try:
@@ -405,8 +434,11 @@ class SearchEngine:
     def _load(cls, path: str, analyzer: Analyzer) -> "SearchEngine":
         model = bm25s.BM25.load(path, mmap=True, load_corpus=False, show_progress=False)
         asins = np.load(os.path.join(path, _ASINS_FILE), mmap_mode="r")
-        engine = cls(model, asins, analyzer, path)
-        engine._max_impact = np.load(os.path.join(path, _MAX_IMPACT_FILE), mmap_mode="r")
+        win_ptr = np.load(os.path.join(path, _WIN_PTR_FILE), mmap_mode="r")
+        win_max = np.load(os.path.join(path, _WIN_MAX_FILE), mmap_mode="r")
+        with open(os.path.join(path, _META_FILE)) as f:
+            shift = int(json.load(f)["window_shift"])
+        engine = cls(model, asins, analyzer, path, win_ptr, win_max, shift)
         engine._search_ids([0], 1)  # compile (or load the cached compile of) the scorer now
         return engine
 
@@ -430,19 +462,16 @@ class SearchEngine:
         return [self._asins[i].decode() for i in docs]
 
     def _search_ids(self, ids: list[int], k: int) -> np.ndarray:
-        """Document indices of the top-k for term ids, score descending, catalog order on ties."""
+        """Document indices of the top-k for term ids, score descending, catalog order on ties.
+
+        A term repeated in the query counts once per repeat (Lucene sums repeated SHOULD clauses).
+        """
         sc = self._model.scores
-        with self._buffers_lock:
-            buffers = self._buffers.pop() if self._buffers else None
-        if buffers is None:
-            num_docs = int(sc["num_docs"])
-            buffers = (np.zeros(num_docs, dtype=np.float32), np.zeros(num_docs, dtype=np.int32))
         terms, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
-        weights = counts.astype(np.float32)
-        upper = weights.astype(np.float64) * self._max_impact[terms]
-        order = np.lexsort((terms, -upper))  # a repeated query term counts once per repeat, as in Lucene
-        docs, scores = _score_top_k(terms[order], weights[order], upper[order], sc["data"], sc["indices"],
-                                    sc["indptr"], k, buffers[0], buffers[1])
-        with self._buffers_lock:  # the scorer left the score buffer zeroed again: reusable
-            self._buffers.append(buffers)
+        weights = counts.astype(np.float64)
+        if _score_top_k is None:  # pragma: no cover - numba missing
+            docs, scores = _score_top_k_numpy(terms, weights, sc["data"], sc["indices"], sc["indptr"], len(self), k)
+            return docs
+        docs, scores = _score_top_k(terms, weights, sc["data"], sc["indices"], self._win_ptr, self._win_max,
+                                    self._window_shift, k)
         return docs[np.lexsort((docs, -scores))]

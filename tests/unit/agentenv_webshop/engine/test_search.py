@@ -123,23 +123,67 @@ def test_search_latency_on_1000_products(tmp_path):
     assert np.percentile(times, 50) < 0.003
 
 
-def test_pruned_top_k_equals_exhaustive_scoring(embedded):
+def _exhaustive(engine, ids, k):
     from agentenv_webshop.engine.search import _score_top_k_numpy
 
-    catalog, engine = embedded
     sc = engine._model.scores
+    terms, counts = np.unique(np.asarray(ids), return_counts=True)
+    docs, _ = _score_top_k_numpy(terms, counts.astype(np.float64), sc["data"], sc["indices"], sc["indptr"],
+                                 len(engine), k)
+    return list(docs)
+
+
+def _with_windows(engine, shift):
+    """The same index with document windows of 2**shift documents (many windows on a small catalog)."""
+    from agentenv_webshop.engine.search import _window_arrays
+
+    sc = engine._model.scores
+    win_ptr, win_max = _window_arrays(sc["data"], sc["indices"], sc["indptr"], len(engine), shift)
+    return SearchEngine(engine._model, engine._asins, engine._analyzer, engine.path, win_ptr, win_max, shift)
+
+
+def test_pruned_top_k_equals_exhaustive_scoring(embedded):
+    catalog, engine = embedded
     queries = [g["instruction_text"] for g in build_goals(catalog.products)[300:400]]
-    queries += ["shampoo", "size", "black pack of 2", "the of and"]
+    queries += ["shampoo", "size", "black pack of 2", "the of and", "size size color shampoo shampoo shampoo"]
+    engines = [engine, _with_windows(engine, 4), _with_windows(engine, 7)]
+    assert [e._win_max.shape[1] for e in engines] == [2, 250, 32]
+    checked = 0
     for query in queries:
         ids = engine.query_ids(query)
+        if not ids:
+            continue
         for k in (1, 50):
-            got = list(engine._search_ids(ids, k)) if ids else []
-            if not ids:
-                continue
-            terms, counts = np.unique(np.asarray(ids), return_counts=True)
-            docs, scores = _score_top_k_numpy(terms, counts.astype(np.float32), None, sc["data"], sc["indices"],
-                                              sc["indptr"], k, np.zeros(len(engine)), None)
-            assert got == list(docs), (query, k)
+            expected = _exhaustive(engine, ids, k)
+            for e in engines:
+                assert list(e._search_ids(ids, k)) == expected, (query, k, e._window_shift)
+            checked += 1
+    assert checked == 2 * (len(queries) - 1)
+
+
+def test_ties_break_by_catalog_order_across_windows(tmp_path):
+    texts = ["red shoe", "blue shoe", "red shoe", "red red shoe", "red shoe", "green hat"] * 7
+    asins = [f"B0TIE{i:05d}" for i in range(len(texts))]
+    engine = SearchEngine.build_from_texts(asins, texts, cache_dir=str(tmp_path))
+    for e in (engine, _with_windows(engine, 1), _with_windows(engine, 3)):
+        got = e.search("red shoe", k=20)
+        assert got == [asins[i] for i in _exhaustive(engine, engine.query_ids("red shoe"), 20)]
+        # identical documents tie exactly and come in catalog order
+        same = [a for a in got if texts[asins.index(a)] == "red shoe"]
+        assert same == sorted(same) and len(same) >= 10
+
+
+def test_repeated_query_terms_weigh_once_per_repeat(small_engine):
+    # Lucene sums repeated SHOULD clauses: "tea tea" weighs tea twice, enough to flip the ranking.
+    assert small_engine.search("tea argan") == ["B00000T003", "B00000T004"]
+    assert small_engine.search("tea tea argan") == ["B00000T004", "B00000T003"]
+    analyzer = Analyzer()
+    reference = bm25s.BM25(k1=0.9, b=0.4, method="lucene")
+    reference.index([analyzer.terms(t) for t in TEXTS], show_progress=False)
+    single = {t: reference.get_scores([t]) for t in ("tea", "argan")}
+    expected = 2 * single["tea"] + single["argan"]
+    ranked = [ASINS[i] for i in np.lexsort((np.arange(len(TEXTS)), -expected)) if expected[i] > 0]
+    assert small_engine.search("tea tea argan") == ranked
 
 
 def test_concurrent_searches_agree_with_sequential(embedded):
