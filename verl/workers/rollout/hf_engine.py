@@ -71,6 +71,8 @@ class HFEngine(RolloutEngine):
             threads, and OpenMP spinning on a loaded 2-core machine slowed generation 30x), else
             torch's default.
         prefix_cache_mb: memory for reusing the KV of earlier turns (0 disables).
+        join_min_frac: queued requests join a running batch once at least this fraction of its
+            size is waiting (0: always join at once; large values: never join).
     """
 
     def __init__(
@@ -86,6 +88,7 @@ class HFEngine(RolloutEngine):
         trust_remote_code: bool = False,
         num_threads: int | None = None,
         prefix_cache_mb: float = 512,
+        join_min_frac: float = 0.5,
     ):
         if model is None and model_path is None:
             raise ValueError("HFEngine needs model_path (actor_rollout_ref.model.path) or a model object")
@@ -113,6 +116,7 @@ class HFEngine(RolloutEngine):
             if sum(p.numel() for p in self.model.parameters()) < 50_000_000:
                 num_threads = 1
         self.num_threads = num_threads
+        self.join_min_frac = float(join_min_frac)
         cfg = self.model.config
         heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
         head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
@@ -307,13 +311,22 @@ class HFEngine(RolloutEngine):
                 attn, last_pos, toks = attn[idx], last_pos[idx], toks[idx]
                 params = [t[idx] for t in params]
                 rows = [rows[p] for p in keep]
+                if rows:  # columns that are padding for every remaining row are dropped
+                    start = int(attn.any(dim=0).to(torch.int8).argmax())
+                    if start > 0:
+                        attn = attn[:, start:]
+                        for layer in past.layers:
+                            layer.keys, layer.values = layer.keys[:, :, start:], layer.values[:, :, start:]
             if rows:  # one decode step for the rows still generating
                 attn = torch.cat([attn, torch.ones((len(rows), 1), dtype=attn.dtype, device=dev)], dim=1)
                 last_pos = last_pos + 1
                 out = self.model(input_ids=toks.unsqueeze(-1), attention_mask=attn, position_ids=last_pos,
                                  past_key_values=past, use_cache=True)
                 past, logits = out.past_key_values, out.logits[:, -1, :].float()
-            joiners = self._take_waiting(self.max_batch_size - len(rows))
+            # join only when enough requests wait (many tiny prefills + cache merges cost more than they save)
+            waiting = self._queue.qsize()
+            joiners = (self._take_waiting(self.max_batch_size - len(rows))
+                       if waiting and (not rows or waiting >= self.join_min_frac * len(rows)) else [])
             if joiners:
                 self.stats["joined"] = self.stats.get("joined", 0) + (len(joiners) if rows else 0)
                 j_past, j_attn, j_pos, j_logits = self._prefill(joiners)
