@@ -27,7 +27,7 @@ from verl.protocol import DataProto
 from verl.utils import model_utils
 from verl.workers.actor.base import cfg_get
 
-__all__ = ["ActorRolloutRefWorker", "CriticWorker", "build_optimizer", "build_lr_scheduler"]
+__all__ = ["ActorRolloutRefWorker", "CriticWorker", "build_optimizer", "build_lr_scheduler", "build_rollout_engine"]
 
 logger = logging.getLogger(__name__)
 
@@ -297,6 +297,21 @@ class _ModelWorkerBase:
 
 
 # --------------------------------------------------------------------------------- actor/rollout/ref
+def build_rollout_engine(model_path: str, rollout_cfg, device: torch.device, trust_remote_code: bool = False):
+    """Build the rollout engine named by `rollout_cfg.name` (`auto`: vllm on CUDA, else hf) for `model_path`.
+
+    Engines follow engine_base's convention `cls(model_path, rollout_config, **kwargs)`; the HF engine
+    also gets the device. Shared by the actor worker and `verl.agent_trainer.main_generation`.
+    """
+    from verl.workers.rollout.engine_base import get_engine_cls
+
+    name = cfg_get(rollout_cfg, "name", "hf")
+    if name == "auto":
+        name = "vllm" if device.type == "cuda" else "hf"
+    kwargs = {"device": str(device), "trust_remote_code": trust_remote_code} if name == "hf" else {}
+    return get_engine_cls(name)(model_path, rollout_cfg, **kwargs)
+
+
 class ActorRolloutRefWorker(_ModelWorkerBase):
     """Policy worker: the trainable actor, its rollout engine + agent loop, and/or the ref policy.
 
@@ -381,19 +396,11 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
     def _build_rollout(self) -> None:
         from verl.workers.rollout.agent_loop import AgentLoop
-        from verl.workers.rollout.engine_base import get_engine_cls
 
         rollout_cfg = cfg_get(self.config, "rollout")
-        name = cfg_get(rollout_cfg, "name", "hf")
-        if name == "auto":
-            name = "vllm" if self.device.type == "cuda" else "hf"
-        engine_cls = get_engine_cls(name)
-        # Engines follow engine_base's convention `cls(model_path, rollout_config, **kwargs)`. The engine
-        # keeps its own copy of the weights (FSDP shards cannot be shared), refreshed by sync_weights().
-        kwargs = {"device": str(self.device), "trust_remote_code": bool(cfg_get(self.config, "model.trust_remote_code", False))}
-        if name != "hf":
-            kwargs = {}
-        self.engine = engine_cls(self.model_path, rollout_cfg, **kwargs)
+        # The engine keeps its own copy of the weights (FSDP shards cannot be shared), refreshed by sync_weights().
+        self.engine = build_rollout_engine(self.model_path, rollout_cfg, self.device,
+                                           bool(cfg_get(self.config, "model.trust_remote_code", False)))
         self.agent_loop = AgentLoop(self.engine, self.tokenizer, rollout_cfg, cfg_get(self.config, "agentgym"),
                                     self.data_config)
 

@@ -671,17 +671,18 @@ def default_config_path() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "ppo_trainer.yaml")
 
 
-def check_override_keys(overrides: list[str]) -> None:
+def check_override_keys(overrides: list[str], root: type | None = None) -> None:
     """Fail early, with close matches, on `key=value` command-line overrides naming no config key.
 
     Hydra's own message for a typo ("Key 'x' is not in struct") lists no alternatives; this one does.
     Overrides starting with `+`, `~` or `hydra.` and non-`key=value` arguments are left to Hydra.
+    `root` is the config dataclass checked against (default `PPOConfig`).
     """
     for arg in overrides:
         if "=" not in arg or arg.startswith(("+", "~", "hydra.", "-")):
             continue
         key = arg.split("=", 1)[0].lstrip("+")
-        cls: Any = PPOConfig
+        cls: Any = root or PPOConfig
         parts = key.split(".")
         for i, part in enumerate(parts):
             if not dataclasses.is_dataclass(cls):

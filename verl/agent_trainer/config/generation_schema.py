@@ -1,0 +1,117 @@
+"""Typed configuration of the evaluation entry point (`generation.yaml`, `main_generation`).
+
+Reuses the trainer's section dataclasses from `schema.py` (model, rollout, agentgym) so the same key
+names and validation apply; only the `data` and `trainer` sections are specific to evaluation.
+`load_generation_config` turns the Hydra `DictConfig` (or a dict) into a `GenerationConfig`,
+rejecting unknown keys with close matches and resolving `auto` device/engine/dtype values.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from verl.agent_trainer.config.schema import (AgentGymConfig, ModelConfig, RolloutConfig, _check_choice,
+                                              _check_positive, check_override_keys, from_dict)
+
+__all__ = ["GenerationDataConfig", "GenerationTrainerConfig", "GenerationConfig", "load_generation_config",
+           "check_generation_override_keys", "generation_config_path"]
+
+
+@dataclass(frozen=True)
+class GenerationDataConfig:
+    """`data`: which items to evaluate, how many samples each, where results go."""
+
+    path: str = "AgentItemId/webshop_test.json"
+    prompt_key: str = "item_id"
+    n_samples: int = 1
+    batch_size: int = 32
+    max_items: Optional[int] = None
+    max_prompt_length: int = 2048
+    max_response_length: int = 8192
+    output_path: Optional[str] = None
+
+    def __post_init__(self):
+        if not self.path:
+            raise ValueError("data.path is empty; set it to an item-id JSON file (AgentItemId/webshop_test.json) "
+                             "or a directory of <task>_*.json category files")
+        for key in ("n_samples", "batch_size", "max_prompt_length", "max_response_length"):
+            _check_positive(f"data.{key}", getattr(self, key))
+        _check_positive("data.max_items", self.max_items)
+
+
+@dataclass(frozen=True)
+class GenerationTrainerConfig:
+    """`trainer`: the device evaluation runs on."""
+
+    device: str = "auto"
+
+    def __post_init__(self):
+        _check_choice("trainer.device", self.device, ("auto", "cuda", "cpu"))
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """The whole evaluation configuration (root of `generation.yaml`)."""
+
+    data: GenerationDataConfig = field(default_factory=GenerationDataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    rollout: RolloutConfig = field(default_factory=lambda: RolloutConfig(
+        max_tokens=512, max_model_len=16384, gpu_memory_utilization=0.9, load_format="auto"))
+    agentgym: AgentGymConfig = field(default_factory=lambda: AgentGymConfig(max_rounds=15))
+    trainer: GenerationTrainerConfig = field(default_factory=GenerationTrainerConfig)
+
+    def __post_init__(self):
+        if self.rollout.n != 1:
+            raise ValueError(f"rollout.n={self.rollout.n} is not used by evaluation; set data.n_samples={self.rollout.n} "
+                             f"for {self.rollout.n} samples per item")
+        if self.rollout.max_model_len < self.data.max_prompt_length + self.rollout.max_tokens:
+            raise ValueError(f"rollout.max_model_len={self.rollout.max_model_len} is smaller than "
+                             f"data.max_prompt_length + rollout.max_tokens = "
+                             f"{self.data.max_prompt_length + self.rollout.max_tokens}")
+
+
+def _resolve_auto(cfg: GenerationConfig) -> GenerationConfig:
+    import torch
+
+    has_cuda = torch.cuda.is_available()
+    device = cfg.trainer.device
+    if device == "auto":
+        device = "cuda" if has_cuda else "cpu"
+    if device == "cuda" and not has_cuda:
+        raise ValueError("trainer.device=cuda but no CUDA device is visible; use trainer.device=cpu (or auto)")
+    rollout, model = cfg.rollout, cfg.model
+    if rollout.name == "auto":
+        use_vllm = device == "cuda" and importlib.util.find_spec("vllm") is not None
+        rollout = dataclasses.replace(rollout, name="vllm" if use_vllm else "hf")
+    if model.dtype == "auto":
+        model = dataclasses.replace(model, dtype="bfloat16" if device == "cuda" else "float32")
+    return dataclasses.replace(cfg, trainer=GenerationTrainerConfig(device=device), rollout=rollout, model=model)
+
+
+def load_generation_config(cfg: Any = None, resolve_auto: bool = True) -> GenerationConfig:
+    """Convert a Hydra `DictConfig` (or dict, or None for the shipped defaults) into a `GenerationConfig`.
+
+    Raises:
+        ValueError: unknown key (with close matches), wrong type, or an invalid value.
+    """
+    from omegaconf import DictConfig, OmegaConf
+
+    if cfg is None:
+        cfg = OmegaConf.load(generation_config_path())
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    config = from_dict(GenerationConfig, cfg)
+    return _resolve_auto(config) if resolve_auto else config
+
+
+def generation_config_path() -> str:
+    """Path of the shipped `generation.yaml`."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "generation.yaml")
+
+
+def check_generation_override_keys(overrides: list[str]) -> None:
+    """Fail early, with close matches, on `key=value` command-line overrides naming no config key."""
+    check_override_keys(overrides, root=GenerationConfig)
