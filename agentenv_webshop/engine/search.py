@@ -152,12 +152,12 @@ def _score_top_k_py(terms, weights, data, indices, win_ptr, win_max, shift, k): 
             i = order[e]
             t = terms[i]
             wt = weights[i]
-            for j in range(win_ptr[t, w], win_ptr[t, w + 1]):
+            for j in range(win_ptr[t, w], win_ptr[t, w + 1]):  # branch-free: unpredictable conditions
                 d = indices[j] - base
-                if buf[d] == 0.0:
-                    touched[m] = d
-                    m += 1
-                buf[d] += wt * data[j]
+                v = buf[d]
+                touched[m] = d
+                m += v == 0.0
+                buf[d] = v + wt * data[j]
         # Candidates: touched documents that can still reach theta; the others leave the buffer.
         c = 0
         for j in range(m):
@@ -199,8 +199,8 @@ def _score_top_k_py(terms, weights, data, indices, win_ptr, win_max, shift, k): 
             else:  # many: scan the window's postings, adding to live candidates (buffer > 0) only
                 for j in range(lo, hi):
                     d = indices[j] - base
-                    if buf[d] > 0.0:
-                        buf[d] += wt * data[j]
+                    v = buf[d]
+                    buf[d] = v + wt * data[j] if v > 0.0 else v
             nc = 0
             for j in range(c):
                 d = touched[j]
