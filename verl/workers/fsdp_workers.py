@@ -502,7 +502,9 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         return path
 
     def shutdown(self) -> None:
-        """Stop the rollout engine."""
+        """Close the agent loop's env sessions and stop the rollout engine (safe to call twice)."""
+        if self.agent_loop is not None:
+            self.agent_loop.close()
         if self.engine is not None:
             self.engine.shutdown()
 

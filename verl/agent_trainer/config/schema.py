@@ -15,7 +15,7 @@ import importlib.util
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, List, Optional, Union
 
 __all__ = [
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
@@ -173,6 +173,7 @@ class ActorConfig:
     clip_ratio_low: Optional[float] = None
     clip_ratio_high: Optional[float] = None
     clip_ratio_c: float = 3.0
+    use_rollout_log_probs: bool = False   # use the engine's log-probs as pi_old instead of recomputing
     policy_loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
     loss_agg_mode: str = "token-mean"
     entropy_coeff: float = 0.001
@@ -263,6 +264,8 @@ class RolloutConfig:
     send_interval: float = 0.0
     seed: int = 0
     rollout_log_dir: Optional[str] = None
+    system_prompt: Optional[str] = None      # null: AgentGym-RL's Qwen system line; "" for none
+    stop_token_ids: List[int] = field(default_factory=list)  # extra ids that end a turn (besides EOS)
     val_kwargs: ValKwargsConfig = field(default_factory=ValKwargsConfig)
 
     def __post_init__(self):
