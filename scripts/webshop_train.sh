@@ -13,45 +13,12 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-if [[ -z "${PYTHON:-}" && -x "$ROOT/.venv/bin/python" ]]; then PYTHON="$ROOT/.venv/bin/python"; fi
-PYTHON="${PYTHON:-python}"
+source "$ROOT/scripts/lib/env_server.sh"
+pick_python "$ROOT"
 ENV_ADDR="${ENV_ADDR:-http://127.0.0.1:36001}"
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TOKENIZERS_PARALLELISM=false HYDRA_FULL_ERROR=1 RAY_USAGE_STATS_ENABLED=0
 
-answers() { "$PYTHON" - "$1" <<'PY'
-import sys, requests
-try:
-    sys.exit(0 if requests.get(sys.argv[1].rstrip("/") + "/", timeout=2).status_code < 500 else 1)
-except requests.RequestException:
-    sys.exit(1)
-PY
-}
-
-SERVER_PID=""
-cleanup() {
-  if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    echo "[webshop_train] stopping WebShop server (pid $SERVER_PID)"
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-}
-trap cleanup EXIT INT TERM
-
-if answers "$ENV_ADDR"; then
-  echo "[webshop_train] using the WebShop server at $ENV_ADDR"
-else
-  hostport="${ENV_ADDR#*://}"; hostport="${hostport%%/*}"
-  host="${hostport%%:*}"; port="${hostport##*:}"
-  echo "[webshop_train] starting WebShop server on $host:$port"
-  "$PYTHON" -m agentenv_webshop.launch --host "$host" --port "$port" ${WEBSHOP_ARGS:-} &
-  SERVER_PID=$!
-  for _ in $(seq 1 240); do
-    answers "$ENV_ADDR" && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { echo "[webshop_train] WebShop server exited early" >&2; exit 1; }
-    sleep 0.5
-  done
-  answers "$ENV_ADDR" || { echo "[webshop_train] WebShop server did not answer at $ENV_ADDR within 120 s" >&2; exit 1; }
-fi
+ensure_webshop_server "$ENV_ADDR" webshop_train
 
 NGPU=0
 if command -v nvidia-smi >/dev/null 2>&1; then NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true); fi

@@ -137,7 +137,7 @@ def _default_output_path(model_path: str) -> str:
     parts = [p for p in os.path.normpath(os.path.expanduser(model_path)).split(os.sep) if p]
     while parts and parts[-1] in ("huggingface", "actor"):
         parts.pop()
-    return os.path.join("eval_results", "_".join(parts[-2:]) or "model")
+    return os.path.join("saves", "eval", "_".join(parts[-2:]) or "model")
 
 
 def _rollout_rows(loop, config: GenerationConfig, item_ids: list[str]) -> tuple[list[dict], dict]:
