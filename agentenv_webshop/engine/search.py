@@ -6,10 +6,15 @@ on load, shared by all processes on the machine) and the per-process singleton. 
 Lucene's BM25 (``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, ``tf / (tf + k1 (1 - b + b dl/avgdl))``)
 with pyserini's defaults k1=0.9, b=0.4: bm25s's ``lucene`` method. The index is bm25s's format (CSC
 impact arrays, vocab, params; saved and memory-mapped with ``bm25s.BM25.save/load``), built
-vectorised with numpy. Queries run an exact term-at-a-time MaxScore top-k in numba (numpy
-exhaustive scoring if numba is missing), so common terms such as ``size`` or ``color`` do not cost
-a pass over every matching document; results equal exhaustive scoring. Only documents sharing a
-term with the query are returned, best first, ties broken by catalog order (as Lucene's doc ids).
+vectorised with numpy, plus per-term, per-document-window posting offsets and largest impacts.
+Impacts are stored rounded to multiples of 2**-24 (< 3e-8 from the float value), so float64 sums of
+them are exact in any order. Queries run an exact document-at-a-time windowed MaxScore top-k in
+numba (numpy exhaustive scoring if numba is missing): windows of 2,048 documents whose bound
+cannot reach the current 50th score are skipped, and common terms such as ``size`` or ``color``
+only complete documents that can still enter. Results equal exhaustive scoring, ties included.
+Only documents sharing a term with the query are returned, best first, ties broken by catalog
+order (as Lucene's doc ids). A query term repeated n times counts n times (Lucene sums repeated
+SHOULD clauses).
 
 Cache location: ``cache_dir`` argument, else ``$AGENTENV_WEBSHOP_CACHE``, else
 ``~/.cache/agentenv_webshop``; each index lives in ``bm25-<hash>/``.
