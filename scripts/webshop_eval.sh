@@ -59,5 +59,5 @@ else
   )
 fi
 
-echo "[webshop_eval] profile=$PROFILE model=$MODEL_PATH"
+echo "[webshop_eval] profile=$PROFILE"
 "$PYTHON" -m verl.agent_trainer.main_generation "${COMMON[@]}" "${PROFILE_ARGS[@]}" "$@"

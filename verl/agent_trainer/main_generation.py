@@ -15,7 +15,7 @@ process, no Ray), then prints and writes per category and overall:
 * `pass_at_k_success` share of items with at least one sample of reward == 1;
 * `mean_turns`, `env_errors` (trajectories ended by a failed env call; they score 0), counts.
 
-Outputs in `data.output_path`: `metrics.json` and `trajectories.jsonl` (one line per trajectory:
+Outputs in `data.output_path` (default `saves/eval/<model dir>`): `metrics.json` and `trajectories.jsonl` (one line per trajectory:
 item id, sample index, categories, reward, turns, env error, chat messages). An item listed in several
 category files is rolled out once and counted in each category.
 """
