@@ -12,32 +12,25 @@ import logging
 import math
 import os
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
+
+from verl.utils.registry import Registry
 
 __all__ = ["Tracking", "register_backend", "get_backend_cls", "BACKENDS"]
 
 logger = logging.getLogger(__name__)
 
-BACKENDS: dict[str, Callable[..., Any]] = {}
+BACKENDS = Registry("tracking backend", "trainer.logger")
 
 
 def register_backend(name: str):
     """Class decorator registering a tracking backend under a `trainer.logger` value."""
-
-    def deco(cls):
-        if name in BACKENDS and BACKENDS[name] is not cls:
-            raise ValueError(f"tracking backend {name!r} is already registered to {BACKENDS[name]!r}")
-        BACKENDS[name] = cls
-        return cls
-
-    return deco
+    return BACKENDS.register(name)
 
 
 def get_backend_cls(name: str):
     """The backend class for `name`; the error lists the choices."""
-    if name not in BACKENDS:
-        raise ValueError(f"trainer.logger entry {name!r} is not a known backend; choose from {sorted(BACKENDS)}")
-    return BACKENDS[name]
+    return BACKENDS.get(name)
 
 
 def _scalar(value: Any) -> float | None:

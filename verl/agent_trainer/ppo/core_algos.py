@@ -36,6 +36,7 @@ import torch
 
 from verl.protocol import to_object_array
 from verl.utils import torch_functional as VF
+from verl.utils.registry import Registry
 
 logger = logging.getLogger(__name__)
 
@@ -93,17 +94,8 @@ class AdvantageEstimator(str, Enum):
     GIGPO = "gigpo"
 
 
-ADV_ESTIMATOR_REGISTRY: dict[str, Callable] = {}
-POLICY_LOSS_REGISTRY: dict[str, Callable] = {}
-
-
-def _register(registry: dict, kind: str, name, fn: Callable) -> Callable:
-    key = name.value if isinstance(name, Enum) else name
-    if key in registry and registry[key] is not fn:
-        raise ValueError(f"{kind} {key!r} is already registered to {registry[key].__qualname__}; "
-                         f"pick another name for {fn.__qualname__}")
-    registry[key] = fn
-    return fn
+ADV_ESTIMATOR_REGISTRY = Registry("advantage estimator", "algorithm.adv_estimator")
+POLICY_LOSS_REGISTRY = Registry("policy loss", "actor.policy_loss.loss_mode")
 
 
 def register_adv_est(name_or_enum) -> Callable:
@@ -112,7 +104,7 @@ def register_adv_est(name_or_enum) -> Callable:
     Raises:
         ValueError: if a different function already holds the name.
     """
-    return lambda fn: _register(ADV_ESTIMATOR_REGISTRY, "advantage estimator", name_or_enum, fn)
+    return ADV_ESTIMATOR_REGISTRY.register(name_or_enum)
 
 
 def get_adv_estimator_fn(name_or_enum) -> Callable:
@@ -121,10 +113,7 @@ def get_adv_estimator_fn(name_or_enum) -> Callable:
     Raises:
         ValueError: naming the value and listing the registered estimators.
     """
-    key = name_or_enum.value if isinstance(name_or_enum, Enum) else name_or_enum
-    if key not in ADV_ESTIMATOR_REGISTRY:
-        raise ValueError(f"algorithm.adv_estimator={key!r} is not registered; choose one of {sorted(ADV_ESTIMATOR_REGISTRY)}")
-    return ADV_ESTIMATOR_REGISTRY[key]
+    return ADV_ESTIMATOR_REGISTRY.get(name_or_enum)
 
 
 def register_policy_loss(name: str) -> Callable:
@@ -133,7 +122,7 @@ def register_policy_loss(name: str) -> Callable:
     Raises:
         ValueError: if a different function already holds the name.
     """
-    return lambda fn: _register(POLICY_LOSS_REGISTRY, "policy loss", name, fn)
+    return POLICY_LOSS_REGISTRY.register(name)
 
 
 def get_policy_loss_fn(name: str) -> Callable:
@@ -142,9 +131,7 @@ def get_policy_loss_fn(name: str) -> Callable:
     Raises:
         ValueError: naming the value and listing the registered losses.
     """
-    if name not in POLICY_LOSS_REGISTRY:
-        raise ValueError(f"actor.policy_loss.loss_mode={name!r} is not registered; choose one of {sorted(POLICY_LOSS_REGISTRY)}")
-    return POLICY_LOSS_REGISTRY[name]
+    return POLICY_LOSS_REGISTRY.get(name)
 
 
 # ============================================================================ shared helpers

@@ -8,7 +8,6 @@ once per trajectory as AgentGym-RL does; `close()` frees them all.
 """
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 import time
@@ -16,6 +15,7 @@ from typing import Any, Callable
 
 import requests
 
+from verl.utils.registry import Registry
 from verl.workers.rollout.engine_base import cfg_get
 
 __all__ = [
@@ -31,10 +31,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 # task_name -> "module:Class" (imported on first use, so webarena needs its package only when asked for).
-ENV_CLIENTS: dict[str, str | type] = {
+ENV_CLIENTS = Registry("env client", "actor_rollout_ref.agentgym.task_name", {
     "webshop": "agentenv.envs.webshop:WebshopEnvClient",
     "webarena": "agentenv.envs.webarena:WebarenaEnvClient",
-}
+})
 
 _LAUNCH_HINT = {
     "webshop": "python -m agentenv_webshop.launch --host 127.0.0.1 --port <port>",
@@ -48,30 +48,12 @@ class EnvServerUnavailable(RuntimeError):
 
 def register_env_client(task_name: str, target: str | type) -> None:
     """Register an agentenv client class (or "module:Class") for `agentgym.task_name`."""
-    if task_name in ENV_CLIENTS and ENV_CLIENTS[task_name] != target:
-        raise ValueError(f"env client for task {task_name!r} is already registered to {ENV_CLIENTS[task_name]!r}")
-    ENV_CLIENTS[task_name] = target
+    ENV_CLIENTS.register(task_name)(target)
 
 
 def get_env_client_cls(task_name: str) -> type:
     """Return the client class for `task_name`; errors list the registered task names."""
-    if task_name not in ENV_CLIENTS:
-        raise ValueError(
-            f"actor_rollout_ref.agentgym.task_name={task_name!r} has no env client; choose one of {sorted(ENV_CLIENTS)}"
-        )
-    target = ENV_CLIENTS[task_name]
-    if isinstance(target, str):
-        module_name, _, attr = target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise ImportError(
-                f"actor_rollout_ref.agentgym.task_name={task_name!r} needs {module_name} ({exc}); "
-                f"install the package that provides it"
-            ) from exc
-        target = getattr(module, attr)
-        ENV_CLIENTS[task_name] = target
-    return target
+    return ENV_CLIENTS.get(task_name)
 
 
 def wait_for_env_server(env_addr: str, max_retries: int = 10, timeout: float = 300.0, interval_s: float = 0.5,

@@ -8,25 +8,18 @@ from __future__ import annotations
 
 from typing import Callable
 
+from verl.utils.registry import Registry
 from verl.utils.reward_score import gsm8k, math
 
 __all__ = ["default_compute_score", "register_score", "get_score_fn", "SCORERS"]
 
 ScoreFn = Callable[[str, str], float]
-SCORERS: dict[str, ScoreFn] = {}
+SCORERS = Registry("reward score", "data_source", hint="or set reward_model.custom_reward_function")
 
 
 def register_score(*data_sources: str):
     """Decorator registering a `(solution_str, ground_truth) -> float` scorer for data sources."""
-
-    def deco(fn: ScoreFn) -> ScoreFn:
-        for name in data_sources:
-            if name in SCORERS and SCORERS[name] is not fn:
-                raise ValueError(f"reward score for data_source={name!r} is already registered to {SCORERS[name]!r}")
-            SCORERS[name] = fn
-        return fn
-
-    return deco
+    return SCORERS.register(*data_sources)
 
 
 register_score("openai/gsm8k", "gsm8k")(gsm8k.compute_score)
@@ -37,12 +30,7 @@ register_score(
 
 def get_score_fn(data_source: str) -> ScoreFn:
     """Return the scorer registered for `data_source`."""
-    if data_source not in SCORERS:
-        raise ValueError(
-            f"no reward score is registered for data_source={data_source!r}; choose one of {sorted(SCORERS)} "
-            "or set reward_model.custom_reward_function"
-        )
-    return SCORERS[data_source]
+    return SCORERS.get(data_source)
 
 
 def default_compute_score(data_source: str, solution_str: str, ground_truth, extra_info=None) -> float:

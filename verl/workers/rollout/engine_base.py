@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Iterable
 
 import torch
+
+from verl.utils.registry import Registry
 
 __all__ = [
     "SamplingParams",
@@ -102,35 +104,19 @@ class RolloutEngine(abc.ABC):
         """Release engine resources; safe to call twice."""
 
 
-ENGINES: dict[str, type[RolloutEngine] | Callable[..., RolloutEngine]] = {}
+# Built-ins are lazy "module:Class" targets: vLLM is imported only when asked for, so a CPU install never
+# needs it; each engine module registers its class over its own target when imported.
+ENGINES = Registry("rollout engine", "actor_rollout_ref.rollout.name", {
+    "hf": "verl.workers.rollout.hf_engine:HFEngine",
+    "vllm": "verl.workers.rollout.vllm_engine:VLLMEngine",
+})
 
 
 def register_engine(name: str):
     """Class decorator registering a rollout engine under `actor_rollout_ref.rollout.name`."""
-
-    def deco(cls):
-        if name in ENGINES and ENGINES[name] is not cls:
-            raise ValueError(f"rollout engine {name!r} is already registered to {ENGINES[name]!r}")
-        ENGINES[name] = cls
-        return cls
-
-    return deco
+    return ENGINES.register(name)
 
 
 def get_engine_cls(name: str):
     """Return the engine class registered as `name` (imports the built-ins lazily)."""
-    _import_builtin_engines(name)
-    if name not in ENGINES:
-        raise ValueError(
-            f"actor_rollout_ref.rollout.name={name!r} is not a known engine; choose one of {sorted(ENGINES) or ['hf', 'vllm']}"
-        )
-    return ENGINES[name]
-
-
-def _import_builtin_engines(name: str) -> None:
-    # Built-ins register on import. vLLM is imported only when asked for, so a CPU install never needs it.
-    import importlib
-
-    modules = {"hf": "verl.workers.rollout.hf_engine", "vllm": "verl.workers.rollout.vllm_engine"}
-    if name in modules and name not in ENGINES:
-        importlib.import_module(modules[name])
+    return ENGINES.get(name)
