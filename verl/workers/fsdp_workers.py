@@ -17,14 +17,13 @@ import copy
 import logging
 import math
 import os
-import random
 import time
 
-import numpy as np
 import torch
 
 from verl.protocol import DataProto
 from verl.utils import model_utils
+from verl.utils.checkpoint import capture_rng_state, restore_rng_state
 from verl.workers.actor.base import cfg_get
 
 __all__ = ["ActorRolloutRefWorker", "CriticWorker", "build_optimizer", "build_lr_scheduler", "build_rollout_engine"]
@@ -149,21 +148,6 @@ def _move_optimizer_state(optimizer: torch.optim.Optimizer, device: torch.device
                 state[k] = v.to(device, non_blocking=True)
 
 
-def _rng_state() -> dict:
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def _set_rng_state(state: dict) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
 class _ModelWorkerBase:
     """Shared lifecycle of a trainable model: device, optimizer, schedule, checkpoints."""
 
@@ -240,7 +224,7 @@ class _ModelWorkerBase:
         if optim_sd is not None and "optimizer" in contents:
             torch.save(optim_sd, files["optim"])
         if "extra" in contents:
-            extra = {"global_step": int(global_step), "rng": _rng_state(),
+            extra = {"global_step": int(global_step), "rng": capture_rng_state(),
                      "lr_scheduler": self.lr_scheduler.state_dict() if self.lr_scheduler is not None else None}
             torch.save(extra, files["extra_state"])
         if "hf_model" in contents and hasattr(self, "export_hf"):
@@ -282,7 +266,7 @@ class _ModelWorkerBase:
             extra = torch.load(files["extra_state"], map_location="cpu", weights_only=False)
             if extra.get("lr_scheduler") is not None and self.lr_scheduler is not None:
                 self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
-            _set_rng_state(extra["rng"])
+            restore_rng_state(extra["rng"])
         if del_local_after_load:
             for path in files.values():
                 if os.path.exists(path):
