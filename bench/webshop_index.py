@@ -17,6 +17,7 @@ import os
 import random
 import re
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +43,18 @@ def _stream_raw(path: str):
             line = line.rstrip().rstrip(",")
             if line.startswith("{"):
                 yield json.loads(line)
+
+
+def _fresh_load_seconds(path: str, numba_cache_dir: str | None = None) -> float:
+    """Seconds for a new process to import the search module and load the index (incl. the scorer's compile)."""
+    code = ("import sys, time; t = time.perf_counter(); from agentenv_webshop.engine.search import SearchEngine; "
+            "from agentenv_webshop.engine.text import Analyzer; SearchEngine._load(sys.argv[1], Analyzer()); "
+            "print(time.perf_counter() - t)")
+    env = dict(os.environ)
+    if numba_cache_dir:
+        env["NUMBA_CACHE_DIR"] = numba_cache_dir
+    out = subprocess.run([sys.executable, "-c", code, path], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
 
 
 def _pct(values, q):
@@ -91,6 +104,9 @@ def main() -> None:
     peak_mb = _peak_rss_mb()
     index_mb = sum(os.path.getsize(os.path.join(engine.path, n)) for n in os.listdir(engine.path)) / 2**20
     del texts
+    with tempfile.TemporaryDirectory() as numba_cache:
+        load_cold_s = _fresh_load_seconds(engine.path, numba_cache)  # empty numba cache: compiles the scorer
+    load_warm_s = _fresh_load_seconds(engine.path)
 
     products = load_products(sampled_raw, {})
     with open(os.path.join(cat_dir, "items_ins_v2.json"), encoding="utf-8") as f:
@@ -137,6 +153,8 @@ def main() -> None:
     print(f"{'peak RSS of the benchmark process':<44}{peak_mb:>11.0f} MiB{'':>14}")
     print(f"{'RSS before build (docs in memory)':<44}{rss_before:>11.0f} MiB{'':>14}")
     print(f"{'index size on disk':<44}{index_mb:>11.0f} MiB{'':>14}")
+    print(f"{'new process: import + load, numba compile':<44}{load_cold_s:>12.2f} s{'':>14}")
+    print(f"{'new process: import + load, cached compile':<44}{load_warm_s:>12.2f} s{'':>14}")
     for name, n, p50, p99, c50, c99, hit in rows:
         print(f"{'top-50 ' + name + f' (n={n}), wall':<44}{'p50 %.2f ms' % p50:>14}{'4.1 ms':>14}")
         print(f"{'':<44}{'p99 %.2f ms' % p99:>14}{'10.9 ms':>14}")
