@@ -168,6 +168,20 @@ def list_of_dict_to_dict_of_list(list_of_dict: Sequence[dict]) -> dict:
     return out
 
 
+def _require_keys(kind: str, keys: Iterable, have: Sequence) -> None:
+    missing = [k for k in keys if k not in have]
+    if missing:
+        raise KeyError(f"select: {kind} keys {missing} not present; have {sorted(have)}")
+
+
+def _pick(kind: str, mapping: dict, keys) -> dict:
+    """A shallow copy of `mapping`, only `keys` of it unless None (KeyError names missing keys)."""
+    if keys is None:
+        return dict(mapping)
+    _require_keys(kind, keys, list(mapping))
+    return {k: mapping[k] for k in keys}
+
+
 @dataclass
 class DataProtoItem:
     """One sample of a DataProto (``data[i]`` for an int ``i``)."""
@@ -336,26 +350,10 @@ class DataProto:
         """
         batch = self.batch
         if batch_keys is not None:
-            missing = [k for k in batch_keys if self.batch is None or k not in self.batch.keys()]
-            if missing:
-                raise KeyError(f"select: batch keys {missing} not present; have {self._batch_keys()}")
+            _require_keys("batch", batch_keys, self._batch_keys())
             batch = self.batch.select(*batch_keys) if batch_keys else None
-        non_tensor = self.non_tensor_batch
-        if non_tensor_batch_keys is not None:
-            missing = [k for k in non_tensor_batch_keys if k not in self.non_tensor_batch]
-            if missing:
-                raise KeyError(f"select: non_tensor_batch keys {missing} not present; have {sorted(self.non_tensor_batch)}")
-            non_tensor = {k: self.non_tensor_batch[k] for k in non_tensor_batch_keys}
-        else:
-            non_tensor = dict(non_tensor)
-        meta = self.meta_info
-        if meta_info_keys is not None:
-            missing = [k for k in meta_info_keys if k not in self.meta_info]
-            if missing:
-                raise KeyError(f"select: meta_info keys {missing} not present; have {sorted(self.meta_info)}")
-            meta = {k: self.meta_info[k] for k in meta_info_keys}
-        else:
-            meta = dict(meta)
+        non_tensor = _pick("non_tensor_batch", self.non_tensor_batch, non_tensor_batch_keys)
+        meta = _pick("meta_info", self.meta_info, meta_info_keys)
         if deepcopy:
             batch = batch.clone() if batch is not None else None
             non_tensor = copy.deepcopy(non_tensor)
