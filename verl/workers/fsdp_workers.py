@@ -191,6 +191,18 @@ class _ModelWorkerBase:
         config.use_cache = True
         return config
 
+    def _run_update(self, update, data: DataProto, tag: str) -> dict:
+        """One optimizer update `update(data) -> metrics` with the optimizer state on the device, then an
+        LR-scheduler step; adds `perf/update_<tag>_s`."""
+        self._optimizer_to(self.device)
+        start = time.perf_counter()
+        with self._autocast():
+            metrics = update(data)
+        self.lr_scheduler.step()
+        self._optimizer_to(torch.device("cpu"))
+        metrics[f"perf/update_{tag}_s"] = time.perf_counter() - start
+        return metrics
+
     def _to_device(self, data: DataProto) -> DataProto:
         return data.to(self.device) if self.device.type != "cpu" else data
 
@@ -419,14 +431,20 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         meta["micro_batch_size"] = int(micro_batch_size)
         return DataProto(batch=data.batch, non_tensor_batch=data.non_tensor_batch, meta_info=meta)
 
+    def _policy_log_probs(self, policy, mbs_key: str, data: DataProto, calculate_entropy: bool):
+        """Run `policy.compute_log_prob` with the micro-batch size at `mbs_key` (else the policy's own)."""
+        mbs = cfg_get(self.config, mbs_key) or policy.micro_batch_size
+        data = self._log_prob_meta(self._to_device(data), mbs)
+        with self._autocast():
+            log_probs, entropys = policy.compute_log_prob(data, calculate_entropy=calculate_entropy)
+        return data, log_probs, entropys
+
     def compute_log_prob(self, data: DataProto) -> DataProto:
         """Log-probs of the responses under the current actor: adds `old_log_probs`, `entropys`."""
         if self.actor is None:
             raise RuntimeError(f"compute_log_prob needs an actor role, this worker is {self.role!r}")
-        mbs = cfg_get(self.config, "rollout.log_prob_micro_batch_size_per_gpu") or self.actor.micro_batch_size
-        data = self._log_prob_meta(self._to_device(data), mbs)
-        with self._autocast():
-            log_probs, entropys = self.actor.compute_log_prob(data, calculate_entropy=True)
+        data, log_probs, entropys = self._policy_log_probs(
+            self.actor, "rollout.log_prob_micro_batch_size_per_gpu", data, calculate_entropy=True)
         return DataProto.from_dict(
             tensors={"old_log_probs": log_probs.float().cpu(), "entropys": entropys.float().cpu()},
             meta_info={"temperature": data.meta_info["temperature"]},
@@ -436,10 +454,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         """Log-probs under the frozen initial weights: adds `ref_log_prob`."""
         if self.ref_policy is None:
             raise RuntimeError(f"compute_ref_log_prob needs role ref or actor_rollout_ref, this worker is {self.role!r}")
-        mbs = cfg_get(self.config, "ref.log_prob_micro_batch_size_per_gpu") or self.ref_policy.micro_batch_size
-        data = self._log_prob_meta(self._to_device(data), mbs)
-        with self._autocast():
-            log_probs, _ = self.ref_policy.compute_log_prob(data, calculate_entropy=False)
+        _, log_probs, _ = self._policy_log_probs(
+            self.ref_policy, "ref.log_prob_micro_batch_size_per_gpu", data, calculate_entropy=False)
         return DataProto.from_dict(tensors={"ref_log_prob": log_probs.float().cpu()})
 
     # ------------------------------------------------------------------------------ update
@@ -452,13 +468,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         if self.actor is None:
             raise RuntimeError(f"update_actor needs an actor role, this worker is {self.role!r}")
         data = self._log_prob_meta(self._to_device(data), self.actor.micro_batch_size)
-        self._optimizer_to(self.device)
-        start = time.perf_counter()
-        with self._autocast():
-            metrics = self.actor.update_policy(data)
-        self.lr_scheduler.step()
-        self._optimizer_to(torch.device("cpu"))
-        metrics["perf/update_actor_s"] = time.perf_counter() - start
+        metrics = self._run_update(self.actor.update_policy, data, "actor")
         start = time.perf_counter()
         self.sync_weights()
         metrics["timing_s/sync_weights"] = time.perf_counter() - start
@@ -558,12 +568,5 @@ class CriticWorker(_ModelWorkerBase):
 
     def update_critic(self, data: DataProto) -> DataProto:
         """One value update; returns DataProto with meta_info["metrics"] (critic/*)."""
-        data = self._to_device(data)
-        self._optimizer_to(self.device)
-        start = time.perf_counter()
-        with self._autocast():
-            metrics = self.critic.update_critic(data)
-        self.lr_scheduler.step()
-        self._optimizer_to(torch.device("cpu"))
-        metrics["perf/update_critic_s"] = time.perf_counter() - start
+        metrics = self._run_update(self.critic.update_critic, self._to_device(data), "critic")
         return DataProto(meta_info={"metrics": metrics})
