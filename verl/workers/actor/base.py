@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import defaultdict
 from typing import Any, Callable, Iterator
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
 from verl.agent_trainer.ppo import core_algos
 
-__all__ = ["cfg_get", "iter_slices", "micro_weight", "clip_grad_and_step", "forward_response_logits",
+__all__ = ["cfg_get", "iter_slices", "micro_weight", "clip_grad_and_step", "run_ppo_epochs", "forward_response_logits",
            "padding_trim_bounds", "response_forward"]
 
 logger = logging.getLogger(__name__)
@@ -104,6 +106,41 @@ def clip_grad_and_step(module: torch.nn.Module, optimizer: torch.optim.Optimizer
         logger.warning("gradient norm is %s; skipping this optimizer step", grad_norm)
     optimizer.zero_grad(set_to_none=True)
     return grad_norm
+
+
+def run_ppo_epochs(module: torch.nn.Module, optimizer: torch.optim.Optimizer, batch, micro_loss: Callable, *,
+                   ppo_epochs: int, mini_batch_size: int, micro_batch_size: int, loss_agg_mode: str,
+                   grad_clip: float | None, prefix: str) -> dict[str, float]:
+    """`ppo_epochs` x mini-batches x micro-batches of gradient accumulation, one optimizer step per mini-batch.
+
+    Args:
+        module, optimizer: what is trained.
+        batch: TensorDict holding `response_mask` and whatever `micro_loss` reads.
+        micro_loss: `(micro, mask, metrics) -> loss`; the micro-batch's aggregated loss (it may append
+            to `metrics`, a defaultdict(list)). Its share of the mini-batch loss is set by `micro_weight`.
+        loss_agg_mode: the aggregation the loss uses (for the accumulation weights).
+        grad_clip: max gradient norm (None/0: no clipping).
+        prefix: metric namespace ("actor", "critic").
+
+    Returns:
+        Every metric averaged over the update, plus `<prefix>/grad_norm` and `<prefix>/lr`.
+    """
+    metrics: dict[str, list[float]] = defaultdict(list)
+    module.train()
+    optimizer.zero_grad(set_to_none=True)
+    for _ in range(ppo_epochs):
+        for mini_sl in iter_slices(len(batch), mini_batch_size):
+            mini = batch[mini_sl]
+            for micro_sl in iter_slices(len(mini), micro_batch_size):
+                micro = mini[micro_sl]
+                mask = micro["response_mask"].float()
+                weight = micro_weight(mask, mini["response_mask"], micro_sl.start, loss_agg_mode)
+                loss = micro_loss(micro, mask, metrics)
+                if weight > 0:
+                    (loss * weight).backward()
+            metrics[f"{prefix}/grad_norm"].append(clip_grad_and_step(module, optimizer, grad_clip))
+    metrics[f"{prefix}/lr"].append(float(optimizer.param_groups[0]["lr"]))
+    return {k: float(np.mean(v)) for k, v in metrics.items()}
 
 
 def forward_response_logits(module: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,

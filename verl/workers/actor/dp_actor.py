@@ -10,21 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections import defaultdict
 
-import numpy as np
 import torch
 
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import entropy_from_logits, logprobs_from_logits
-from verl.workers.actor.base import (
-    cfg_get,
-    clip_grad_and_step,
-    effective_agg_mode,
-    iter_slices,
-    micro_weight,
-    response_forward,
-)
+from verl.workers.actor.base import cfg_get, effective_agg_mode, iter_slices, response_forward, run_ppo_epochs
 
 __all__ = ["DataParallelPPOActor", "logprobs_and_entropy"]
 
@@ -183,42 +174,32 @@ class DataParallelPPOActor:
             select.append("ref_log_prob")
         batch = data.batch.select(*select)
 
-        metrics: dict[str, list[float]] = defaultdict(list)
-        self.actor_module.train()
-        self.actor_optimizer.zero_grad(set_to_none=True)
-        for _ in range(ppo_epochs):
-            for mini_sl in iter_slices(len(batch), self.ppo_mini_batch_size):
-                mini = batch[mini_sl]
-                mini_mask = mini["response_mask"]
-                for micro_sl in iter_slices(len(mini), self.micro_batch_size):
-                    micro = mini[micro_sl]
-                    mask = micro["response_mask"].float()
-                    weight = micro_weight(mask, mini_mask, micro_sl.start, agg_mode)
-                    need_entropy_grad = entropy_coeff != 0
-                    log_prob, entropy = self._forward_micro_batch(
-                        micro, temperature, with_entropy=True, entropy_grad=need_entropy_grad
-                    )
-                    pg_loss, pg_metrics = self._policy_loss(micro[old_key], log_prob, micro["advantages"], mask)
-                    loss = pg_loss
-                    entropy_agg = core_algos.agg_loss(entropy, mask, self.loss_agg_mode)
-                    if need_entropy_grad:
-                        loss = loss - entropy_coeff * entropy_agg
-                    if use_kl_loss:
-                        kl = core_algos.kl_penalty(log_prob, micro["ref_log_prob"], kl_loss_type)
-                        kl_loss = core_algos.agg_loss(kl, mask, self.loss_agg_mode)
-                        loss = loss + kl_loss_coef * kl_loss
-                        metrics["actor/kl_loss"].append(float(kl_loss.detach()))
-                        metrics["actor/kl_coef"].append(kl_loss_coef)
-                    if weight > 0:
-                        (loss * weight).backward()
-                    metrics["actor/pg_loss"].append(float(pg_loss.detach()))
-                    metrics["actor/entropy"].append(float(entropy_agg.detach()))
-                    for k, v in pg_metrics.items():
-                        metrics[k].append(float(v))
-                grad_norm = clip_grad_and_step(self.actor_module, self.actor_optimizer, grad_clip)
-                metrics["actor/grad_norm"].append(grad_norm)
-        metrics["actor/lr"].append(float(self.actor_optimizer.param_groups[0]["lr"]))
-        return {k: float(np.mean(v)) for k, v in metrics.items()}
+        need_entropy_grad = entropy_coeff != 0
+
+        def micro_loss(micro, mask, metrics):
+            log_prob, entropy = self._forward_micro_batch(
+                micro, temperature, with_entropy=True, entropy_grad=need_entropy_grad
+            )
+            pg_loss, pg_metrics = self._policy_loss(micro[old_key], log_prob, micro["advantages"], mask)
+            loss = pg_loss
+            entropy_agg = core_algos.agg_loss(entropy, mask, self.loss_agg_mode)
+            if need_entropy_grad:
+                loss = loss - entropy_coeff * entropy_agg
+            if use_kl_loss:
+                kl = core_algos.kl_penalty(log_prob, micro["ref_log_prob"], kl_loss_type)
+                kl_loss = core_algos.agg_loss(kl, mask, self.loss_agg_mode)
+                loss = loss + kl_loss_coef * kl_loss
+                metrics["actor/kl_loss"].append(float(kl_loss.detach()))
+                metrics["actor/kl_coef"].append(kl_loss_coef)
+            metrics["actor/pg_loss"].append(float(pg_loss.detach()))
+            metrics["actor/entropy"].append(float(entropy_agg.detach()))
+            for k, v in pg_metrics.items():
+                metrics[k].append(float(v))
+            return loss
+
+        return run_ppo_epochs(self.actor_module, self.actor_optimizer, batch, micro_loss, ppo_epochs=ppo_epochs,
+                              mini_batch_size=self.ppo_mini_batch_size, micro_batch_size=self.micro_batch_size,
+                              loss_agg_mode=agg_mode, grad_clip=grad_clip, prefix="actor")
 
     def _policy_loss(self, old_log_prob, log_prob, advantages, mask):
         """Call the registered policy loss; normalise its metrics to actor/* names."""

@@ -7,14 +7,12 @@ update with mini/micro batches and exact gradient accumulation. The loss formula
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 
-import numpy as np
 import torch
 
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import masked_mean
-from verl.workers.actor.base import cfg_get, clip_grad_and_step, iter_slices, micro_weight, response_forward
+from verl.workers.actor.base import cfg_get, iter_slices, response_forward, run_ppo_epochs
 
 __all__ = ["DataParallelPPOCritic"]
 
@@ -87,29 +85,18 @@ class DataParallelPPOCritic:
         batch = data.batch.select(
             "input_ids", "attention_mask", "position_ids", "responses", "response_mask", "values", "returns"
         )
-        metrics: dict[str, list[float]] = defaultdict(list)
-        self.critic_module.train()
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        for _ in range(ppo_epochs):
-            for mini_sl in iter_slices(len(batch), self.ppo_mini_batch_size):
-                mini = batch[mini_sl]
-                for micro_sl in iter_slices(len(mini), self.micro_batch_size):
-                    micro = mini[micro_sl]
-                    mask = micro["response_mask"].float()
-                    weight = micro_weight(mask, mini["response_mask"], micro_sl.start, self.loss_agg_mode)
-                    vpreds = self._forward_micro_batch(micro)
-                    vf_loss, vf_clipfrac = self._value_loss(vpreds, micro["returns"], micro["values"], mask,
-                                                            cliprange_value)
-                    if weight > 0:
-                        (vf_loss * weight).backward()
-                    metrics["critic/vf_loss"].append(float(vf_loss.detach()))
-                    metrics["critic/vf_clipfrac"].append(float(vf_clipfrac))
-                    metrics["critic/vpred_mean"].append(float(masked_mean(vpreds.detach(), mask)))
-                metrics["critic/grad_norm"].append(
-                    clip_grad_and_step(self.critic_module, self.critic_optimizer, grad_clip)
-                )
-        metrics["critic/lr"].append(float(self.critic_optimizer.param_groups[0]["lr"]))
-        return {k: float(np.mean(v)) for k, v in metrics.items()}
+
+        def micro_loss(micro, mask, metrics):
+            vpreds = self._forward_micro_batch(micro)
+            vf_loss, vf_clipfrac = self._value_loss(vpreds, micro["returns"], micro["values"], mask, cliprange_value)
+            metrics["critic/vf_loss"].append(float(vf_loss.detach()))
+            metrics["critic/vf_clipfrac"].append(float(vf_clipfrac))
+            metrics["critic/vpred_mean"].append(float(masked_mean(vpreds.detach(), mask)))
+            return vf_loss
+
+        return run_ppo_epochs(self.critic_module, self.critic_optimizer, batch, micro_loss, ppo_epochs=ppo_epochs,
+                              mini_batch_size=self.ppo_mini_batch_size, micro_batch_size=self.micro_batch_size,
+                              loss_agg_mode=self.loss_agg_mode, grad_clip=grad_clip, prefix="critic")
 
     def _value_loss(self, vpreds, returns, values, mask, cliprange_value):
         out = core_algos.compute_value_loss(
