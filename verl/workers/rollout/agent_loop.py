@@ -42,7 +42,8 @@ from verl.utils.agentgym.client import EnvClientPool
 from verl.utils.dataset import parse_item_id
 from verl.workers.rollout.engine_base import RolloutEngine, SamplingParams, cfg_get
 
-__all__ = ["AgentLoop", "Trajectory", "DEFAULT_SYSTEM_PROMPT"]
+__all__ = ["AgentLoop", "Trajectory", "DEFAULT_SYSTEM_PROMPT", "initial_messages", "render_chat", "encode_text",
+           "chat_template_pieces", "observation_token_ids"]
 
 logger = logging.getLogger(__name__)
 
@@ -367,44 +368,19 @@ class AgentLoop:
                               top_p=float(cfg_get(cfg, "top_p", 1.0)), top_k=int(cfg_get(cfg, "top_k", -1)))
 
     def _initial_messages(self, client, observation: str) -> list[dict]:
-        messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        for turn in getattr(client, "conversation_start", ()) or ():
-            messages.append({"role": _ROLE[turn["from"]], "content": turn["value"]})
-        messages.append({"role": "user", "content": observation})
-        return messages
+        return initial_messages(self.system_prompt, getattr(client, "conversation_start", ()), observation)
 
     def _render(self, messages: list[dict], add_generation_prompt: bool) -> str:
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+        return render_chat(self.tokenizer, messages, add_generation_prompt)
 
     def _encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
+        return encode_text(self.tokenizer, text)
 
     def _template_pieces(self) -> tuple[str, tuple[str, str]]:
-        """Find, from the chat template itself, what closes an assistant turn and how a user turn
-        plus the next assistant header are written (the template must be append-only)."""
-        content, obs = "\x00ASSISTANT\x00", "\x00OBSERVATION\x00"
-        head = [{"role": "user", "content": "u"}, {"role": "assistant", "content": content}]
-        prev = self._render(head, add_generation_prompt=False)
-        full = self._render(head + [{"role": "user", "content": obs}], add_generation_prompt=True)
-        if not full.startswith(prev) or content not in prev or obs not in full:
-            raise ValueError("the tokenizer's chat template is not append-only (rendering one more user turn changes "
-                             "earlier text); multi-turn token bookkeeping needs a ChatML-like template")
-        closing = prev[prev.rindex(content) + len(content):]
-        delta = full[len(prev):]
-        before, _, after = delta.partition(obs)
-        return closing, (before, after)
+        return chat_template_pieces(self.tokenizer)
 
     def _observation_ids(self, observation: str, stop_token: int | None) -> list[int]:
-        """Ids appended after a model turn: rest of the turn closing, the user turn, the assistant header.
-
-        `stop_token` is the stop id the model produced (None when the turn hit max_tokens); when it is
-        the template's end-of-turn text, only the rest of the closing is appended (mask 0)."""
-        closing = self._closing
-        stop_text = self.tokenizer.decode([stop_token]) if stop_token is not None else None
-        if stop_text and closing.startswith(stop_text):
-            closing = closing[len(stop_text):]  # the model produced the end-of-turn token itself
-        before, after = self._obs_template
-        return self._encode(closing + before + observation + after)
+        return observation_token_ids(self.tokenizer, (self._closing, self._obs_template), observation, stop_token)
 
     # ------------------------------------------------------------------ output
     def _to_dataproto(self, trajs: list[Trajectory], batch: DataProto) -> DataProto:
@@ -513,6 +489,61 @@ class AgentLoop:
                     "env_error": t.env_error, "gen_s": round(t.gen_s, 4), "env_s": round(t.env_s, 4),
                     "messages": t.messages,
                 }, ensure_ascii=False) + "\n")
+
+
+# ---------------------------------------------------------------------- chat tokenisation (shared with main_sft)
+def initial_messages(system_prompt: str | None, conversation_start, observation: str) -> list[dict]:
+    """The first prompt's chat: system line (if any), the client's `conversation_start` turns, the first observation."""
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    for turn in conversation_start or ():
+        messages.append({"role": _ROLE[turn["from"]], "content": turn["value"]})
+    messages.append({"role": "user", "content": observation})
+    return messages
+
+
+def render_chat(tokenizer, messages: list[dict], add_generation_prompt: bool) -> str:
+    """`messages` rendered with the tokenizer's chat template (text, not ids)."""
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+
+
+def encode_text(tokenizer, text: str) -> list[int]:
+    """Ids of already-templated text (no BOS/EOS added)."""
+    return list(tokenizer.encode(text, add_special_tokens=False))
+
+
+def chat_template_pieces(tokenizer) -> tuple[str, tuple[str, str]]:
+    """Find, from the chat template itself, what closes an assistant turn and how a user turn
+    plus the next assistant header are written (the template must be append-only).
+
+    Returns:
+        `(closing, (before, after))`: an assistant turn ends with `closing`; an observation turn is
+        written as `before + observation + after` (`after` ends with the next assistant header).
+    """
+    content, obs = "\x00ASSISTANT\x00", "\x00OBSERVATION\x00"
+    head = [{"role": "user", "content": "u"}, {"role": "assistant", "content": content}]
+    prev = render_chat(tokenizer, head, add_generation_prompt=False)
+    full = render_chat(tokenizer, head + [{"role": "user", "content": obs}], add_generation_prompt=True)
+    if not full.startswith(prev) or content not in prev or obs not in full:
+        raise ValueError("the tokenizer's chat template is not append-only (rendering one more user turn changes "
+                         "earlier text); multi-turn token bookkeeping needs a ChatML-like template")
+    closing = prev[prev.rindex(content) + len(content):]
+    delta = full[len(prev):]
+    before, _, after = delta.partition(obs)
+    return closing, (before, after)
+
+
+def observation_token_ids(tokenizer, pieces: tuple[str, tuple[str, str]], observation: str,
+                          stop_token: int | None) -> list[int]:
+    """Ids appended after a model turn: rest of the turn closing, the user turn, the assistant header.
+
+    `pieces` is `chat_template_pieces(tokenizer)`; `stop_token` is the stop id the model produced
+    (None when the turn hit max_tokens); when it is the template's end-of-turn text, only the rest of
+    the closing is appended (mask 0)."""
+    closing, (before, after) = pieces
+    stop_text = tokenizer.decode([stop_token]) if stop_token is not None else None
+    if stop_text and closing.startswith(stop_text):
+        closing = closing[len(stop_text):]  # the model produced the end-of-turn token itself
+    return encode_text(tokenizer, closing + before + observation + after)
 
 
 def _close_resources(pool: EnvClientPool, executor: concurrent.futures.ThreadPoolExecutor) -> None:
