@@ -20,7 +20,7 @@ from typing import Any, List, Optional, Union
 __all__ = [
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
     "ActorConfig", "RefConfig", "ValKwargsConfig", "RolloutConfig", "AgentGymConfig",
-    "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig",
+    "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
     "KLCtrlConfig", "RoundsCtrlConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
     "load_config", "from_dict", "to_dict", "check_override_keys", "default_config_path",
 ]
@@ -369,6 +369,16 @@ class RewardModelConfig:
                              "the environment or rule-based scorers. Set reward_model.enable=False.")
 
 
+@dataclass(frozen=True)
+class CustomRewardFunctionConfig:
+    """`custom_reward_function` (verl's key): a Python file whose function `name` scores rule-based rows,
+    `(data_source, solution_str, ground_truth, extra_info=None) -> float | dict`, instead of the
+    `data_source` registry in `verl.utils.reward_score`."""
+
+    path: Optional[str] = None
+    name: str = "compute_score"
+
+
 # ----------------------------------------------------------------------------------------- algorithm
 @dataclass(frozen=True)
 class KLCtrlConfig:
@@ -506,6 +516,7 @@ class PPOConfig:
     actor_rollout_ref: ActorRolloutRefConfig = field(default_factory=ActorRolloutRefConfig)
     critic: CriticConfig = field(default_factory=CriticConfig)
     reward_model: RewardModelConfig = field(default_factory=RewardModelConfig)
+    custom_reward_function: CustomRewardFunctionConfig = field(default_factory=CustomRewardFunctionConfig)
     algorithm: AlgoConfig = field(default_factory=AlgoConfig)
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     ray_init: RayInitConfig = field(default_factory=RayInitConfig)

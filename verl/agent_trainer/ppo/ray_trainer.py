@@ -148,6 +148,7 @@ class RayPPOTrainer:
     def __init__(self, config: PPOConfig, worker_classes: dict | None = None):
         from verl.agent_trainer.ppo.rounds import RoundsScheduler
         from verl.utils.model_utils import load_tokenizer
+        from verl.utils.reward_score import load_custom_score_fn
         from verl.workers.reward_manager import get_reward_manager_cls
 
         core_algos.get_adv_estimator_fn(config.algorithm.adv_estimator)  # fail fast, listing the choices
@@ -162,8 +163,10 @@ class RayPPOTrainer:
         self.use_critic, self.use_ref = config.use_critic, config.use_reference_policy
         model = config.actor_rollout_ref.model
         self.tokenizer = load_tokenizer(os.path.expanduser(model.tokenizer_path or model.path), model.trust_remote_code)
+        custom = config.custom_reward_function
         self.reward_fn = get_reward_manager_cls(config.reward_model.reward_manager)(
-            tokenizer=self.tokenizer, num_examine=0, reward_fn_key=config.data.reward_fn_key)
+            tokenizer=self.tokenizer, num_examine=0, reward_fn_key=config.data.reward_fn_key,
+            compute_score=load_custom_score_fn(custom.path, custom.name) if custom.path else None)
         self.kl_ctrl = core_algos.get_kl_controller(config.algorithm.kl_ctrl)
         self.rounds = RoundsScheduler.from_config(config.algorithm.rounds_ctrl)
         self.ckpt = CheckpointManager(config.trainer.default_local_dir, config.trainer.max_actor_ckpt_to_keep)
