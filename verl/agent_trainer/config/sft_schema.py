@@ -1,0 +1,137 @@
+"""Typed configuration of the supervised warm start (`sft_trainer.yaml`, `main_sft`).
+
+Reuses the trainer's `ModelConfig` and `OptimConfig` from `schema.py` (same keys, same checks); the
+`data` and `trainer` sections are specific to SFT. `load_sft_config` turns the Hydra `DictConfig`
+(or a dict) into an `SFTConfig`, rejecting unknown keys with close matches and resolving `auto`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from verl.agent_trainer.config.schema import (_LOGGERS, ModelConfig, OptimConfig, _check_choice, _check_positive,
+                                              check_override_keys, from_dict)
+
+__all__ = ["SFTDataConfig", "SFTOptimConfig", "SFTTrainerConfig", "SFTConfig", "load_sft_config",
+           "check_sft_override_keys", "sft_config_path"]
+
+
+@dataclass(frozen=True)
+class SFTDataConfig:
+    """`data`: AgentTraj-style conversations and how they are batched."""
+
+    train_file: str = "saves/sft/webshop_demos.json"
+    max_length: int = 4096
+    micro_batch_size: int = 1
+    train_batch_size: Optional[int] = None
+    system_prompt: Optional[str] = None
+    max_examples: Optional[int] = None
+    shuffle: bool = True
+    seed: int = 1
+
+    def __post_init__(self):
+        if not self.train_file:
+            raise ValueError("data.train_file is empty; set it to a JSON/JSONL file of AgentTraj-style conversations "
+                             "(e.g. written by `bash scripts/webshop_sft.sh`)")
+        for key in ("max_length", "micro_batch_size"):
+            _check_positive(f"data.{key}", getattr(self, key))
+        _check_positive("data.train_batch_size", self.train_batch_size)
+        _check_positive("data.max_examples", self.max_examples)
+        if self.train_batch_size is not None and self.train_batch_size % self.micro_batch_size:
+            raise ValueError(f"data.train_batch_size={self.train_batch_size} must be a multiple of "
+                             f"data.micro_batch_size={self.micro_batch_size}")
+
+    @property
+    def batch_size(self) -> int:
+        """Conversations per optimizer step (`train_batch_size`, default `micro_batch_size`)."""
+        return self.train_batch_size or self.micro_batch_size
+
+
+@dataclass(frozen=True)
+class SFTOptimConfig(OptimConfig):
+    """`optim`: the trainer's AdamW/schedule keys plus gradient clipping."""
+
+    lr: float = 1e-3
+    clip_grad: float = 1.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_positive("optim.clip_grad", self.clip_grad)
+
+
+@dataclass(frozen=True)
+class SFTTrainerConfig:
+    """`trainer`: length of training, device, outputs and loggers."""
+
+    total_epochs: int = 1
+    total_training_steps: Optional[int] = None
+    device: str = "auto"
+    default_local_dir: str = "saves/sft"
+    project_name: str = "webshop"
+    experiment_name: str = "sft"
+    logger: list = field(default_factory=lambda: ["console"])
+    log_freq: int = 10
+    seed: int = 0
+
+    def __post_init__(self):
+        _check_positive("trainer.total_epochs", self.total_epochs)
+        _check_positive("trainer.total_training_steps", self.total_training_steps)
+        _check_positive("trainer.log_freq", self.log_freq)
+        _check_choice("trainer.device", self.device, ("auto", "cuda", "cpu"))
+        if not self.default_local_dir:
+            raise ValueError("trainer.default_local_dir is empty; set the directory the HF model is saved to")
+        for name in self.logger:
+            _check_choice("trainer.logger[]", name, _LOGGERS)
+
+
+@dataclass(frozen=True)
+class SFTConfig:
+    """The whole SFT configuration (root of `sft_trainer.yaml`)."""
+
+    data: SFTDataConfig = field(default_factory=SFTDataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    optim: SFTOptimConfig = field(default_factory=SFTOptimConfig)
+    trainer: SFTTrainerConfig = field(default_factory=SFTTrainerConfig)
+
+
+def _resolve_auto(cfg: SFTConfig) -> SFTConfig:
+    import torch
+
+    has_cuda = torch.cuda.is_available()
+    device = cfg.trainer.device
+    if device == "auto":
+        device = "cuda" if has_cuda else "cpu"
+    if device == "cuda" and not has_cuda:
+        raise ValueError("trainer.device=cuda but no CUDA device is visible; use trainer.device=cpu (or auto)")
+    model = cfg.model
+    if model.dtype == "auto":
+        model = dataclasses.replace(model, dtype="bfloat16" if device == "cuda" else "float32")
+    return dataclasses.replace(cfg, trainer=dataclasses.replace(cfg.trainer, device=device), model=model)
+
+
+def load_sft_config(cfg: Any = None, resolve_auto: bool = True) -> SFTConfig:
+    """Convert a Hydra `DictConfig` (or dict, or None for the shipped defaults) into an `SFTConfig`.
+
+    Raises:
+        ValueError: unknown key (with close matches), wrong type, or an invalid value.
+    """
+    from omegaconf import DictConfig, OmegaConf
+
+    if cfg is None:
+        cfg = OmegaConf.load(sft_config_path())
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    config = from_dict(SFTConfig, cfg)
+    return _resolve_auto(config) if resolve_auto else config
+
+
+def sft_config_path() -> str:
+    """Path of the shipped `sft_trainer.yaml`."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "sft_trainer.yaml")
+
+
+def check_sft_override_keys(overrides: list[str]) -> None:
+    """Fail early, with close matches, on `key=value` command-line overrides naming no config key."""
+    check_override_keys(overrides, root=SFTConfig)
