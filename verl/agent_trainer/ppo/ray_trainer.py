@@ -274,7 +274,20 @@ class RayPPOTrainer:
         # The loop's own timers (engine-busy, env-busy, ...) sit beside the stage timers as timing_s/rollout_*.
         metrics.update({k.replace("timing_s/", "timing_s/rollout_"): v for k, v in out.meta_info.items()
                         if _is_metric(k, v) and k != "timing_s/rollout"})
-        return batch.union(out)
+        baselines = self._remax_baselines(batch) if self.config.algorithm.adv_estimator == "remax" else None
+        batch = batch.union(out)
+        if baselines is not None:
+            batch.batch["reward_baselines"] = baselines
+        return batch
+
+    def _remax_baselines(self, batch: DataProto) -> torch.Tensor:
+        """ReMax's baseline (as in verl): the score of one greedy rollout per prompt, repeated for its
+        n interleaved samples. The greedy pass runs as a validation-mode rollout (temperature 0)."""
+        n = self.config.actor_rollout_ref.rollout.n
+        prompts = batch.slice(step=n)
+        prompts.meta_info.update(validate=True, val_temperature=0.0)
+        greedy = prompts.union(self.actor_wg.call_dp("generate_sequences", prompts))
+        return self.reward_fn(greedy).sum(-1).repeat_interleave(n)
 
     def _rewards(self, batch: DataProto, metrics: dict) -> DataProto:
         batch.batch["token_level_scores"] = self.reward_fn(batch)
