@@ -8,7 +8,9 @@
 #   * GPUs   -> GPU profile: MODEL_PATH (default ~/models/Qwen2.5-3B-Instruct), vLLM, GRPO n=8.
 # Every extra argument is a Hydra override and wins over the profile (it comes last).
 # Environment: PYTHON, ENV_ADDR (default http://127.0.0.1:36001), MODEL_PATH, TINY_MODEL_DIR,
-#   EXPERIMENT (experiment name), PROFILE=cpu|gpu (default: auto-detect), WEBSHOP_ARGS (extra server flags).
+#   EXPERIMENT (experiment name), PROFILE=cpu|gpu (default: auto-detect), WEBSHOP_ARGS (extra server flags),
+#   WARM_START=1 (CPU profile, opt-in): start GRPO from a supervised warm start on expert demonstrations
+#   (scripts/webshop_sft.sh, cached in SFT_DIR, default saves/sft/webshop_tiny) with longer turns.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -90,6 +92,16 @@ else
     ray_init.num_cpus=2
     "trainer.logger=[console,file]"
   )
+  if [[ "${WARM_START:-0}" == "1" ]]; then
+    SFT_DIR="${SFT_DIR:-$ROOT/saves/sft/webshop_tiny}"
+    if [[ ! -f "$SFT_DIR/sft_metrics.json" ]]; then
+      PYTHON="$PYTHON" MODEL_PATH="${MODEL_PATH:-$TINY_MODEL_DIR}" SFT_DIR="$SFT_DIR" bash "$ROOT/scripts/webshop_sft.sh"
+    fi
+    # expert turns are ~40-90 tiny-tokenizer tokens and a results page ~850: longer turns and trajectories
+    PROFILE_ARGS+=(actor_rollout_ref.model.path="$SFT_DIR" actor_rollout_ref.rollout.max_tokens=96
+      actor_rollout_ref.rollout.max_model_len=5120 data.max_response_length=4096
+      algorithm.rounds_ctrl.rounds=5 actor_rollout_ref.agentgym.max_rounds=5)
+  fi
 fi
 
 echo "[webshop_train] profile=$PROFILE experiment=$EXPERIMENT"
