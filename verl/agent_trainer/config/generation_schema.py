@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from verl.agent_trainer.config.schema import (AgentGymConfig, ModelConfig, RolloutConfig, _check_choice,
-                                              _check_positive, check_override_keys, from_dict)
+                                              _check_positive, check_override_keys, load_dataclass_config)
 
 __all__ = ["GenerationDataConfig", "GenerationTrainerConfig", "GenerationConfig", "load_generation_config",
            "check_generation_override_keys", "generation_config_path"]
@@ -97,13 +97,7 @@ def load_generation_config(cfg: Any = None, resolve_auto: bool = True) -> Genera
     Raises:
         ValueError: unknown key (with close matches), wrong type, or an invalid value.
     """
-    from omegaconf import DictConfig, OmegaConf
-
-    if cfg is None:
-        cfg = OmegaConf.load(generation_config_path())
-    if isinstance(cfg, DictConfig):
-        cfg = OmegaConf.to_container(cfg, resolve=True)
-    config = from_dict(GenerationConfig, cfg)
+    config = load_dataclass_config(GenerationConfig, cfg, generation_config_path())
     return _resolve_auto(config) if resolve_auto else config
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, List, Optional, Union
 
 __all__ = [
+    "load_dataclass_config",
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
     "ActorConfig", "RefConfig", "ValKwargsConfig", "RolloutConfig", "AgentGymConfig",
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
@@ -656,6 +657,23 @@ def _resolve_auto(cfg: PPOConfig) -> PPOConfig:
     return dataclasses.replace(cfg, trainer=trainer, actor_rollout_ref=arr)
 
 
+def load_dataclass_config(root: type, cfg: Any, yaml_path: str) -> Any:
+    """Convert a Hydra `DictConfig` (or dict, or None for the YAML at `yaml_path`) into the dataclass `root`.
+
+    Interpolations such as `${trainer.project_name}` are resolved first.
+
+    Raises:
+        ValueError: unknown key (with close matches), wrong type, or an invalid value.
+    """
+    from omegaconf import DictConfig, OmegaConf
+
+    if cfg is None:
+        cfg = OmegaConf.load(yaml_path)
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    return from_dict(root, cfg)
+
+
 def load_config(cfg: Any = None, resolve_auto: bool = True) -> PPOConfig:
     """Convert a Hydra `DictConfig` (or dict, or None for the shipped defaults) into a `PPOConfig`.
 
@@ -666,16 +684,7 @@ def load_config(cfg: Any = None, resolve_auto: bool = True) -> PPOConfig:
     Raises:
         ValueError: unknown key (with close matches), wrong type, or an invalid value.
     """
-    if cfg is None:
-        from omegaconf import OmegaConf
-        cfg = OmegaConf.load(default_config_path())
-    try:
-        from omegaconf import DictConfig, OmegaConf
-        if isinstance(cfg, DictConfig):
-            cfg = OmegaConf.to_container(cfg, resolve=True)
-    except ImportError:  # pragma: no cover
-        pass
-    config = from_dict(PPOConfig, cfg)
+    config = load_dataclass_config(PPOConfig, cfg, default_config_path())
     return _resolve_auto(config) if resolve_auto else config
 
 

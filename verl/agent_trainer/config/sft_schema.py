@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from verl.agent_trainer.config.schema import (_LOGGERS, ModelConfig, OptimConfig, _check_choice, _check_positive,
-                                              check_override_keys, from_dict)
+                                              check_override_keys, load_dataclass_config)
 
 __all__ = ["SFTDataConfig", "SFTOptimConfig", "SFTTrainerConfig", "SFTConfig", "load_sft_config",
            "check_sft_override_keys", "sft_config_path"]
@@ -117,13 +117,7 @@ def load_sft_config(cfg: Any = None, resolve_auto: bool = True) -> SFTConfig:
     Raises:
         ValueError: unknown key (with close matches), wrong type, or an invalid value.
     """
-    from omegaconf import DictConfig, OmegaConf
-
-    if cfg is None:
-        cfg = OmegaConf.load(sft_config_path())
-    if isinstance(cfg, DictConfig):
-        cfg = OmegaConf.to_container(cfg, resolve=True)
-    config = from_dict(SFTConfig, cfg)
+    config = load_dataclass_config(SFTConfig, cfg, sft_config_path())
     return _resolve_auto(config) if resolve_auto else config
 
 
