@@ -82,7 +82,7 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     load = os.getloadavg()[0]
     print(f"\ntiny Qwen2 {path} | commit {commit} | load avg {load:.1f} | {time.strftime('%Y-%m-%d')}")
-    print(f"| engine | measure | value |\n|---|---|---:|")
+    print("| engine | measure | value |\n|---|---|---:|")
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]} |")
     sys.stdout.flush()

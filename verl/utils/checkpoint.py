@@ -20,7 +20,6 @@ import os
 import random
 import re
 import shutil
-from typing import Any
 
 import numpy as np
 import torch

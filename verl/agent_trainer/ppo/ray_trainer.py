@@ -26,6 +26,7 @@ import uuid
 from typing import Any, Callable, Iterator
 
 import numpy as np
+import torch
 
 from verl.agent_trainer.config.schema import PPOConfig, to_dict
 from verl.agent_trainer.ppo import core_algos, metric_utils

@@ -9,7 +9,7 @@ from verl.protocol import DataProto
 
 
 def _batch():
-    P, R = 2, 4
+    R = 4  # prompt length 2 + response length 4 = the 6 attention columns
     attn = torch.tensor([[0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0], [1, 1, 1, 0, 0, 0], [0, 1, 1, 1, 1, 1]])
     resp_mask = torch.tensor([[1, 0, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 1]], dtype=torch.float32)
     scores = torch.zeros(4, R)
