@@ -8,13 +8,13 @@ rejecting unknown keys with close matches and resolving `auto` device/engine/dty
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from verl.agent_trainer.config.schema import (AgentGymConfig, ModelConfig, RolloutConfig, _check_choice,
-                                              _check_positive, check_override_keys, load_dataclass_config)
+                                              _check_positive, check_override_keys, load_dataclass_config,
+                                              resolve_device, resolve_model_and_rollout)
 
 __all__ = ["GenerationDataConfig", "GenerationTrainerConfig", "GenerationConfig", "load_generation_config",
            "check_generation_override_keys", "generation_config_path"]
@@ -74,20 +74,8 @@ class GenerationConfig:
 
 
 def _resolve_auto(cfg: GenerationConfig) -> GenerationConfig:
-    import torch
-
-    has_cuda = torch.cuda.is_available()
-    device = cfg.trainer.device
-    if device == "auto":
-        device = "cuda" if has_cuda else "cpu"
-    if device == "cuda" and not has_cuda:
-        raise ValueError("trainer.device=cuda but no CUDA device is visible; use trainer.device=cpu (or auto)")
-    rollout, model = cfg.rollout, cfg.model
-    if rollout.name == "auto":
-        use_vllm = device == "cuda" and importlib.util.find_spec("vllm") is not None
-        rollout = dataclasses.replace(rollout, name="vllm" if use_vllm else "hf")
-    if model.dtype == "auto":
-        model = dataclasses.replace(model, dtype="bfloat16" if device == "cuda" else "float32")
+    device = resolve_device(cfg.trainer.device)
+    model, rollout = resolve_model_and_rollout(cfg.model, cfg.rollout, device)
     return dataclasses.replace(cfg, trainer=GenerationTrainerConfig(device=device), rollout=rollout, model=model)
 
 

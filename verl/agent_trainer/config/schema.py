@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, List, Optional, Union
 
 __all__ = [
-    "load_dataclass_config",
+    "load_dataclass_config", "resolve_device", "resolve_model_and_rollout",
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
     "ActorConfig", "RefConfig", "ValKwargsConfig", "RolloutConfig", "AgentGymConfig",
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
@@ -634,25 +634,37 @@ def to_dict(cfg: Any) -> dict:
     return dataclasses.asdict(cfg)
 
 
+def resolve_device(device: str) -> str:
+    """`trainer.device`: `auto` becomes cuda when a GPU is visible, else cpu.
+
+    Raises:
+        ValueError: `cuda` was asked for but no CUDA device is visible.
+    """
+    import torch
+
+    has_cuda = torch.cuda.is_available()
+    if device == "auto":
+        return "cuda" if has_cuda else "cpu"
+    if device == "cuda" and not has_cuda:
+        raise ValueError("trainer.device=cuda but no CUDA device is visible; use trainer.device=cpu (or auto)")
+    return device
+
+
+def resolve_model_and_rollout(model: "ModelConfig", rollout: "RolloutConfig | None", device: str):
+    """Concrete `model.dtype` (bf16 on GPU, fp32 on CPU) and `rollout.name` (vllm on GPU when installed, else hf)."""
+    if model.dtype == "auto":
+        model = dataclasses.replace(model, dtype="bfloat16" if device == "cuda" else "float32")
+    if rollout is not None and rollout.name == "auto":
+        use_vllm = device == "cuda" and importlib.util.find_spec("vllm") is not None
+        rollout = dataclasses.replace(rollout, name="vllm" if use_vllm else "hf")
+    return model, rollout
+
+
 def _resolve_auto(cfg: PPOConfig) -> PPOConfig:
     """Replace `auto` values (device, rollout engine, model dtype) by what this machine supports."""
-    try:
-        import torch
-        has_cuda = torch.cuda.is_available()
-    except ImportError:  # pragma: no cover - torch is a core dependency
-        has_cuda = False
-    trainer = cfg.trainer
-    if trainer.device == "auto":
-        trainer = dataclasses.replace(trainer, device="cuda" if has_cuda else "cpu")
-    if trainer.device == "cuda" and not has_cuda:
-        raise ValueError("trainer.device=cuda but no CUDA device is visible; use trainer.device=cpu (or auto)")
+    trainer = dataclasses.replace(cfg.trainer, device=resolve_device(cfg.trainer.device))
     arr = cfg.actor_rollout_ref
-    rollout, model = arr.rollout, arr.model
-    if rollout.name == "auto":
-        use_vllm = trainer.device == "cuda" and importlib.util.find_spec("vllm") is not None
-        rollout = dataclasses.replace(rollout, name="vllm" if use_vllm else "hf")
-    if model.dtype == "auto":
-        model = dataclasses.replace(model, dtype="bfloat16" if trainer.device == "cuda" else "float32")
+    model, rollout = resolve_model_and_rollout(arr.model, arr.rollout, trainer.device)
     arr = dataclasses.replace(arr, rollout=rollout, model=model)
     return dataclasses.replace(cfg, trainer=trainer, actor_rollout_ref=arr)
 

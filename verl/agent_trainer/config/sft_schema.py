@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from verl.agent_trainer.config.schema import (_LOGGERS, ModelConfig, OptimConfig, _check_choice, _check_positive,
-                                              check_override_keys, load_dataclass_config)
+                                              check_override_keys, load_dataclass_config,
+                                              resolve_device, resolve_model_and_rollout)
 
 __all__ = ["SFTDataConfig", "SFTOptimConfig", "SFTTrainerConfig", "SFTConfig", "load_sft_config",
            "check_sft_override_keys", "sft_config_path"]
@@ -97,17 +98,8 @@ class SFTConfig:
 
 
 def _resolve_auto(cfg: SFTConfig) -> SFTConfig:
-    import torch
-
-    has_cuda = torch.cuda.is_available()
-    device = cfg.trainer.device
-    if device == "auto":
-        device = "cuda" if has_cuda else "cpu"
-    if device == "cuda" and not has_cuda:
-        raise ValueError("trainer.device=cuda but no CUDA device is visible; use trainer.device=cpu (or auto)")
-    model = cfg.model
-    if model.dtype == "auto":
-        model = dataclasses.replace(model, dtype="bfloat16" if device == "cuda" else "float32")
+    device = resolve_device(cfg.trainer.device)
+    model, _ = resolve_model_and_rollout(cfg.model, None, device)
     return dataclasses.replace(cfg, trainer=dataclasses.replace(cfg.trainer, device=device), model=model)
 
 
