@@ -1,0 +1,84 @@
+"""Assemble the embedded sites: one `InstanceStore` for all of them and one ASGI app per site.
+
+Owns which site modules exist, the pristine database build (every site's SCHEMA then seed, in a
+fixed order) and the control endpoints every port answers:
+
+| Method & path                               | Effect                                          |
+|---------------------------------------------|-------------------------------------------------|
+| POST /__control/reset?instance=<name>       | restore the instance's data to the seed (ms)    |
+| POST /__control/drop?instance=<name>        | free the instance                               |
+| GET  /__control/health                      | "ok"                                            |
+"""
+from __future__ import annotations
+
+import importlib
+import sqlite3
+import time
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+from agentenv_webarena.sites.store import InstanceStore, check_instance_name
+
+__all__ = ["SITE_MODULES", "build_database", "build_apps", "pristine_database"]
+
+# Modules owning tables (SCHEMA + seed), in build order; admin shares the shop's tables.
+SITE_MODULES = ("agentenv_webarena.sites.shop", "agentenv_webarena.sites.forum")
+
+
+def build_database(conn: sqlite3.Connection) -> None:
+    """Create every site's tables and insert its deterministic seed data."""
+    for name in SITE_MODULES:
+        module = importlib.import_module(name)
+        conn.executescript(module.SCHEMA)
+        module.seed(conn)
+    conn.commit()
+
+
+def pristine_database() -> sqlite3.Connection:
+    """A fresh seeded database (what task generation reads)."""
+    return InstanceStore(build_database, max_instances=1).pristine()
+
+
+def _control_routes(store: InstanceStore) -> list[Route]:
+    def _instance(request: Request) -> str:
+        return check_instance_name(request.query_params.get("instance", ""))
+
+    async def reset(request: Request) -> JSONResponse:
+        try:
+            name = _instance(request)
+        except ValueError as exc:
+            return JSONResponse({"error": {"code": "invalid_instance", "message": str(exc)}}, status_code=422)
+        start = time.perf_counter()
+        store.reset(name)
+        return JSONResponse({"instance": name, "reset_ms": round((time.perf_counter() - start) * 1e3, 3)})
+
+    async def drop(request: Request) -> JSONResponse:
+        try:
+            name = _instance(request)
+        except ValueError as exc:
+            return JSONResponse({"error": {"code": "invalid_instance", "message": str(exc)}}, status_code=422)
+        return JSONResponse({"instance": name, "dropped": store.drop(name)})
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse("ok")
+
+    return [Route("/__control/reset", reset, methods=["POST"]), Route("/__control/drop", drop, methods=["POST"]),
+            Route("/__control/health", health, methods=["GET"])]
+
+
+def build_apps(store: InstanceStore | None = None) -> tuple[InstanceStore, dict[str, Any]]:
+    """The store and the three apps keyed by WebArena site name (shopping, shopping_admin, reddit)."""
+    from agentenv_webarena.sites import admin, forum, shop
+
+    store = store or InstanceStore(build_database)
+    control = _control_routes(store)
+    apps = {
+        "shopping": Starlette(routes=[*control, Mount("/", app=shop.create_app(store))]),
+        "shopping_admin": Starlette(routes=[*control, Mount("/admin", app=admin.create_app(store))]),
+        "reddit": Starlette(routes=[*control, Mount("/", app=forum.create_app(store))]),
+    }
+    return store, apps

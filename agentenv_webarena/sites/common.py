@@ -1,0 +1,61 @@
+"""Small helpers every embedded site uses: HTML pages, escaping, redirects, forms, the request's DB.
+
+Owns the plumbing shared by `shop`, `admin` and `forum` so each site module holds only its own
+routes and markup. Pages are plain server-rendered HTML (no scripts needed to use them), so the
+accessibility tree Chromium builds from them is rich and stable.
+"""
+from __future__ import annotations
+
+import contextlib
+import html
+import secrets
+import sqlite3
+from typing import Iterator, Optional
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
+
+from agentenv_webarena.sites.store import InstanceStore, instance_of
+
+__all__ = ["esc", "html_page", "redirect", "db", "new_token", "query_url", "json_error"]
+
+
+def esc(value: object) -> str:
+    """HTML-escape any value (quotes too, so it is safe inside attributes)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def html_page(title: str, body: str, *, status_code: int = 200, css: str = "") -> HTMLResponse:
+    """A complete HTML document with `title` and `body` (body is trusted markup: escape your values)."""
+    doc = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
+           f"<style>body{{font-family:sans-serif;margin:0 1em}}{css}</style></head><body>{body}</body></html>")
+    return HTMLResponse(doc, status_code=status_code)
+
+
+def redirect(url: str) -> RedirectResponse:
+    """303 See Other to `url` (the browser follows it with a GET, as after a form POST)."""
+    return RedirectResponse(url, status_code=303)
+
+
+@contextlib.contextmanager
+def db(store: InstanceStore, request: Request) -> Iterator[sqlite3.Connection]:
+    """The request's instance database (commits at the end of the block)."""
+    with store.connection(instance_of(request)) as conn:
+        yield conn
+
+
+def new_token() -> str:
+    """A fresh random session token for a cookie."""
+    return secrets.token_urlsafe(18)
+
+
+def query_url(path: str, **params: Optional[object]) -> str:
+    """`path?k=v&...` with the None values left out."""
+    kept = {k: v for k, v in params.items() if v is not None and v != ""}
+    return f"{path}?{urlencode(kept)}" if kept else path
+
+
+def json_error(status: int, message: str) -> JSONResponse:
+    """A JSON error body `{"message": ...}` (the shape Magento's REST API answers with)."""
+    return JSONResponse({"message": message}, status_code=status)
