@@ -198,6 +198,7 @@ def create_env_app(
     load_resources: Optional[Callable[[], Any]] = None,
     on_close: Optional[Callable[[Any], None]] = None,
     routers: Sequence[APIRouter] = (),
+    close_resources: Optional[Callable[[Any], None]] = None,
 ) -> FastAPI:
     """Build an env server app.
 
@@ -210,6 +211,8 @@ def create_env_app(
         load_resources: called once at startup (lifespan), e.g. to load a catalog and search index.
         on_close: frees one session when it is closed or evicted.
         routers: the server's own endpoints; handlers that block must be plain `def`.
+        close_resources: called once at shutdown, after every session is closed, with what
+            `load_resources` returned (e.g. to stop a browser).
 
     Returns:
         A FastAPI app with `app.state.{settings, resources, sessions}` set during its lifespan.
@@ -235,6 +238,8 @@ def create_env_app(
         finally:
             sessions.stop_sweeper()
             sessions.close_all()
+            if close_resources is not None and resources is not None:
+                close_resources(resources)
 
     app = FastAPI(title=title, lifespan=lifespan)
     app.state.settings = settings

@@ -1,0 +1,167 @@
+"""WebArena client and task: the instruction prompt and the HTTP calls to a WebArena env server.
+
+Talks to any server with AgentGym's WebArena API (ours in agentenv_webarena). The agent's raw text
+goes to the server unchanged: the server takes the first ``` fenced block as the action, as
+WebArena does, and counts unparseable replies towards WebArena's early stop. Unlike AgentGym's
+client: the timeout is honoured, only idempotent calls are retried, the episode ends (`done`) on
+`terminated` or `truncated` and keeps the evaluator's score either way, `close()` frees the
+browser context, and `reset()` recreates a session the server evicted.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional
+
+from agentenv.controller.env import BaseEnvClient
+from agentenv.controller.http import EnvClientError, EnvHttp
+from agentenv.controller.task import BaseTask
+from agentenv.controller.types import ConversationMessage, StepOutput
+
+__all__ = ["WEBARENA_INSTRUCTION", "WebarenaEnvClient", "WebarenaTask"]
+
+logger = logging.getLogger(__name__)
+
+WEBARENA_INSTRUCTION = (
+    "You are an autonomous agent that completes tasks in a web browser. You will be given a task to "
+    "accomplish through a series of browser actions.\n\n"
+    "Each round you see:\n"
+    "- the user's objective (the task to complete);\n"
+    "- the current web page as an accessibility tree: one element per line, `[id] role 'name'`, "
+    "indented by nesting; the id is how you refer to an element;\n"
+    "- the current page URL and the open tabs;\n"
+    "- your previous action.\n\n"
+    "Actions:\n"
+    "Page operations:\n"
+    "`click [id]`: click the element with this id.\n"
+    "`type [id] [content] [press_enter_after=0|1]`: type content into the field with this id; Enter is "
+    "pressed afterwards unless press_enter_after is 0.\n"
+    "`hover [id]`: move the mouse over the element.\n"
+    "`press [key_comb]`: press a key combination, such as Ctrl+v.\n"
+    "`scroll [down|up]`: scroll the page by one screen.\n"
+    "Tab management:\n"
+    "`new_tab`: open a new, empty tab.\n"
+    "`tab_focus [tab_index]`: switch to the tab with this index.\n"
+    "`close_tab`: close the current tab.\n"
+    "URL navigation:\n"
+    "`goto [url]`: open a URL.\n"
+    "`go_back`: go to the previous page.\n"
+    "`go_forward`: go to the next page (after a go_back).\n"
+    "Completion:\n"
+    "`stop [answer]`: finish the task. Give the answer inside the brackets when the objective asks a "
+    "question; if you believe the task cannot be done, answer N/A.\n\n"
+    "Rules:\n"
+    "1. Issue exactly one action per reply, and only an action that is valid on the current page.\n"
+    "2. Put every argument inside brackets, as shown above.\n"
+    "3. Think step by step, then end your reply with: In summary, the next action I will perform is "
+    "```action [arg]``` (the action inside a pair of triple backticks).\n"
+    "4. Stop as soon as the objective is achieved."
+)
+
+_CONVERSATION_START: tuple[ConversationMessage, ...] = (
+    {"from": "human", "loss": None, "value": WEBARENA_INSTRUCTION},
+    {"from": "gpt", "loss": False, "value": "Ok."},
+)
+
+
+class WebarenaEnvClient(BaseEnvClient):
+    """A client bound to one env (browser context) on a WebArena server.
+
+    Args:
+        env_server_base: server base URL, e.g. "http://127.0.0.1:36005".
+        data_len: number of task indices this client may be reset to (`len(client)`).
+        timeout: seconds allowed per connect/read of every request (a step drives a browser).
+        max_retries: extra attempts for idempotent calls (GET, /reset, /close).
+
+    Raises:
+        EnvClientError: the server could not create an env.
+    """
+
+    conversation_start = _CONVERSATION_START
+
+    def __init__(self, env_server_base: str, data_len: int = 0, *args: Any, timeout: float = 300,
+                 max_retries: int = 3, **kwargs: Any):
+        super().__init__(**{k: v for k, v in kwargs.items() if k == "action_format"})
+        self.env_server_base = env_server_base
+        self.data_len = int(data_len)
+        self.timeout = timeout
+        self._http = EnvHttp(env_server_base, timeout=timeout, max_retries=max_retries)
+        self._closed = False
+        self.info: Optional[dict] = None
+        try:
+            self.env_id = int(self._http.post("create")["env_idx"])
+        except EnvClientError:
+            self._http.close()
+            self._closed = True
+            raise
+
+    def __len__(self) -> int:
+        return self.data_len
+
+    def observe(self) -> str:
+        """The current observation (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION)."""
+        return self._get("observation")
+
+    def step(self, action: str) -> StepOutput:
+        """Send the agent's text; `done` is terminated or truncated, reward the task score at the end."""
+        if action.endswith("</s>"):
+            action = action[: -len("</s>")]
+        result = self._post("step", {"action": action})
+        self.info = result.get("info")
+        done = bool(result["terminated"]) or bool(result["truncated"])
+        return StepOutput(state=result["observation"], reward=float(result["reward"]) if done else 0.0, done=done,
+                          info=self.info)
+
+    def reset(self, idx: int) -> dict:
+        """Start task `idx`; returns the server's reset answer with `observation` in the prompt layout.
+
+        A session the server no longer knows (evicted, or the server restarted) is recreated once.
+        """
+        try:
+            result = self._post("reset", {"idx": idx, "seed": 0})
+        except EnvClientError as exc:
+            if exc.status != 404 or "unknown_env_idx" not in exc.body:
+                raise
+            old = self.env_id
+            self.env_id = int(self._http.post("create")["env_idx"])
+            logger.info("env %s is gone on the server; continuing as new env %s", old, self.env_id)
+            result = self._post("reset", {"idx": idx, "seed": 0})
+        result = dict(result)
+        result["observation"] = self.observe()
+        return result
+
+    def observation_metadata(self) -> dict:
+        """Element metadata of the current observation (id -> role, name, bounds)."""
+        return self._get("observation_metadata")
+
+    def close(self) -> None:
+        """Close the server env (POST /close); safe to call twice, a 404 counts as closed."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._http.post("close", {"env_idx": self.env_id})
+        except EnvClientError as exc:
+            if exc.status != 404:
+                raise
+        finally:
+            self._http.close()
+
+    def _post(self, path: str, payload: dict[str, Any]) -> Any:
+        self._check_open(path)
+        return self._http.post(path, {"env_idx": self.env_id, **payload})
+
+    def _get(self, path: str) -> Any:
+        self._check_open(path)
+        return self._http.get(path, params={"env_idx": self.env_id})
+
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise EnvClientError(f"cannot call /{what}: WebArena client for env {self.env_id} was closed",
+                                 url=f"{self._http.base_url}/{what}")
+
+
+class WebarenaTask(BaseTask):
+    """WebArena task: `client_args` are `WebarenaEnvClient`'s keyword arguments."""
+
+    env_client_cls = WebarenaEnvClient
+    env_name = "WebArena"

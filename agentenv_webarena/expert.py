@@ -1,0 +1,213 @@
+"""The reference (oracle) policy: replay each task's `reference_action_sequence` through the HTTP API.
+
+`python -m agentenv_webarena.expert --env-addr http://127.0.0.1:36005 [--ids AgentItemId/webarena_test.json]
+[--task-file F] [--num-workers 4] [--wrong]` plays every listed task as a client would: reset, then
+for each reference step resolve its element (by role and name) against the current observation's
+metadata, send the action in WebArena's fenced form, and finally `stop [answer]`. It prints one
+line per failed task and, last, one JSON line `{"tasks": N, "success": S, "success_rate": ...}`.
+
+`--wrong` plays a deliberately wrong episode instead (the reference steps with a wrong answer for
+string-matched tasks; an immediate stop for URL / page-state tasks), which must score 0: the
+suite's check that every task's evaluator can fail.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+__all__ = ["resolve_element", "reference_actions", "play_task", "ReplayError", "main"]
+
+logger = logging.getLogger(__name__)
+
+WRONG_ANSWER = "I am not sure (wrong answer on purpose)"
+
+
+class ReplayError(RuntimeError):
+    """A reference step could not be replayed (its element is missing, ...)."""
+
+
+def resolve_element(nodes_info: dict[str, dict], spec: dict) -> str:
+    """The id of the `nth` node whose role equals spec["role"] and whose name equals spec["name"]
+    (or contains spec["name_contains"]).
+
+    Raises:
+        ReplayError: no such node; the message lists the nodes of that role.
+    """
+    role = spec.get("role")
+    name = spec.get("name")
+    contains = spec.get("name_contains")
+    nth = int(spec.get("nth", 0))
+    matches = [nid for nid, node in nodes_info.items()
+               if (role is None or node.get("role") == role)
+               and (name is None or node.get("name") == name)
+               and (contains is None or contains in str(node.get("name", "")))]
+    if len(matches) <= nth:
+        same_role = [str(n.get("name", ""))[:60] for n in nodes_info.values() if n.get("role") == role][:15]
+        raise ReplayError(f"no element #{nth} with role={role!r} name={name!r} name_contains={contains!r}; "
+                          f"{role} elements on the page: {same_role}")
+    return matches[nth]
+
+
+def _substitute(value: str, site_urls: dict[str, str]) -> str:
+    for site, base in site_urls.items():
+        value = value.replace(f"__{site.upper()}__", base)
+    return value
+
+
+def reference_actions(step: dict, nodes_info: dict[str, dict], site_urls: dict[str, str]) -> str:
+    """Render one reference step as WebArena action text (ids resolved now)."""
+    kind = step["action"]
+    element = step.get("element")
+    eid = resolve_element(nodes_info, element) if element else None
+    if kind in ("click", "hover"):
+        return f"{kind} [{eid}]"
+    if kind == "type":
+        return f"type [{eid}] [{step['text']}] [{1 if step.get('enter', True) else 0}]"
+    if kind == "press":
+        return f"press [{step['key']}]"
+    if kind == "scroll":
+        return f"scroll [{step.get('direction', 'down')}]"
+    if kind == "goto":
+        return f"goto [{_substitute(step['url'], site_urls)}]"
+    if kind == "tab_focus":
+        return f"tab_focus [{step['page_number']}]"
+    if kind in ("new_tab", "close_tab", "go_back", "go_forward"):
+        return kind
+    if kind == "stop":
+        return f"stop [{step.get('answer', '')}]"
+    raise ReplayError(f"unknown reference step action {kind!r}")
+
+
+def _string_matched(config: dict) -> bool:
+    return "string_match" in (config.get("eval") or {}).get("eval_types", [])
+
+
+@dataclass
+class TaskResult:
+    """The outcome of one replayed task."""
+
+    index: int
+    reward: float = 0.0
+    steps: int = 0
+    error: str = ""
+    eval_status: str = ""
+    seconds: float = 0.0
+    info: dict = field(default_factory=dict)
+
+
+def play_task(client: Any, index: int, config: dict, site_urls: dict[str, str], wrong: bool = False) -> TaskResult:
+    """Replay task `index` on `client` (a `WebarenaEnvClient`); returns its reward and any error."""
+    start = time.perf_counter()
+    result = TaskResult(index=index)
+    sequence = list(config.get("reference_action_sequence") or [])
+    if not sequence or sequence[-1].get("action") != "stop":
+        result.error = "task has no reference_action_sequence ending in stop"
+        return result
+    if wrong:
+        sequence = sequence[:-1] + [{"action": "stop", "answer": WRONG_ANSWER}] if _string_matched(config) \
+            else [{"action": "stop", "answer": sequence[-1].get("answer", "")}]
+    try:
+        client.reset(index)
+        out = None
+        for step in sequence:
+            meta = client.observation_metadata()
+            text = reference_actions(step, meta["obs_nodes_info"], site_urls)
+            out = client.step(f"In summary, the next action I will perform is ```{text}```")
+            result.steps += 1
+            info = out.info or {}
+            if info.get("error") and step["action"] != "stop":
+                raise ReplayError(f"step {result.steps} ({text}) failed: {info['error']}")
+            if out.done:
+                break
+        if out is not None:
+            result.reward = float(out.reward)
+            result.info = out.info or {}
+            result.eval_status = result.info.get("eval_status", "")
+            if not out.done:
+                result.error = "the episode did not end after the stop action"
+    except Exception as exc:  # one broken task must not stop the run
+        result.error = f"{type(exc).__name__}: {exc}"
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _load_ids(path: Optional[str], num_tasks: int) -> list[int]:
+    if path is None:
+        return list(range(num_tasks))
+    from verl.utils.dataset import load_item_id_file, parse_item_id
+
+    return [parse_item_id(row["item_id"])[1] for row in load_item_id_file(path)]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Replay tasks through a running server; print failures and a final JSON summary line."""
+    parser = argparse.ArgumentParser(description="Replay WebArena reference action sequences through the env server")
+    parser.add_argument("--env-addr", default="http://127.0.0.1:36005", help="WebArena env server base URL")
+    parser.add_argument("--ids", default=None, help="AgentItemId JSON (webarena_<index>); default: every task")
+    parser.add_argument("--task-file", default=None, help="task JSON the server serves (default: the embedded suite)")
+    parser.add_argument("--limit", type=int, default=0, help="replay only the first N ids (0 = all)")
+    parser.add_argument("--num-workers", type=int, default=2, help="tasks replayed at once (one env each)")
+    parser.add_argument("--wrong", action="store_true", help="play wrong episodes (each must score 0)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per HTTP call")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+
+    from agentenv.envs.webarena import WebarenaEnvClient
+    from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks
+    import httpx
+
+    tasks = load_tasks(args.task_file or EMBEDDED_TASK_FILE)
+    served = httpx.get(args.env_addr.rstrip("/") + "/tasks", timeout=args.timeout).json()
+    if served["num_tasks"] != len(tasks):
+        parser.error(f"the server has {served['num_tasks']} tasks but {args.task_file or EMBEDDED_TASK_FILE} has "
+                     f"{len(tasks)}; pass the server's --task-file")
+    site_urls = served["site_urls"]
+    ids = _load_ids(args.ids, len(tasks))
+    if args.limit:
+        ids = ids[: args.limit]
+    start = time.perf_counter()
+
+    def worker(chunk: list[int]) -> list[TaskResult]:
+        out = []
+        with WebarenaEnvClient(args.env_addr, data_len=len(tasks), timeout=args.timeout) as client:
+            for index in chunk:
+                res = play_task(client, index, tasks[index], site_urls, wrong=args.wrong)
+                out.append(res)
+                expected_ok = res.reward == 0.0 if args.wrong else res.reward == 1.0
+                if res.error or not expected_ok:
+                    print(f"task {index} (template {tasks[index].get('intent_template_id')}): reward {res.reward} "
+                          f"eval_status={res.eval_status!r} {res.error} {res.info.get('eval_error', '')}",
+                          file=sys.stderr, flush=True)
+        return out
+
+    n = max(1, min(args.num_workers, len(ids)))
+    chunks = [ids[i::n] for i in range(n)]
+    with ThreadPoolExecutor(n) as pool:
+        results = [r for part in pool.map(worker, chunks) for r in part]
+    success = sum(r.reward == 1.0 for r in results)
+    zero = sum(r.reward == 0.0 for r in results)
+    summary = {
+        "tasks": len(results),
+        "success": success,
+        "success_rate": round(success / max(1, len(results)), 4),
+        "zero_reward": zero,
+        "errors": sum(bool(r.error) for r in results),
+        "needs_judge": sum(r.eval_status == "needs_judge" for r in results),
+        "mean_steps": round(sum(r.steps for r in results) / max(1, len(results)), 2),
+        "mean_task_s": round(sum(r.seconds for r in results) / max(1, len(results)), 3),
+        "wall_s": round(time.perf_counter() - start, 2),
+        "mode": "wrong" if args.wrong else "reference",
+    }
+    print(json.dumps(summary), flush=True)
+    ok = (zero == len(results)) if args.wrong else (success == len(results))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""The WebArena HTTP server: AgentGym's WebArena API on the shared server kit.
+
+Owns only the mapping of HTTP onto `agentenv_webarena.environment` (one `WebarenaWorld` per
+process: tasks, the embedded sites, one Chromium; one `WebarenaSession` per env_idx: a browser
+context). Endpoints, with the request/response shapes of AgentGym's WebArena server:
+
+| Method & path                      | Request                            | Response                                            |
+|------------------------------------|------------------------------------|-----------------------------------------------------|
+| GET  /                             | -                                  | "ok"                                                |
+| GET  /list_envs                    | -                                  | [int, ...] live ids                                 |
+| POST /create                       | (no body)                          | {"env_idx": int}                                    |
+| POST /reset                        | {"env_idx", "seed"?, "idx"}        | {"observation", "sites", "object", "task_id", "info"} |
+| POST /step                         | {"env_idx", "action": raw LLM text}| {"observation", "reward", "terminated", "truncated", "info"} |
+| GET  /observation?env_idx=N        | -                                  | str (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION) |
+| GET  /observation_metadata?env_idx | -                                  | {"obs_nodes_info", "url", "display_url", "tabs"}    |
+| GET  /tasks                        | -                                  | {"num_tasks", "site_urls", "embedded"}              |
+| POST /close                        | {"env_idx": int}                   | {"closed": true, "env_idx": int}                    |
+
+Errors use the kit's JSON schema: unknown env_idx -> 404 "unknown_env_idx"; task index out of
+range -> 422 "task_index_out_of_range"; a task needing an unconfigured site -> 422
+"site_not_configured"; /step or /observation before /reset -> 409 "not_reset"; a browser that
+does not answer in time -> 504 "browser_timeout"; wrong JSON types -> 422 "invalid_request".
+An unparseable action or an unknown element id is not an HTTP error: the observation says what
+was wrong. Every handler that touches a browser is a plain `def` (threadpool); the browser work
+itself runs on the world's one asyncio loop.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Optional
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+from pydantic import StrictInt
+
+from agentenv.server import (
+    EnvIdxRequest,
+    EnvServerError,
+    ServerSettings,
+    SessionRegistry,
+    StepRequest,
+    check_action,
+    create_env_app,
+    get_sessions,
+    json_response,
+)
+
+__all__ = ["create_app", "router", "WebarenaResetRequest"]
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter()
+
+
+class WebarenaResetRequest(EnvIdxRequest):
+    """POST /reset body: `{"env_idx": int, "seed": int?, "idx": int}` (idx = task index)."""
+
+    seed: Optional[StrictInt] = None
+    idx: StrictInt
+
+
+def _call(fn: Callable[[], Any]) -> Any:
+    """Run an environment call, turning its expected failures into JSON errors."""
+    from agentenv_webarena.environment import EpisodeStateError, TaskIndexError
+
+    try:
+        return fn()
+    except TaskIndexError as exc:
+        raise EnvServerError(422, "task_index_out_of_range", str(exc)) from exc
+    except EpisodeStateError as exc:
+        raise EnvServerError(409, "not_reset", str(exc)) from exc
+    except TimeoutError as exc:
+        raise EnvServerError(504, "browser_timeout", f"the browser did not answer in time: {exc}") from exc
+    except ValueError as exc:  # e.g. a placeholder whose site URL is not configured
+        raise EnvServerError(422, "site_not_configured", str(exc)) from exc
+
+
+@router.get("/list_envs")
+async def list_envs(sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+    """Ids of the live sessions, in creation order."""
+    return json_response(sessions.ids())
+
+
+@router.get("/tasks")
+async def tasks(request: Request) -> Response:
+    """How many tasks this server has and which sites it drives."""
+    world = request.app.state.resources
+    return json_response({"num_tasks": world.num_tasks, "site_urls": world.config.site_urls,
+                          "embedded": world.config.embedded})
+
+
+@router.post("/create")
+def create(sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+    """Open an env (its browser context is made at the first /reset)."""
+    return json_response({"env_idx": sessions.create()})
+
+
+@router.post("/reset")
+def reset(body: WebarenaResetRequest, sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+    """Start task `idx`: restore site state, fresh browser context, log in, open the start tabs."""
+    with sessions.use(body.env_idx) as env:
+        return json_response(_call(lambda: env.reset(body.idx)))
+
+
+@router.post("/step")
+def step(body: StepRequest, request: Request, sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+    """Apply one action (raw LLM text; the first ``` block is the action)."""
+    check_action(body.action, request.app.state.settings)
+    with sessions.use(body.env_idx) as env:
+        return json_response(_call(lambda: env.step(body.action)))
+
+
+@router.get("/observation")
+def observation(env_idx: int = Query(...), sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+    """The current observation in WebArena's prompt layout."""
+    with sessions.use(env_idx) as env:
+        return json_response(_call(env.observation_text))
+
+
+@router.get("/observation_metadata")
+def observation_metadata(env_idx: int = Query(...), sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+    """Element metadata of the current observation (id -> role, name, bounds, backend id)."""
+    with sessions.use(env_idx) as env:
+        return json_response(_call(env.observation_metadata))
+
+
+@router.post("/close")
+def close(body: EnvIdxRequest, sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+    """Close the env's browser context and free its site instance."""
+    sessions.close(body.env_idx)
+    return json_response({"closed": True, "env_idx": body.env_idx})
+
+
+def create_app(settings: Optional[ServerSettings] = None, env_config: Any = None, judge: Any = None) -> Any:
+    """Build the WebArena app; tasks, embedded sites and Chromium start once, at startup.
+
+    Args:
+        settings: kit settings (limits, TTL, threads); defaults to `ServerSettings()`.
+        env_config: `agentenv_webarena.environment.EnvConfig` (tasks, sites, browser, limits).
+        judge: an `LLMJudge` for fuzzy_match / N/A tasks, or None.
+    """
+    from agentenv_webarena.environment import EnvConfig, WebarenaSession, WebarenaWorld
+
+    settings = settings or ServerSettings(max_sessions=64, session_ttl_s=1800.0, worker_threads=32,
+                                          max_action_chars=8192)
+    env_config = env_config or EnvConfig()
+
+    def load_world() -> Any:
+        return WebarenaWorld.load(env_config, judge=judge)
+
+    def close_session(env: Any) -> None:
+        env.close()
+
+    def close_world(world: Any) -> None:
+        world.close()
+
+    return create_env_app(
+        title="agentenv WebArena server",
+        settings=settings,
+        session_factory=WebarenaSession,
+        load_resources=load_world,
+        on_close=close_session,
+        routers=[router],
+        close_resources=close_world,
+    )
