@@ -1,0 +1,183 @@
+"""Benchmark the WebArena env server: memory per live env, /reset latency, /step latency (1 and 8 envs).
+
+    python bench/webarena_server.py [--envs 8] [--tasks 24] [--out bench/webarena_server.json]
+
+Starts `python -m agentenv_webarena.launch` (embedded sites + one Chromium) on a free port, then:
+1. memory: USS summed over the server and every child process (Chromium's browser, renderer, GPU and
+   utility processes, the embedded sites) with 1 live env and with N live envs (each reset to a task
+   and stepped once); per additional env = (USS_N - USS_1) / (N - 1);
+2. /reset latency (site state restore + fresh browser context + login + start page + observation);
+3. /step latency p50/p99 while replaying reference action sequences, with 1 env and with N envs
+   stepping at once (threads, one env each).
+Prints a table and writes the numbers (with machine, commit, date) to --out.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+
+import psutil
+import requests
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from agentenv.envs.webarena import WebarenaEnvClient  # noqa: E402
+from agentenv_webarena.expert import reference_actions  # noqa: E402
+from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tree_uss_mb(pid: int) -> float:
+    root = psutil.Process(pid)
+    total = 0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            total += proc.memory_full_info().uss
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return total / 2**20
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else float("nan")
+
+
+def _replay(client: WebarenaEnvClient, task_index: int, task: dict, site_urls: dict, step_ms: list, reset_ms: list,
+            lock: threading.Lock) -> None:
+    t = time.perf_counter()
+    client.reset(task_index)
+    with lock:
+        reset_ms.append((time.perf_counter() - t) * 1e3)
+    for step in task.get("reference_action_sequence") or []:
+        meta = client.observation_metadata()
+        text = reference_actions(step, meta["obs_nodes_info"], site_urls)
+        t = time.perf_counter()
+        out = client.step(f"```{text}```")
+        with lock:
+            step_ms.append((time.perf_counter() - t) * 1e3)
+        if out.done:
+            break
+
+
+def _phase(base: str, tasks: list, ids: list, n_envs: int, site_urls: dict) -> tuple[list, list]:
+    step_ms, reset_ms, lock = [], [], threading.Lock()
+    clients = [WebarenaEnvClient(base, data_len=len(tasks), timeout=300) for _ in range(n_envs)]
+    chunks = [ids[i::n_envs] for i in range(n_envs)]
+
+    def run(k: int) -> None:
+        for i in chunks[k]:
+            _replay(clients[k], i, tasks[i], site_urls, step_ms, reset_ms, lock)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(n_envs)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for c in clients:
+        c.close()
+    return step_ms, reset_ms
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--envs", type=int, default=8, help="live envs in the multi-env phases")
+    parser.add_argument("--tasks", type=int, default=24, help="tasks replayed per phase")
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "webarena_server.json"))
+    args = parser.parse_args()
+
+    tasks = load_tasks(EMBEDDED_TASK_FILE)
+    ids = list(range(0, len(tasks), max(1, len(tasks) // args.tasks)))[: args.tasks]
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT")}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "agentenv_webarena.launch", "--port", str(port),
+                             "--log-level", "warning"], env=env, cwd=ROOT)
+    try:
+        while True:
+            try:
+                if requests.get(base + "/", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            if proc.poll() is not None:
+                raise SystemExit("server exited during start-up")
+            time.sleep(0.1)
+        start_s = time.perf_counter() - t0
+        site_urls = requests.get(base + "/tasks", timeout=10).json()["site_urls"]
+
+        # warm-up: one full replay (first context, first page loads, Python imports on the hot path)
+        _phase(base, tasks, ids[:2], 1, site_urls)
+
+        # memory with 1 and N live envs (each reset and stepped once)
+        def live(n: int) -> tuple[float, list]:
+            clients = [WebarenaEnvClient(base, data_len=len(tasks), timeout=300) for _ in range(n)]
+            for k, c in enumerate(clients):
+                c.reset(ids[k % len(ids)])
+                c.step("```scroll [down]```")
+            time.sleep(1.0)
+            return _tree_uss_mb(proc.pid), clients
+
+        uss_1, c1 = live(1)
+        for c in c1:
+            c.close()
+        time.sleep(0.5)
+        uss_n, cn = live(args.envs)
+        for c in cn:
+            c.close()
+        per_env = (uss_n - uss_1) / (args.envs - 1)
+
+        step_1, reset_1 = _phase(base, tasks, ids, 1, site_urls)
+        step_n, reset_n = _phase(base, tasks, ids, args.envs, site_urls)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    result = {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit,
+        "machine": f"{platform.machine()} {os.cpu_count()} cpus, {psutil.virtual_memory().total / 2**30:.0f} GiB",
+        "server_start_s": round(start_s, 2),
+        "uss_mb_1_env": round(uss_1, 1),
+        f"uss_mb_{args.envs}_envs": round(uss_n, 1),
+        "uss_mb_per_additional_env": round(per_env, 1),
+        "reset_ms_p50_1_env": round(statistics.median(reset_1), 1),
+        "reset_ms_p99_1_env": round(_pct(reset_1, 0.99), 1),
+        f"reset_ms_p50_{args.envs}_envs": round(statistics.median(reset_n), 1),
+        "step_ms_p50_1_env": round(statistics.median(step_1), 1),
+        "step_ms_p99_1_env": round(_pct(step_1, 0.99), 1),
+        f"step_ms_p50_{args.envs}_envs": round(statistics.median(step_n), 1),
+        f"step_ms_p99_{args.envs}_envs": round(_pct(step_n, 0.99), 1),
+        "steps_measured": [len(step_1), len(step_n)],
+        "resets_measured": [len(reset_1), len(reset_n)],
+    }
+    print(f"{'metric':34s} {'value':>10s}   target")
+    targets = {"uss_mb_per_additional_env": "<= 150 MB (AgentGym ~800 MB)", "reset_ms_p50_1_env": "<= 1000 ms",
+               "step_ms_p50_1_env": "<= 300 ms", f"step_ms_p50_{args.envs}_envs": "<= 300 ms"}
+    for key, value in result.items():
+        if isinstance(value, (int, float)):
+            print(f"{key:34s} {value:>10}   {targets.get(key, '')}")
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
