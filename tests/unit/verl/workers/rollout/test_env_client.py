@@ -1,7 +1,6 @@
 """Env-client routing (verl.utils.agentgym.client) and the WebShop interaction, without a real server."""
 import asyncio
 import http.server
-import importlib.util
 import threading
 import time
 
@@ -16,10 +15,10 @@ def test_unknown_task_lists_choices():
         agc.get_env_client_cls("nope")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("agentenv.envs.webarena") is not None, reason="webarena client installed")
-def test_webarena_needs_its_package():
-    with pytest.raises(ImportError, match="agentenv.envs.webarena"):
-        agc.get_env_client_cls("webarena")
+def test_webarena_routes_to_its_client():
+    from agentenv.envs.webarena import WebarenaEnvClient
+
+    assert agc.get_env_client_cls("webarena") is WebarenaEnvClient
 
 
 def test_wait_names_the_address_when_server_never_answers():
