@@ -408,7 +408,7 @@ class WebarenaSession:
         trajectory: list[Any] = [{"action": str(a)} for a in ep.actions[:-1] if a.action_type != ActionTypes.STOP]
         trajectory.append({"action_type": "stop", "answer": stop.answer})
         try:
-            evaluator = evaluator_router(ep.config, judge=self.world.judge)
+            evaluator = evaluator_router(ep.config, judge=self.world.judge, site_urls=self.world.config.site_urls)
             score = self.world.host.run(evaluator(trajectory, ep.config, self.browser.page),
                                         timeout_s=self.world.config.call_timeout_s)
             return float(score), "scored", ""
