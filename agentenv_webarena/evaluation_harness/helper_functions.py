@@ -36,6 +36,7 @@ __all__ = [
     "HelperContext",
     "HelperError",
     "MAGENTO_ADMIN_ACCOUNT",
+    "PAGE_ARG",
     "PAGE_PLACEHOLDER",
     "LAST_URL_PLACEHOLDER",
     "call_helper",
@@ -59,6 +60,17 @@ _MAGENTO_ORDERS_PATH = "/rest/V1/orders"
 _MAGENTO_REVIEWS_PATH = "/rest/V1/products/{sku}/reviews"
 # GitLab's members table is rendered by Vue after "load"; wait this long for its rows.
 _GITLAB_MEMBERS_WAIT_MS = 5000
+
+
+
+class _PageArg:
+    """Marks where `__page__` stood in a parsed call (a string "__page__" stays a string)."""
+
+    def __repr__(self) -> str:
+        return PAGE_PLACEHOLDER
+
+
+PAGE_ARG = _PageArg()
 
 HelperFn = Callable[..., Awaitable[str]]
 HELPERS: dict[str, HelperFn] = {}
@@ -123,7 +135,7 @@ def parse_helper_call(expression: str) -> tuple[str, list[Any]]:
     """Parse `name(arg, ...)` into the helper name and its arguments, without evaluating code.
 
     Arguments must be literals (str, int, float, bool, None) or the bare name `__page__`, which
-    is returned as the string "__page__" for `call_helper` to bind.
+    is returned as `PAGE_ARG` for `call_helper` to bind.
 
     Raises:
         ValueError: not a single call, keyword or computed arguments, or an unknown helper; the
@@ -149,7 +161,7 @@ def parse_helper_call(expression: str) -> tuple[str, list[Any]]:
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
             args.append(node.value)
         elif isinstance(node, ast.Name) and node.id == PAGE_PLACEHOLDER:
-            args.append(PAGE_PLACEHOLDER)
+            args.append(PAGE_ARG)
         else:
             raise ValueError(
                 f"func: expression {expression!r} has argument {ast.unparse(node)!r}; only literals "
@@ -173,7 +185,7 @@ async def call_helper(expression: str, ctx: HelperContext, *, last_url: str | No
     name, raw_args = parse_helper_call(expression)
     args: list[Any] = []
     for arg in raw_args:
-        if arg == PAGE_PLACEHOLDER:
+        if arg is PAGE_ARG:
             args.append(ctx.page)
         elif isinstance(arg, str) and LAST_URL_PLACEHOLDER in arg:
             if last_url is None:
