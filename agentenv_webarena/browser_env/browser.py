@@ -1,0 +1,873 @@
+"""One Chromium per server, one BrowserContext per environment: async Playwright, driven from one loop.
+
+Owns the browser lifecycle and what an environment does with it:
+
+* `BrowserConfig`: launch, viewport, timeouts, observation cap and the host allow-list.
+* `BrowserHost`: ONE Chromium and ONE asyncio loop in a daemon thread. `BrowserHost.run` is the
+  thread-safe door (run a coroutine on the loop and wait). `BrowserHost.new_context` gives a
+  1280x720 context whose every request is checked against the allow-list (http/https to
+  ``allowed_hosts`` only; ``file:``, ``chrome:``, ``data:`` and other hosts are aborted;
+  ``about:blank`` needs no request and works). A crashed or closed Chromium is relaunched on the
+  next `new_context`.
+* `BrowserSession`: one environment's context and tabs; `BrowserSession.observe` (WebArena's
+  accessibility tree, from two CDP calls per observation), `BrowserSession.execute` (WebArena's
+  id-based actions), `BrowserSession.screenshot`, `BrowserSession.close`.
+
+Behaviour worth knowing (differences from WebArena's ``ScriptBrowserEnv``):
+
+* click/hover/type scroll the element into view (``DOM.scrollIntoViewIfNeeded``) and use its
+  current box (``DOM.getContentQuads``), so an element listed in a full-page observation is
+  reachable; WebArena clicked the stale observed coordinates, off-screen ones included.
+* No fixed sleep after an action (WebArena slept 2 s): a navigation the action started (seen
+  through ``Page.frameRequestedNavigation``) is waited for until the frame stops loading, capped
+  by ``settle_timeout_ms``; a link that opens a new tab makes that tab current.
+* A crashed tab is replaced (same URL, re-opened as the last tab) on the next call; `execute`
+  then raises `ActionExecutionError` without running the action.
+
+Does not own: the observation text format (`observation`), the action grammar (`actions`),
+task setup, logins and scoring (the environment and `evaluation_harness`).
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import logging
+import os
+import threading
+import time
+from typing import Any, Awaitable, Callable, Coroutine, TypeVar
+from urllib.parse import urlsplit
+
+from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Playwright, Request, Route
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import async_playwright
+
+from agentenv_webarena.browser_env.actions import Action, ActionTypes, playwright_key_comb
+from agentenv_webarena.browser_env.observation import bounds_from_snapshot, render_observation
+
+__all__ = [
+    "CHROMIUM_ARGS",
+    "BrowserConfig",
+    "BrowserHost",
+    "BrowserSession",
+    "Observation",
+    "ActionExecutionError",
+    "url_allowed",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Always passed to Chromium (build spec): no sandbox in containers, no background traffic.
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# scrollTop += sign * innerHeight on the scrolling element (WebArena's scroll).
+_SCROLL_JS = ("(sign) => { const el = document.scrollingElement || document.body;"
+              " el.scrollTop = el.scrollTop + sign * window.innerHeight; }")
+# Lets tasks the action queued (a form submission, a click handler's navigation) run before we
+# look for navigations: one macrotask turn in the page, event-driven rather than a fixed sleep.
+_BARRIER_JS = "new Promise((resolve) => setTimeout(resolve, 0))"
+
+
+class ActionExecutionError(RuntimeError):
+    """An action could not be executed; the message is meant for the agent (what and why)."""
+
+
+@dataclasses.dataclass
+class BrowserConfig:
+    """How Chromium is launched and how sessions behave.
+
+    Attributes:
+        executable_path: Chromium binary (env ``WEBARENA_CHROMIUM``, default ``/usr/bin/chromium``).
+        headless: run without a window.
+        viewport_width: page width in CSS pixels (WebArena: 1280).
+        viewport_height: page height in CSS pixels (WebArena: 720).
+        current_viewport_only: observations list only what is inside the viewport (WebArena's
+            ``run.py`` sets this).
+        max_obs_chars: cap on the observation text in characters (cut, then a marker line);
+            None = no cap.
+        action_timeout_ms: limit for every single Playwright/CDP call.
+        settle_timeout_ms: cap on waiting for a navigation an action started to reach "load".
+        allowed_hosts: ``"host:port"`` (or ``"host"`` = any port) the browser may reach over
+            http(s); ``()`` = any http(s) host.
+    """
+
+    executable_path: str = dataclasses.field(
+        default_factory=lambda: os.environ.get("WEBARENA_CHROMIUM", "/usr/bin/chromium"))
+    headless: bool = True
+    viewport_width: int = 1280
+    viewport_height: int = 720
+    current_viewport_only: bool = False
+    max_obs_chars: int | None = None
+    action_timeout_ms: int = 5000
+    settle_timeout_ms: int = 3000
+    allowed_hosts: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for key in ("viewport_width", "viewport_height", "action_timeout_ms", "settle_timeout_ms"):
+            value = getattr(self, key)
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(f"BrowserConfig.{key} must be a positive integer, got {value!r}")
+        if self.max_obs_chars is not None and (not isinstance(self.max_obs_chars, int) or self.max_obs_chars <= 0):
+            raise ValueError(f"BrowserConfig.max_obs_chars must be a positive integer or None, "
+                             f"got {self.max_obs_chars!r}")
+        if isinstance(self.allowed_hosts, str):
+            raise ValueError("BrowserConfig.allowed_hosts must be a tuple of 'host:port' strings, "
+                             f"got the single string {self.allowed_hosts!r}; write ({self.allowed_hosts!r},)")
+        self.allowed_hosts = tuple(self.allowed_hosts)
+        for entry in self.allowed_hosts:
+            if not isinstance(entry, str) or not entry or "/" in entry:
+                raise ValueError(f"BrowserConfig.allowed_hosts entries are 'host:port' or 'host' "
+                                 f"without a scheme or path, got {entry!r}")
+
+
+def _host_port(netloc_or_entry: str, scheme: str | None) -> tuple[str, int | None]:
+    parts = urlsplit("//" + netloc_or_entry)
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None and scheme is not None:
+        port = _DEFAULT_PORTS.get(scheme)
+    return host, port
+
+
+def url_allowed(url: str, allowed_hosts: tuple[str, ...]) -> bool:
+    """Whether the browser may load ``url``: ``about:blank``, or http(s) to an allowed host.
+
+    Args:
+        url: absolute URL.
+        allowed_hosts: ``"host:port"`` entries (a bare ``"host"`` allows every port of that host;
+            the URL's default port counts, so ``"example.com:80"`` allows ``http://example.com/``);
+            empty = every http(s) host.
+    """
+    if url == "about:blank":
+        return True
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.netloc:
+        return False
+    if not allowed_hosts:
+        return True
+    host, port = _host_port(parts.netloc, scheme)
+    for entry in allowed_hosts:
+        allowed_host, allowed_port = _host_port(entry, None)
+        if allowed_host == host and (allowed_port is None or allowed_port == port):
+            return True
+    return False
+
+
+@dataclasses.dataclass
+class Observation:
+    """What the agent sees after a step.
+
+    Attributes:
+        text: ``"Tab 0 (current): <title> | Tab 1: <title>\\n\\n" + tree``, capped by
+            ``max_obs_chars``.
+        nodes_info: AX node id -> ``{"backend_id", "union_bound": [x, y, w, h] | None, "text",
+            "role", "name"}`` for every node of the tree (before the cap).
+        url: the current tab's URL.
+        tabs: the titles of all tabs, in tab order.
+    """
+
+    text: str
+    nodes_info: dict[str, dict[str, Any]]
+    url: str
+    tabs: list[str]
+
+
+class BrowserHost:
+    """One Chromium process driven from one asyncio loop running in a daemon thread.
+
+    Every Playwright object belongs to that loop: call coroutines through `run` from any other
+    thread. Used as a context manager it starts and closes itself.
+    """
+
+    def __init__(self, config: BrowserConfig | None = None):
+        self.config = config or BrowserConfig()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._launch_lock: asyncio.Lock | None = None
+        self._state_lock = threading.Lock()
+        self._closed = False
+        self.launch_count = 0  # how many times Chromium was (re)launched
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the loop thread and launch Chromium (idempotent).
+
+        Raises:
+            RuntimeError: the host was closed, or Chromium could not be launched.
+        """
+        with self._state_lock:
+            if self._closed:
+                raise RuntimeError("BrowserHost is closed; create a new one")
+            if self._loop is not None:
+                return
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def _serve() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            self._thread = threading.Thread(target=_serve, name="webarena-browser-loop", daemon=True)
+            self._thread.start()
+            ready.wait()
+            self._loop = loop
+        self.run(self._ensure_browser(), timeout_s=60)
+
+    def run(self, coro: Coroutine[Any, Any, T] | Awaitable[T], timeout_s: float | None = None) -> T:
+        """Run ``coro`` on the host loop and return its result (thread-safe; starts the host if needed).
+
+        Args:
+            coro: a coroutine, e.g. ``session.observe()``.
+            timeout_s: give up after this many seconds; the coroutine is cancelled.
+
+        Raises:
+            TimeoutError: ``timeout_s`` passed.
+            RuntimeError: called from the loop thread itself (it would deadlock), or the host is closed.
+        """
+        if self._closed or threading.current_thread() is self._thread:
+            if asyncio.iscoroutine(coro):
+                coro.close()  # never awaited: avoid the "was never awaited" warning
+            if self._closed:
+                raise RuntimeError("BrowserHost is closed; create a new one")
+            raise RuntimeError("BrowserHost.run() was called on the browser loop itself; `await` the "
+                               "coroutine there instead")
+        if self._loop is None:
+            self.start()
+        loop = self._loop
+        assert loop is not None
+        future = asyncio.run_coroutine_threadsafe(_as_coroutine(coro), loop)
+        try:
+            return future.result(timeout=timeout_s)
+        except concurrent.futures.TimeoutError as exc:
+            future.cancel()
+            raise TimeoutError(f"browser call did not finish within {timeout_s} s") from exc
+
+    def close(self) -> None:
+        """Close Chromium, stop Playwright and the loop thread (idempotent)."""
+        with self._state_lock:
+            if self._closed:
+                return
+            self._closed = True
+            loop, thread = self._loop, self._thread
+        if loop is None:
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=30)
+        except Exception as exc:  # closing must not raise; the process may already be gone
+            logger.warning("closing Chromium failed: %s", exc)
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(timeout=10)
+        if not loop.is_running():
+            loop.close()
+        logger.info("browser host closed")
+
+    def __enter__(self) -> "BrowserHost":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The host loop (None before `start`)."""
+        return self._loop
+
+    @property
+    def browser(self) -> Browser | None:
+        """The current Chromium (replaced after a relaunch)."""
+        return self._browser
+
+    # -- on the loop -------------------------------------------------------------------------
+    async def _ensure_browser(self) -> Browser:
+        if self._launch_lock is None:
+            self._launch_lock = asyncio.Lock()
+        async with self._launch_lock:
+            if self._browser is not None and self._browser.is_connected():
+                return self._browser
+            if self._browser is not None:
+                logger.warning("Chromium is gone (crashed or closed); relaunching")
+                self._browser = None
+            cfg = self.config
+            for attempt in (1, 2):
+                if self._playwright is None:
+                    self._playwright = await async_playwright().start()
+                try:
+                    browser = await self._playwright.chromium.launch(
+                        executable_path=cfg.executable_path, headless=cfg.headless,
+                        args=list(CHROMIUM_ARGS), timeout=60_000,
+                    )
+                    break
+                except PlaywrightError as exc:
+                    # The Playwright driver itself may have died with the browser: restart it once.
+                    await self._stop_playwright()
+                    if attempt == 2:
+                        raise RuntimeError(f"could not launch Chromium at {cfg.executable_path!r}: {exc}; "
+                                           "set BrowserConfig.executable_path (or WEBARENA_CHROMIUM)") from exc
+            self._browser = browser
+            self.launch_count += 1
+            logger.info("Chromium launched (%s, version %s)", cfg.executable_path, browser.version)
+            return browser
+
+    async def _stop_playwright(self) -> None:
+        if self._playwright is not None:
+            try:
+                await self._playwright.stop()
+            except Exception as exc:  # a dead driver cannot be stopped cleanly
+                logger.debug("stopping Playwright failed: %s", exc)
+            self._playwright = None
+
+    async def _shutdown(self) -> None:
+        if self._browser is not None:
+            try:
+                await asyncio.wait_for(self._browser.close(), timeout=15)
+            except Exception as exc:
+                logger.debug("closing Chromium failed: %s", exc)
+            self._browser = None
+        await self._stop_playwright()
+
+    async def new_context(self, *, storage_state: Any = None,
+                          extra_http_headers: dict[str, str] | None = None) -> BrowserContext:
+        """A fresh isolated context (own cookies/storage) with the viewport and the request policy.
+
+        Must run on the host loop (e.g. inside ``host.run(...)``). Relaunches Chromium first if it
+        crashed or was closed.
+
+        Args:
+            storage_state: Playwright storage state (path or dict) to start from.
+            extra_http_headers: headers sent with every request (e.g. an instance header).
+        """
+        browser = await self._ensure_browser()
+        cfg = self.config
+        kwargs: dict[str, Any] = dict(
+            viewport={"width": cfg.viewport_width, "height": cfg.viewport_height},
+            device_scale_factor=1,  # WebArena asserts devicePixelRatio == 1
+            service_workers="block",  # they could fetch past the route policy
+            accept_downloads=False,
+        )
+        if storage_state is not None:
+            kwargs["storage_state"] = storage_state
+        if extra_http_headers:
+            kwargs["extra_http_headers"] = dict(extra_http_headers)
+        try:
+            context = await browser.new_context(**kwargs)
+        except PlaywrightError:
+            if browser.is_connected():
+                raise
+            browser = await self._ensure_browser()  # died between the check and the call
+            context = await browser.new_context(**kwargs)
+        context.set_default_timeout(cfg.action_timeout_ms)
+        context.set_default_navigation_timeout(cfg.action_timeout_ms)
+        await context.route("**/*", self._route)
+        return context
+
+    async def _route(self, route: Route, request: Request) -> None:
+        try:
+            if url_allowed(request.url, self.config.allowed_hosts):
+                await route.continue_()
+            else:
+                logger.debug("blocked request to %s", request.url)
+                await route.abort("blockedbyclient")
+        except PlaywrightError as exc:  # the page went away meanwhile
+            logger.debug("route handling for %s failed: %s", request.url, exc)
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+class _PageState:
+    """Per-page CDP session plus what it heard about navigations during the current action."""
+
+    def __init__(self, cdp: CDPSession, main_frame_id: str):
+        self.cdp = cdp
+        self.main_frame_id = main_frame_id
+        self.nav_requested = False
+        self.popup_requested = False
+        self.settled = asyncio.Event()
+        cdp.on("Page.frameRequestedNavigation", self._on_requested)
+        cdp.on("Page.frameStartedNavigating", self._on_started)
+        cdp.on("Page.frameStoppedLoading", self._on_stopped)
+        cdp.on("Page.navigatedWithinDocument", self._on_stopped)
+        cdp.on("Page.frameNavigated", self._on_navigated)
+        cdp.on("Page.windowOpen", self._on_window_open)
+
+    def arm(self) -> None:
+        self.nav_requested = False
+        self.popup_requested = False
+        self.settled.clear()
+
+    def _on_requested(self, params: dict) -> None:
+        if params.get("frameId") != self.main_frame_id:
+            return
+        disposition = params.get("disposition", "currentTab")
+        if disposition == "currentTab":
+            self.nav_requested = True
+            self.settled.clear()
+        elif disposition in ("newTab", "newWindow"):
+            self.popup_requested = True
+
+    def _on_window_open(self, params: dict) -> None:
+        self.popup_requested = True  # target=_blank link or window.open: a new tab is coming
+
+    def _on_started(self, params: dict) -> None:
+        if params.get("frameId") == self.main_frame_id:
+            self.nav_requested = True
+            self.settled.clear()
+
+    def _on_stopped(self, params: dict) -> None:
+        if params.get("frameId") == self.main_frame_id:
+            self.settled.set()
+
+    def _on_navigated(self, params: dict) -> None:
+        frame = params.get("frame") or {}
+        if not frame.get("parentId") and frame.get("id"):
+            self.main_frame_id = frame["id"]
+
+
+class BrowserSession:
+    """One environment's browser state: a context, its tabs and the last observation.
+
+    All coroutine methods must run on the host loop (``host.run(session.observe())``).
+    """
+
+    def __init__(self, host: BrowserHost):
+        self.host = host
+        self.config = host.config
+        self._context: BrowserContext | None = None
+        self._page: Page | None = None
+        self._states: dict[Page, _PageState] = {}
+        self._crashed: set[Page] = set()
+        self._new_pages: list[Page] = []  # tabs the page opened during the current action
+        self._new_page_event = asyncio.Event()
+        self._nodes_info: dict[str, dict[str, Any]] = {}
+        self.cdp_calls = 0  # CDP commands this session sent (a cost counter)
+
+    # -- properties ---------------------------------------------------------------------------
+    @property
+    def context(self) -> BrowserContext:
+        """The current context. Raises RuntimeError before `open`."""
+        if self._context is None:
+            raise RuntimeError("BrowserSession has no context; call `await session.open([...])` first")
+        return self._context
+
+    @property
+    def page(self) -> Page:
+        """The current tab. Raises RuntimeError before `open`."""
+        if self._page is None:
+            raise RuntimeError("BrowserSession has no page; call `await session.open([...])` first")
+        return self._page
+
+    @property
+    def pages(self) -> list[Page]:
+        """All open tabs, in tab order."""
+        return list(self.context.pages)
+
+    @property
+    def nodes_info(self) -> dict[str, dict[str, Any]]:
+        """``nodes_info`` of the last observation (element ids the next action may use)."""
+        return self._nodes_info
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def open(self, start_urls: list[str], *, storage_state: Any = None,
+                   extra_http_headers: dict[str, str] | None = None,
+                   before_goto: Callable[[BrowserContext], Awaitable[Any]] | None = None) -> None:
+        """Close the previous context and open a fresh one with one tab per start URL.
+
+        Args:
+            start_urls: URLs to open, one tab each; the first tab becomes current. Empty: one
+                ``about:blank`` tab.
+            storage_state: Playwright storage state to start from.
+            extra_http_headers: headers sent with every request of this context.
+            before_goto: awaited with the new context before any tab loads (e.g. to log in
+                through ``context.request``).
+
+        Raises:
+            ValueError: a start URL is refused by ``allowed_hosts``.
+            RuntimeError: a start URL could not be loaded (connection refused, ...).
+        """
+        for url in start_urls:
+            if not url_allowed(url, self.config.allowed_hosts):
+                raise ValueError(f"start URL {url!r} is not allowed: only http(s) URLs to "
+                                 f"{self._allowed_desc()} (or about:blank) can be opened")
+        await self.close()
+        self._context = await self.host.new_context(storage_state=storage_state,
+                                                    extra_http_headers=extra_http_headers)
+        self._context.on("page", self._on_new_page)
+        if before_goto is not None:
+            await before_goto(self._context)
+        first: Page | None = None
+        for url in start_urls or ["about:blank"]:
+            page = await self._new_page()
+            first = first or page
+            if url != "about:blank":
+                try:
+                    await page.goto(url, wait_until="commit", timeout=self.config.action_timeout_ms)
+                except PlaywrightError as exc:
+                    raise RuntimeError(f"could not open start URL {url!r}: {_first_line(exc)}") from exc
+                await self._wait_load(page)
+        self._page = first
+        await self._bounded(first.bring_to_front(), "bring the first tab to front")
+        logger.debug("session opened %d tab(s): %s", len(start_urls), start_urls)
+
+    async def close(self) -> None:
+        """Close the context and forget its tabs (idempotent)."""
+        context, self._context = self._context, None
+        self._page = None
+        self._states.clear()
+        self._crashed.clear()
+        self._new_pages.clear()
+        self._nodes_info = {}
+        if context is not None:
+            try:
+                await asyncio.wait_for(context.close(), timeout=self.config.action_timeout_ms / 1000)
+            except Exception as exc:  # a crashed browser takes its contexts with it
+                logger.debug("closing a context failed: %s", exc)
+
+    # -- observation --------------------------------------------------------------------------
+    async def observe(self) -> Observation:
+        """WebArena's accessibility-tree observation of the current tab.
+
+        Two CDP calls whatever the page size: ``Accessibility.getFullAXTree`` and
+        ``DOMSnapshot.captureSnapshot`` (bounds of every node at once); plus one title read per
+        tab. A crashed tab is replaced first (see the module docstring).
+
+        Raises:
+            RuntimeError: the page could not be read twice in a row (e.g. the browser died).
+        """
+        page, _ = await self._live_page()
+        last_exc: Exception | None = None
+        for attempt in (1, 2):
+            try:
+                ax = await self._cdp_send(page, "Accessibility.getFullAXTree", {})
+                snapshot = await self._cdp_send(page, "DOMSnapshot.captureSnapshot", {"computedStyles": []})
+                break
+            except (PlaywrightError, asyncio.TimeoutError) as exc:
+                # Typically a navigation replaced the document between the calls: retry once loaded.
+                last_exc = exc
+                logger.debug("reading the accessibility tree failed (attempt %d): %s", attempt, exc)
+                await self._wait_load(page)
+        else:
+            raise RuntimeError(f"could not read the accessibility tree of {page.url}: "
+                               f"{_first_line(last_exc)}") from last_exc
+        pages = self.pages
+        titles = [await self._title(p) for p in pages]
+        current = pages.index(page) if page in pages else 0
+        text, nodes_info = render_observation(
+            ax.get("nodes", []), bounds_from_snapshot(snapshot), titles, current,
+            current_viewport_only=self.config.current_viewport_only,
+            viewport=(self.config.viewport_width, self.config.viewport_height),
+            max_chars=self.config.max_obs_chars,
+        )
+        self._nodes_info = nodes_info
+        return Observation(text=text, nodes_info=nodes_info, url=page.url, tabs=titles)
+
+    async def screenshot(self) -> bytes:
+        """A PNG of the current tab's viewport."""
+        page, _ = await self._live_page()
+        return await self._bounded(page.screenshot(type="png", timeout=self.config.action_timeout_ms),
+                                   "take a screenshot")
+
+    # -- actions ------------------------------------------------------------------------------
+    async def execute(self, action: Action) -> None:
+        """Execute one WebArena action on the current tab, then let a navigation it started load.
+
+        Raises:
+            ActionExecutionError: the action could not be executed (unknown element id, refused
+                URL, no such tab, timeout, crashed tab, ...); the message says what and why.
+        """
+        page, replaced = await self._live_page()
+        if replaced:
+            raise ActionExecutionError(
+                f"the tab crashed and was re-opened at {page.url}; {str(action)!r} was not executed")
+        t = action.action_type
+        if t in (ActionTypes.STOP, ActionTypes.NONE):
+            return
+        handler = self._HANDLERS.get(t)
+        if handler is None:
+            raise ActionExecutionError(f"action type {t.value!r} cannot be executed")
+        try:
+            await handler(self, page, action)
+        except ActionExecutionError:
+            raise
+        except (PlaywrightError, asyncio.TimeoutError) as exc:
+            if page in self._crashed:
+                raise ActionExecutionError(f"the tab crashed while executing {str(action)!r}") from exc
+            raise ActionExecutionError(f"{str(action)!r} failed: {_first_line(exc)}") from exc
+
+    async def _with_settle(self, page: Page, act: Awaitable[Any]) -> None:
+        """Run an in-page action, then wait (capped) for a navigation or new tab it started."""
+        state = await self._state(page)
+        state.arm()
+        self._new_pages.clear()
+        self._new_page_event.clear()
+        started = time.monotonic()
+        await act
+        cap_s = self.config.settle_timeout_ms / 1000
+        try:  # let queued tasks (form submission) run; a navigation may destroy the context: fine
+            await asyncio.wait_for(state.cdp.send("Runtime.evaluate", {
+                "expression": _BARRIER_JS, "awaitPromise": True}), timeout=cap_s)
+            self.cdp_calls += 1
+        except (PlaywrightError, asyncio.TimeoutError):
+            pass
+        remaining = max(0.0, cap_s - (time.monotonic() - started))
+        if state.popup_requested or self._new_pages:
+            popup = await self._wait_new_page(remaining)
+            if popup is not None:
+                self._page = popup
+                await self._wait_load(popup, remaining)
+                await self._bounded(popup.bring_to_front(), "focus the new tab")
+            return
+        if state.nav_requested and not state.settled.is_set():
+            try:
+                await asyncio.wait_for(state.settled.wait(), timeout=remaining)
+            except asyncio.TimeoutError:
+                logger.debug("navigation on %s did not settle within %.1f s", page.url, cap_s)
+
+    async def _wait_new_page(self, timeout_s: float) -> Page | None:
+        if not self._new_pages:
+            try:
+                await asyncio.wait_for(self._new_page_event.wait(), timeout=timeout_s)
+            except asyncio.TimeoutError:
+                logger.debug("a new tab was requested but did not appear within %.1f s", timeout_s)
+        return self._new_pages[-1] if self._new_pages else None
+
+    async def _element_point(self, page: Page, element_id: str) -> tuple[float, float]:
+        """Scroll the observed element into view and return the centre of its visible box."""
+        info = self._nodes_info.get(element_id)
+        if info is None:
+            raise ActionExecutionError(
+                f"element [{element_id}] is not in the current observation; use an id shown in "
+                "brackets in the latest observation")
+        backend_id = info.get("backend_id")
+        if backend_id is None:
+            raise ActionExecutionError(f"element [{element_id}] ({info.get('role')} "
+                                       f"{info.get('name')!r}) is not a page element and cannot be targeted")
+        try:
+            await self._cdp_send(page, "DOM.scrollIntoViewIfNeeded", {"backendNodeId": backend_id})
+        except PlaywrightError as exc:
+            if "No node" in str(exc):
+                raise ActionExecutionError(
+                    f"element [{element_id}] is no longer on the page (it changed since the last "
+                    "observation)") from exc
+            logger.debug("scrollIntoViewIfNeeded failed for [%s]: %s", element_id, exc)
+        try:
+            quads = (await self._cdp_send(page, "DOM.getContentQuads", {"backendNodeId": backend_id}))["quads"]
+        except PlaywrightError as exc:
+            if "No node" in str(exc):
+                raise ActionExecutionError(
+                    f"element [{element_id}] is no longer on the page (it changed since the last "
+                    "observation)") from exc
+            quads = []
+        vw, vh = self.config.viewport_width, self.config.viewport_height
+        for quad in quads:
+            xs, ys = quad[0::2], quad[1::2]
+            left, right = max(min(xs), 0.0), min(max(xs), float(vw))
+            top, bottom = max(min(ys), 0.0), min(max(ys), float(vh))
+            if right > left and bottom > top:  # the part inside the viewport
+                return (left + right) / 2, (top + bottom) / 2
+        raise ActionExecutionError(f"element [{element_id}] ({info.get('role')} {info.get('name')!r}) "
+                                   "has no visible box on the page")
+
+    async def _do_click(self, page: Page, action: Action) -> None:
+        x, y = await self._element_point(page, action.element_id)
+        await self._with_settle(page, self._bounded(page.mouse.click(x, y), f"click at ({x:.0f}, {y:.0f})"))
+
+    async def _do_hover(self, page: Page, action: Action) -> None:
+        x, y = await self._element_point(page, action.element_id)
+        await self._bounded(page.mouse.move(x, y), f"move the mouse to ({x:.0f}, {y:.0f})")
+
+    async def _do_type(self, page: Page, action: Action) -> None:
+        x, y = await self._element_point(page, action.element_id)
+
+        async def _type() -> None:
+            await self._bounded(page.mouse.click(x, y), f"click at ({x:.0f}, {y:.0f})")
+            if action.text:
+                # keyboard.type sends key events per character and inserts the ones no key makes
+                # (any Unicode); allow a little time per character on top of the call limit.
+                budget_s = self.config.action_timeout_ms / 1000 + 0.02 * len(action.text)
+                await self._bounded(page.keyboard.type(action.text), "type the text", budget_s)
+            if action.press_enter:
+                await self._bounded(page.keyboard.press("Enter"), "press Enter")
+
+        await self._with_settle(page, _type())
+
+    async def _do_press(self, page: Page, action: Action) -> None:
+        key = playwright_key_comb(action.key_comb)
+        await self._with_settle(page, self._bounded(page.keyboard.press(key), f"press {key}"))
+
+    async def _do_scroll(self, page: Page, action: Action) -> None:
+        sign = -1 if action.direction == "up" else 1
+        await self._bounded(page.evaluate(_SCROLL_JS, sign), f"scroll {action.direction}")
+
+    async def _do_new_tab(self, page: Page, action: Action) -> None:
+        new = await self._new_page()
+        self._page = new
+        await self._bounded(new.bring_to_front(), "focus the new tab")
+
+    async def _do_tab_focus(self, page: Page, action: Action) -> None:
+        pages = self.pages
+        if not 0 <= action.page_number < len(pages):
+            raise ActionExecutionError(f"tab {action.page_number} does not exist; the open tabs are "
+                                       f"0..{len(pages) - 1}")
+        self._page = pages[action.page_number]
+        await self._bounded(self._page.bring_to_front(), f"focus tab {action.page_number}")
+
+    async def _do_close_tab(self, page: Page, action: Action) -> None:
+        await self._bounded(page.close(), "close the tab")
+        remaining = self.pages
+        self._page = remaining[-1] if remaining else await self._new_page()
+        await self._bounded(self._page.bring_to_front(), "focus the last tab")
+
+    async def _do_goto(self, page: Page, action: Action) -> None:
+        url = action.url
+        if not url_allowed(url, self.config.allowed_hosts):
+            raise ActionExecutionError(f"cannot open {url!r}: only http(s) URLs to "
+                                       f"{self._allowed_desc()} are allowed")
+        try:
+            await page.goto(url, wait_until="commit", timeout=self.config.action_timeout_ms)
+        except PlaywrightError as exc:
+            raise ActionExecutionError(f"cannot open {url!r}: {_first_line(exc)}") from exc
+        await self._wait_load(page)
+
+    async def _do_history(self, page: Page, action: Action) -> None:
+        go = page.go_back if action.action_type is ActionTypes.GO_BACK else page.go_forward
+        await go(wait_until="commit", timeout=self.config.action_timeout_ms)  # None: no history entry
+        await self._wait_load(page)
+
+    _HANDLERS: dict[ActionTypes, Callable[["BrowserSession", Page, Action], Awaitable[None]]] = {
+        ActionTypes.CLICK: _do_click,
+        ActionTypes.HOVER: _do_hover,
+        ActionTypes.TYPE: _do_type,
+        ActionTypes.PRESS: _do_press,
+        ActionTypes.SCROLL: _do_scroll,
+        ActionTypes.NEW_TAB: _do_new_tab,
+        ActionTypes.TAB_FOCUS: _do_tab_focus,
+        ActionTypes.CLOSE_TAB: _do_close_tab,
+        ActionTypes.GOTO: _do_goto,
+        ActionTypes.GO_BACK: _do_history,
+        ActionTypes.GO_FORWARD: _do_history,
+    }
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _allowed_desc(self) -> str:
+        hosts = self.config.allowed_hosts
+        return ", ".join(hosts) if hosts else "any host"
+
+    async def _bounded(self, awaitable: Awaitable[T], what: str, timeout_s: float | None = None) -> T:
+        """Await with the per-call limit; a timeout becomes an ActionExecutionError naming the call."""
+        limit = timeout_s if timeout_s is not None else self.config.action_timeout_ms / 1000
+        try:
+            return await asyncio.wait_for(awaitable, timeout=limit)
+        except asyncio.TimeoutError as exc:
+            raise ActionExecutionError(f"could not {what} within {limit:.1f} s") from exc
+
+    async def _cdp_send(self, page: Page, method: str, params: dict | None = None) -> dict:
+        """One CDP command on the page's cached session, under the per-call limit."""
+        state = await self._state(page)
+        self.cdp_calls += 1
+        return await asyncio.wait_for(state.cdp.send(method, params or {}),
+                                      timeout=self.config.action_timeout_ms / 1000)
+
+    async def _state(self, page: Page) -> _PageState:
+        state = self._states.get(page)
+        if state is None:
+            timeout = self.config.action_timeout_ms / 1000
+            cdp = await asyncio.wait_for(self.context.new_cdp_session(page), timeout=timeout)
+            await asyncio.wait_for(cdp.send("Page.enable"), timeout=timeout)
+            tree = await asyncio.wait_for(cdp.send("Page.getFrameTree"), timeout=timeout)
+            state = _PageState(cdp, tree["frameTree"]["frame"]["id"])
+            self._states[page] = state
+        return state
+
+    def _on_new_page(self, page: Page) -> None:
+        self._watch(page)
+        self._new_pages.append(page)
+        self._new_page_event.set()
+
+    def _watch(self, page: Page) -> None:
+        if getattr(page, "_webarena_watched", False):
+            return
+        page._webarena_watched = True  # type: ignore[attr-defined]
+        page.on("crash", lambda p=page: self._on_crash(p))
+        page.on("close", lambda p=page: self._states.pop(p, None))
+
+    def _on_crash(self, page: Page) -> None:
+        logger.warning("tab crashed: %s", page.url)
+        self._crashed.add(page)
+
+    async def _new_page(self) -> Page:
+        page = await self._bounded(self.context.new_page(), "open a new tab")
+        self._watch(page)
+        if page in self._new_pages:  # our own tabs are not popups
+            self._new_pages.remove(page)
+        await self._state(page)
+        return page
+
+    async def _live_page(self) -> tuple[Page, bool]:
+        """The current tab, replacing a crashed one; returns (page, whether it was replaced)."""
+        page = self.page
+        if page in self._crashed:
+            url = page.url
+            self._crashed.discard(page)
+            self._states.pop(page, None)
+            try:
+                await asyncio.wait_for(page.close(), timeout=self.config.action_timeout_ms / 1000)
+            except Exception as exc:
+                logger.debug("closing the crashed tab failed: %s", exc)
+            fresh = await self._new_page()
+            self._page = fresh
+            if url and url != "about:blank" and url_allowed(url, self.config.allowed_hosts):
+                try:
+                    await fresh.goto(url, wait_until="commit", timeout=self.config.action_timeout_ms)
+                    await self._wait_load(fresh)
+                except PlaywrightError as exc:
+                    logger.warning("re-opening %s after a crash failed: %s", url, exc)
+            logger.warning("replaced a crashed tab with a fresh one at %s", fresh.url)
+            return fresh, True
+        if page.is_closed():  # closed by the page itself (window.close())
+            remaining = self.pages
+            self._page = remaining[-1] if remaining else await self._new_page()
+            return self._page, False
+        return page, False
+
+    async def _wait_load(self, page: Page, timeout_s: float | None = None) -> None:
+        """Wait for "load" on the page's current document, capped; a timeout is not an error."""
+        limit = self.config.settle_timeout_ms / 1000 if timeout_s is None else timeout_s
+        try:
+            await page.wait_for_load_state("load", timeout=max(limit, 0.001) * 1000)
+        except PlaywrightError as exc:
+            logger.debug("%s did not reach load within %.1f s: %s", page.url, limit, _first_line(exc))
+
+    async def _title(self, page: Page) -> str:
+        try:
+            return await asyncio.wait_for(page.title(), timeout=self.config.action_timeout_ms / 1000)
+        except (PlaywrightError, asyncio.TimeoutError) as exc:
+            logger.debug("reading the title of %s failed: %s", page.url, exc)
+            return ""
+
+
+def _first_line(exc: BaseException | None) -> str:
+    text = str(exc) if exc is not None else ""
+    text = text.strip().split("\n", 1)[0]
+    return text or type(exc).__name__
