@@ -143,7 +143,7 @@ class StringEvaluator(Evaluator):
         """
         clean_ref = cls.clean_answer(ref)
         clean_pred = cls.clean_answer(pred)
-        if tokenize and len(clean_ref) == 1:
+        if tokenize and len(clean_ref) == 1 and len(word_tokenize(clean_ref)) == 1:
             return float(clean_ref in word_tokenize(clean_pred))
         return float(clean_ref in clean_pred)
 
@@ -323,11 +323,12 @@ class HTMLContentEvaluator(Evaluator):
         if not locator.strip():
             return await page.content()
         if locator.startswith("document.") or locator.startswith("[...document."):
-            for prep in target.get("prep_actions") or []:
-                try:
+            # WebArena runs them under one try: a failing prep action skips the rest, silently.
+            try:
+                for prep in target.get("prep_actions") or []:
                     await page.evaluate(f"() => {prep}")
-                except Exception as e:  # WebArena ignores prep failures
-                    logger.debug("program_html prep action %r failed: %r", prep, e)
+            except Exception as e:
+                logger.debug("program_html prep action failed, skipping the rest: %r", e)
             try:
                 value = await page.evaluate(f"() => {locator}")
             except Exception as e:  # a missing element scores as empty content

@@ -9,7 +9,7 @@ Built-in helpers (WebArena's names, including its `memeber` spelling):
 
 | helper | what it returns |
 |---|---|
-| `shopping_get_latest_order_url()` | `{SHOPPING}/sales/order/view/order_id/<id>/` of the newest order ("" if none) |
+| `shopping_get_latest_order_url()` | `{SHOPPING}/sales/order/view/order_id/<int(increment_id)>/` of the newest order ("" if none) |
 | `shopping_get_sku_latest_review_author(sku)` | nickname of the product's last review ("" if none) |
 | `shopping_get_sku_latest_review_rating(sku)` | rating percent of the last review, as a string ("" if none) |
 | `reddit_get_post_url(url)` | `scheme://host/f/<forum>/<id>/` for a post or comment URL, else `url` |
@@ -254,7 +254,14 @@ async def shopping_get_latest_order_url(ctx: HelperContext) -> str:
     if not reply["items"]:
         logger.info("shopping_get_latest_order_url: the shop has no orders")
         return ""
-    order_id = reply["items"][0]["entity_id"]
+    order = reply["items"][0]
+    # WebArena builds the URL from int(increment_id) ("000000189" -> 189); in its Magento data
+    # that equals entity_id. Fall back to entity_id for replies without an increment_id.
+    raw_id = order.get("increment_id", order.get("entity_id"))
+    try:
+        order_id = int(raw_id)
+    except (TypeError, ValueError) as e:
+        raise HelperError(f"Magento order {str(order)[:200]!r} has no numeric increment_id or entity_id") from e
     return f"{ctx.site_url('shopping')}/sales/order/view/order_id/{order_id}/"
 
 

@@ -13,6 +13,7 @@ from wa_eval_fixtures import browser, html_reply, json_reply, site  # noqa: F401
 
 from agentenv_webarena.evaluation_harness import (
     EvaluatorComb,
+    HelperError,
     HTMLContentEvaluator,
     JudgeError,
     LLMJudge,
@@ -96,7 +97,8 @@ def magento_orders(path, query, body, headers):
     assert query["searchCriteria[sortOrders][0][field]"] == ["created_at"]
     assert query["searchCriteria[sortOrders][0][direction]"] == ["DESC"]
     assert query["searchCriteria[pageSize]"] == ["1"]
-    return json_reply({"items": [{"entity_id": 189, "increment_id": "000000189"}], "total_count": 1})
+    # the URL uses int(increment_id), as WebArena does
+    return json_reply({"items": [{"entity_id": 5, "increment_id": "000000189"}], "total_count": 1})
 
 
 @authorized
@@ -123,6 +125,9 @@ def routes(site):
     site.routes[("POST", "/v1/chat/completions")] = judge_route
     site.routes[("POST", "/rest/default/V1/integration/admin/token")] = magento_token
     site.routes[("GET", "/rest/V1/orders")] = magento_orders
+    # a second "shop" under /empty that has no orders yet
+    site.routes[("POST", "/empty/rest/default/V1/integration/admin/token")] = magento_token
+    site.routes[("GET", "/empty/rest/V1/orders")] = authorized(lambda p, q, b, h: json_reply({"items": [], "total_count": 0}))
     for sku in ("MUG-1", "EMPTY"):
         site.routes[("GET", f"/rest/V1/products/{sku}/reviews")] = magento_reviews
 
@@ -351,8 +356,11 @@ def test_program_html_js_locator_runs_prep_actions_first(browser, site):
     target = {"url": "last", "locator": "document.querySelector('#out').outerText",
               "required_contents": {"must_include": ["revealed 42"]}}
     assert evaluate_on(browser, f"{site.url}/js", html_task(dict(target)))[0] == 0.0
-    with_prep = dict(target, prep_actions=["document.querySelector('#nope').click()", "document.querySelector('#show').click()"])
+    with_prep = dict(target, prep_actions=["document.querySelector('#show').click()", "document.querySelector('#nope').click()"])
     assert evaluate_on(browser, f"{site.url}/js", html_task(with_prep))[0] == 1.0
+    # as in WebArena, a failing prep action is ignored but skips the ones after it
+    failing_first = dict(target, prep_actions=["document.querySelector('#nope').click()", "document.querySelector('#show').click()"])
+    assert evaluate_on(browser, f"{site.url}/js", html_task(failing_first))[0] == 0.0
 
 
 def test_program_html_js_values_are_read_like_python_str_and_errors_as_empty(browser, site):
@@ -403,6 +411,15 @@ def test_program_html_shopping_helpers_via_magento_rest(browser, site):
     wrong = html_task({"url": "last", "locator": "func:shopping_get_sku_latest_review_author('EMPTY')",
                        "required_contents": {"must_include": ["Emma"]}})
     assert evaluate_on(browser, f"{site.url}/page", wrong, site_urls=urls)[0] == 0.0
+
+
+def test_program_html_helper_without_an_order_scores_zero_and_rest_failures_raise(browser, site):
+    config = html_task({"url": "func:shopping_get_latest_order_url()", "locator": "",
+                        "required_contents": {"must_include": ["Order #"]}})
+    score, agent_url, pages = evaluate_on(browser, f"{site.url}/page", config, site_urls={"shopping": f"{site.url}/empty"})
+    assert (score, agent_url, pages) == (0.0, f"{site.url}/page", 1)
+    with pytest.raises(HelperError, match="HTTP 404"):
+        evaluate_on(browser, f"{site.url}/page", config, site_urls={"shopping": f"{site.url}/broken"})
 
 
 def test_program_html_gitlab_member_role(browser, site):
