@@ -16,8 +16,8 @@ async Playwright API, quirks included (see reference B4):
 
 Differences from WebArena, on purpose: a target URL is awaited until "load" (optionally network
 idle) instead of a fixed 3 s sleep; `func:` strings are parsed against a whitelist, never
-`eval`ed; `__last_url__` is always the agent page's URL (in WebArena it is wherever an earlier
-target navigated to); a URL helper that finds nothing (e.g. no order yet) scores the target 0
+`eval`ed; `url: "last"` and `__last_url__` always mean the agent's page (in WebArena, a target
+after a URL target sees the page that target navigated to); a URL helper that finds nothing (e.g. no order yet) scores the target 0
 instead of crashing.
 
 It does not run the browser or decide when to evaluate (the env does) and does not own the
