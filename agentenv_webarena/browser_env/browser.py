@@ -402,6 +402,7 @@ class _PageState:
     def __init__(self, cdp: CDPSession, main_frame_id: str):
         self.cdp = cdp
         self.main_frame_id = main_frame_id
+        self.documents = 0  # main-frame documents committed so far (ids die with their document)
         self.nav_requested = False
         self.popup_requested = False
         self.settled = asyncio.Event()
@@ -443,6 +444,7 @@ class _PageState:
         frame = params.get("frame") or {}
         if not frame.get("parentId") and frame.get("id"):
             self.main_frame_id = frame["id"]
+            self.documents += 1
 
 
 class BrowserSession:
@@ -461,6 +463,7 @@ class BrowserSession:
         self._new_pages: list[Page] = []  # tabs the page opened during the current action
         self._new_page_event = asyncio.Event()
         self._nodes_info: dict[str, dict[str, Any]] = {}
+        self._observed: tuple[Page, int] | None = None  # (tab, document number) of the last observation
         self.cdp_calls = 0  # CDP commands this session sent (a cost counter)
 
     # -- properties ---------------------------------------------------------------------------
@@ -538,6 +541,7 @@ class BrowserSession:
         self._crashed.clear()
         self._new_pages.clear()
         self._nodes_info = {}
+        self._observed = None
         if context is not None:
             try:
                 await asyncio.wait_for(context.close(), timeout=self.config.action_timeout_ms / 1000)
@@ -580,6 +584,7 @@ class BrowserSession:
             max_chars=self.config.max_obs_chars,
         )
         self._nodes_info = nodes_info
+        self._observed = (page, (await self._state(page)).documents)
         return Observation(text=text, nodes_info=nodes_info, url=page.url, tabs=titles)
 
     async def screenshot(self) -> bytes:
@@ -596,7 +601,11 @@ class BrowserSession:
             ActionExecutionError: the action could not be executed (unknown element id, refused
                 URL, no such tab, timeout, crashed tab, ...); the message says what and why.
         """
-        page, replaced = await self._live_page()
+        try:
+            page, replaced = await self._live_page()
+        except PlaywrightError as exc:  # e.g. Chromium died: only a new `open` helps
+            raise ActionExecutionError(f"the browser tab is unusable ({_first_line(exc)}); "
+                                       "the session must be opened again") from exc
         if replaced:
             raise ActionExecutionError(
                 f"the tab crashed and was re-opened at {page.url}; {str(action)!r} was not executed")
@@ -659,6 +668,10 @@ class BrowserSession:
             raise ActionExecutionError(
                 f"element [{element_id}] is not in the current observation; use an id shown in "
                 "brackets in the latest observation")
+        gone = ActionExecutionError(f"element [{element_id}] is no longer on the page (the page changed "
+                                    "since the last observation)")
+        if self._observed != (page, (await self._state(page)).documents):
+            raise gone  # another tab, or the tab navigated: the observed ids belong to a dead document
         backend_id = info.get("backend_id")
         if backend_id is None:
             raise ActionExecutionError(f"element [{element_id}] ({info.get('role')} "
@@ -666,18 +679,14 @@ class BrowserSession:
         try:
             await self._cdp_send(page, "DOM.scrollIntoViewIfNeeded", {"backendNodeId": backend_id})
         except PlaywrightError as exc:
-            if "No node" in str(exc):
-                raise ActionExecutionError(
-                    f"element [{element_id}] is no longer on the page (it changed since the last "
-                    "observation)") from exc
+            if "No node" in str(exc) or "detached" in str(exc):
+                raise gone from exc
             logger.debug("scrollIntoViewIfNeeded failed for [%s]: %s", element_id, exc)
         try:
             quads = (await self._cdp_send(page, "DOM.getContentQuads", {"backendNodeId": backend_id}))["quads"]
         except PlaywrightError as exc:
-            if "No node" in str(exc):
-                raise ActionExecutionError(
-                    f"element [{element_id}] is no longer on the page (it changed since the last "
-                    "observation)") from exc
+            if "No node" in str(exc) or "detached" in str(exc):
+                raise gone from exc
             quads = []
         vw, vh = self.config.viewport_width, self.config.viewport_height
         for quad in quads:
