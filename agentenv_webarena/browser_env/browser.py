@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Playwright, Request, Route
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from playwright.async_api import async_playwright
 
 from agentenv_webarena.browser_env.actions import Action, ActionTypes, playwright_key_comb
@@ -78,6 +79,9 @@ _SCROLL_JS = ("(sign) => { const el = document.scrollingElement || document.body
 # Lets tasks the action queued (a form submission, a click handler's navigation) run before we
 # look for navigations: one macrotask turn in the page, event-driven rather than a fixed sleep.
 _BARRIER_JS = "new Promise((resolve) => setTimeout(resolve, 0))"
+# Limit for lifecycle calls that are not agent actions (launch, new context, close): generous,
+# because a loaded machine can take seconds to start a Chromium or a context.
+_LIFECYCLE_TIMEOUT_S = 60.0
 
 
 class ActionExecutionError(RuntimeError):
@@ -311,11 +315,12 @@ class BrowserHost:
             cfg = self.config
             for attempt in (1, 2):
                 if self._playwright is None:
-                    self._playwright = await async_playwright().start()
+                    self._playwright = await asyncio.wait_for(async_playwright().start(),
+                                                              timeout=_LIFECYCLE_TIMEOUT_S)
                 try:
                     browser = await self._playwright.chromium.launch(
                         executable_path=cfg.executable_path, headless=cfg.headless,
-                        args=list(CHROMIUM_ARGS), timeout=60_000,
+                        args=list(CHROMIUM_ARGS), timeout=_LIFECYCLE_TIMEOUT_S * 1000,
                     )
                     break
                 except PlaywrightError as exc:
@@ -332,7 +337,7 @@ class BrowserHost:
     async def _stop_playwright(self) -> None:
         if self._playwright is not None:
             try:
-                await self._playwright.stop()
+                await asyncio.wait_for(self._playwright.stop(), timeout=_LIFECYCLE_TIMEOUT_S)
             except Exception as exc:  # a dead driver cannot be stopped cleanly
                 logger.debug("stopping Playwright failed: %s", exc)
             self._playwright = None
@@ -340,7 +345,7 @@ class BrowserHost:
     async def _shutdown(self) -> None:
         if self._browser is not None:
             try:
-                await asyncio.wait_for(self._browser.close(), timeout=15)
+                await asyncio.wait_for(self._browser.close(), timeout=_LIFECYCLE_TIMEOUT_S)
             except Exception as exc:
                 logger.debug("closing Chromium failed: %s", exc)
             self._browser = None
@@ -370,15 +375,15 @@ class BrowserHost:
         if extra_http_headers:
             kwargs["extra_http_headers"] = dict(extra_http_headers)
         try:
-            context = await browser.new_context(**kwargs)
+            context = await asyncio.wait_for(browser.new_context(**kwargs), timeout=_LIFECYCLE_TIMEOUT_S)
         except PlaywrightError:
             if browser.is_connected():
                 raise
             browser = await self._ensure_browser()  # died between the check and the call
-            context = await browser.new_context(**kwargs)
+            context = await asyncio.wait_for(browser.new_context(**kwargs), timeout=_LIFECYCLE_TIMEOUT_S)
         context.set_default_timeout(cfg.action_timeout_ms)
         context.set_default_navigation_timeout(cfg.action_timeout_ms)
-        await context.route("**/*", self._route)
+        await asyncio.wait_for(context.route("**/*", self._route), timeout=_LIFECYCLE_TIMEOUT_S)
         return context
 
     async def _route(self, route: Route, request: Request) -> None:
@@ -525,10 +530,15 @@ class BrowserSession:
             first = first or page
             if url != "about:blank":
                 try:
-                    await page.goto(url, wait_until="commit", timeout=self.config.action_timeout_ms)
+                    await page.goto(url, wait_until="load", timeout=self.config.action_timeout_ms)
+                except PlaywrightTimeoutError as exc:
+                    if page.url == "about:blank":  # nothing arrived at all
+                        raise RuntimeError(f"start URL {url!r} did not answer within "
+                                           f"{self.config.action_timeout_ms} ms") from exc
+                    logger.warning("start URL %s did not reach load within %d ms; observing it as it is",
+                                   url, self.config.action_timeout_ms)
                 except PlaywrightError as exc:
                     raise RuntimeError(f"could not open start URL {url!r}: {_first_line(exc)}") from exc
-                await self._wait_load(page)
         self._page = first
         await self._bounded(first.bring_to_front(), "bring the first tab to front")
         logger.debug("session opened %d tab(s): %s", len(start_urls), start_urls)
@@ -633,10 +643,10 @@ class BrowserSession:
         started = time.monotonic()
         await act
         cap_s = self.config.settle_timeout_ms / 1000
+        self.cdp_calls += 1
         try:  # let queued tasks (form submission) run; a navigation may destroy the context: fine
             await asyncio.wait_for(state.cdp.send("Runtime.evaluate", {
                 "expression": _BARRIER_JS, "awaitPromise": True}), timeout=cap_s)
-            self.cdp_calls += 1
         except (PlaywrightError, asyncio.TimeoutError):
             pass
         remaining = max(0.0, cap_s - (time.monotonic() - started))
