@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,22 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     """Static pages, plus /set-cookie and /echo-cookie for the isolation test."""
 
     def do_GET(self):  # noqa: N802 (http.server's name)
+        if self.path.startswith("/slow-page"):  # answers after 500 ms
+            time.sleep(0.5)
+            return self._html("<title>Slow</title><p>slow page body</p>")
+        if self.path.startswith("/slow-load"):  # commits at once, but "load" waits for a 10 s image
+            return self._html("<title>Slow load</title><p>text first</p><img src='/slow-image' alt='late'>")
+        if self.path.startswith("/slow-image"):
+            time.sleep(10)
+            try:
+                self.send_response(404)
+                self.end_headers()
+            except OSError:  # the browser gave up on it long ago
+                pass
+            return None
+        if self.path.startswith("/links"):
+            return self._html("<title>Links</title><a href='/slow-page'>slow page</a> "
+                              "<a href='/slow-load'>slow load</a> <a href='#frag'>fragment</a>")
         if self.path.startswith("/set-cookie"):
             return self._html("<title>Set</title><p>cookie set</p>", {"Set-Cookie": "sid=secret42; Path=/"})
         if self.path.startswith("/echo-cookie"):
@@ -214,6 +231,27 @@ def test_click_navigates_and_back_forward(host, session, base):
     assert observe(host, session).url == f"{base}/index.html"
     act(host, session, "go_forward")
     assert observe(host, session).url == f"{base}/page2.html"
+
+
+def test_action_waits_for_the_navigation_it_started(host, session, base):
+    host.run(session.open([f"{base}/links"]))
+    obs = observe(host, session)
+    act(host, session, f"click [{find_id(obs, 'link', 'fragment')}]")  # same-document: no wait
+    assert session.page.url == f"{base}/links#frag"
+    act(host, session, f"click [{find_id(obs, 'link', 'slow page')}]")
+    assert session.page.url == f"{base}/slow-page"  # waited past the 500 ms answer
+    assert "StaticText 'slow page body'" in observe(host, session).text
+
+
+def test_waiting_for_load_is_capped(host, session, base):
+    host.run(session.open([f"{base}/links"]))
+    obs = observe(host, session)
+    started = time.monotonic()
+    act(host, session, f"click [{find_id(obs, 'link', 'slow load')}]")
+    elapsed = time.monotonic() - started
+    assert elapsed < 8, elapsed  # settle_timeout_ms = 3000; the load event needs 10 s
+    assert session.page.url == f"{base}/slow-load"
+    assert "StaticText 'text first'" in observe(host, session).text
 
 
 def test_click_runs_page_handlers_and_hover(host, session, base):
