@@ -45,7 +45,11 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from playwright.async_api import async_playwright
 
 from agentenv_webarena.browser_env.actions import Action, ActionTypes, playwright_key_comb
-from agentenv_webarena.browser_env.observation import bounds_from_snapshot, render_observation
+from agentenv_webarena.browser_env.observation import (
+    IGNORED_PROPERTIES,
+    bounds_from_snapshot,
+    render_observation,
+)
 
 __all__ = [
     "CHROMIUM_ARGS",
@@ -105,6 +109,9 @@ class BrowserConfig:
         settle_timeout_ms: cap on waiting for a navigation an action started to reach "load".
         allowed_hosts: ``"host:port"`` (or ``"host"`` = any port) the browser may reach over
             http(s); ``()`` = any http(s) host.
+        extra_ignored_properties: AX properties hidden in addition to WebArena's list, e.g.
+            ``("url",)`` for WebArena-like link lines (current Chromium adds ``url:``; see
+            `observation`).
     """
 
     executable_path: str = dataclasses.field(
@@ -117,6 +124,7 @@ class BrowserConfig:
     action_timeout_ms: int = 5000
     settle_timeout_ms: int = 3000
     allowed_hosts: tuple[str, ...] = ()
+    extra_ignored_properties: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for key in ("viewport_width", "viewport_height", "action_timeout_ms", "settle_timeout_ms"):
@@ -130,6 +138,10 @@ class BrowserConfig:
             raise ValueError("BrowserConfig.allowed_hosts must be a tuple of 'host:port' strings, "
                              f"got the single string {self.allowed_hosts!r}; write ({self.allowed_hosts!r},)")
         self.allowed_hosts = tuple(self.allowed_hosts)
+        if isinstance(self.extra_ignored_properties, str):
+            raise ValueError("BrowserConfig.extra_ignored_properties must be a tuple of property names, "
+                             f"got the single string {self.extra_ignored_properties!r}")
+        self.extra_ignored_properties = tuple(self.extra_ignored_properties)
         for entry in self.allowed_hosts:
             if not isinstance(entry, str) or not entry or "/" in entry:
                 raise ValueError(f"BrowserConfig.allowed_hosts entries are 'host:port' or 'host' "
@@ -465,6 +477,7 @@ class BrowserSession:
         self._page: Page | None = None
         self._states: dict[Page, _PageState] = {}
         self._crashed: set[Page] = set()
+        self._watched: set[Page] = set()  # pages whose crash/close events we listen to
         self._new_pages: list[Page] = []  # tabs the page opened during the current action
         self._new_page_event = asyncio.Event()
         self._nodes_info: dict[str, dict[str, Any]] = {}
@@ -549,6 +562,7 @@ class BrowserSession:
         self._page = None
         self._states.clear()
         self._crashed.clear()
+        self._watched.clear()
         self._new_pages.clear()
         self._nodes_info = {}
         self._observed = None
@@ -592,6 +606,7 @@ class BrowserSession:
             current_viewport_only=self.config.current_viewport_only,
             viewport=(self.config.viewport_width, self.config.viewport_height),
             max_chars=self.config.max_obs_chars,
+            ignored_properties=IGNORED_PROPERTIES | frozenset(self.config.extra_ignored_properties),
         )
         self._nodes_info = nodes_info
         self._observed = (page, (await self._state(page)).documents)
@@ -825,11 +840,15 @@ class BrowserSession:
         self._new_page_event.set()
 
     def _watch(self, page: Page) -> None:
-        if getattr(page, "_webarena_watched", False):
+        if page in self._watched:
             return
-        page._webarena_watched = True  # type: ignore[attr-defined]
-        page.on("crash", lambda p=page: self._on_crash(p))
-        page.on("close", lambda p=page: self._states.pop(p, None))
+        self._watched.add(page)
+        page.on("crash", self._on_crash)
+        page.on("close", self._on_close)
+
+    def _on_close(self, page: Page) -> None:
+        self._states.pop(page, None)
+        self._watched.discard(page)
 
     def _on_crash(self, page: Page) -> None:
         logger.warning("tab crashed: %s", page.url)

@@ -23,6 +23,10 @@ Faithfulness notes (where the output can differ from WebArena's):
   fully visible element that is ``h**2``, so in practice anything with a real overlap is kept and
   elements entirely outside the viewport are dropped. ``viewport_ratio_rule="area"`` gives the
   sane ``overlap_area / area >= 0.6`` instead.
+* Current Chromium reports a ``url`` property on links and on the root, which the Chromium
+  WebArena ran (2023) did not; it is shown by default (WebArena's ignore list is kept as is).
+  Pass ``ignored_properties=IGNORED_PROPERTIES | {"url"}`` (``BrowserConfig.
+  extra_ignored_properties=("url",)``) for lines like WebArena's, which also keeps the text short.
 * Text-node bounds come from the layout snapshot (the text's layout box) rather than a DOM Range;
   they agree for single-line text and differ at most in the union of wrapped lines.
 
@@ -31,7 +35,7 @@ Does not own: talking to the browser (`browser`), the action grammar (`actions`)
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Sequence
+from typing import AbstractSet, Any, Mapping, Sequence
 
 __all__ = [
     "IGNORED_PROPERTIES",
@@ -143,12 +147,12 @@ def _visible(bound: Bound | None, viewport: tuple[float, float], rule: str) -> b
     return in_viewport_ratio(bound, viewport[0], viewport[1], rule=rule) >= VIEWPORT_RATIO_THRESHOLD
 
 
-def _format_properties(node: Mapping[str, Any]) -> list[str]:
+def _format_properties(node: Mapping[str, Any], ignored: AbstractSet[str]) -> list[str]:
     """``name: value`` for each AX property WebArena shows (those with a plain ``value``)."""
     out = []
     for prop in node.get("properties") or []:
         name = prop.get("name")
-        if name in IGNORED_PROPERTIES:
+        if name in ignored:
             continue
         value = prop.get("value") or {}
         if "value" not in value:  # e.g. idref lists (relatedNodes only): WebArena's KeyError path
@@ -164,6 +168,7 @@ def build_accessibility_tree(
     current_viewport_only: bool = False,
     viewport: tuple[float, float] = (1280, 720),
     viewport_ratio_rule: str = "webarena",
+    ignored_properties: AbstractSet[str] = IGNORED_PROPERTIES,
 ) -> tuple[str, dict[str, dict[str, Any]]]:
     """Serialise ``Accessibility.getFullAXTree`` nodes into WebArena's tree text.
 
@@ -181,6 +186,8 @@ def build_accessibility_tree(
         current_viewport_only: drop what is not (sufficiently) inside the viewport.
         viewport: ``(width, height)`` of the window in CSS pixels.
         viewport_ratio_rule: see `in_viewport_ratio`.
+        ignored_properties: AX properties left out of the lines (WebArena's `IGNORED_PROPERTIES`;
+            add ``"url"`` to hide the link URLs current Chromium reports, see the module docstring).
 
     Returns:
         ``(tree_text, nodes_info)``; ``nodes_info[id]`` is ``{"backend_id", "union_bound",
@@ -213,7 +220,7 @@ def build_accessibility_tree(
         else:
             raw_bound = bounds.get(backend_id) if backend_id is not None else None
             bound = list(raw_bound) if raw_bound is not None else None
-        line = _node_line(node)
+        line = _node_line(node, ignored_properties)
         if line is not None and current_viewport_only and not _visible(bound, viewport, viewport_ratio_rule):
             line = None
         child_depth = depth
@@ -234,7 +241,7 @@ def build_accessibility_tree(
     return clean_accessibility_tree("\n".join(lines)), nodes_info
 
 
-def _node_line(node: Mapping[str, Any]) -> tuple[str, str, str] | None:
+def _node_line(node: Mapping[str, Any], ignored_properties: AbstractSet[str]) -> tuple[str, str, str] | None:
     """``(role, name, line-without-indent)`` for a node WebArena shows, else None."""
     if node.get("ignored"):
         return None
@@ -248,7 +255,7 @@ def _node_line(node: Mapping[str, Any]) -> tuple[str, str, str] | None:
         name = str(name)
     if role in SKIPPED_ROLES:
         return None
-    properties = _format_properties(node)
+    properties = _format_properties(node, ignored_properties)
     if not name.strip():
         if not properties and role in PRUNED_ROLES:
             return None
@@ -324,6 +331,7 @@ def render_observation(
     viewport: tuple[float, float] = (1280, 720),
     max_chars: int | None = None,
     viewport_ratio_rule: str = "webarena",
+    ignored_properties: AbstractSet[str] = IGNORED_PROPERTIES,
 ) -> tuple[str, dict[str, dict[str, Any]]]:
     """The full observation text: tab header, a blank line, the tree; then the length cap.
 
@@ -333,7 +341,7 @@ def render_observation(
     """
     tree, nodes_info = build_accessibility_tree(
         nodes, bounds, current_viewport_only=current_viewport_only, viewport=viewport,
-        viewport_ratio_rule=viewport_ratio_rule,
+        viewport_ratio_rule=viewport_ratio_rule, ignored_properties=ignored_properties,
     )
     text = f"{format_tab_header(tab_titles, current_tab)}\n\n{tree}"
     return truncate_text(text, max_chars), nodes_info

@@ -204,8 +204,8 @@ def test_observation_takes_a_bounded_number_of_cdp_calls(host, session, base):
     assert len(calls) <= 4, calls
 
 
-def test_max_obs_chars_caps_the_text(base):
-    cap_host = BrowserHost(_config(base, max_obs_chars=120))
+def test_max_obs_chars_caps_the_text_and_url_can_be_hidden(base):
+    cap_host = BrowserHost(_config(base, max_obs_chars=120, extra_ignored_properties=("url",)))
     try:
         cap_session = BrowserSession(cap_host)
         cap_host.run(cap_session.open([f"{base}/index.html"]))
@@ -213,6 +213,9 @@ def test_max_obs_chars_caps_the_text(base):
         head, marker = obs.text.rsplit("\n", 1)
         assert len(head) == 120 and "truncated" in marker
         assert find_id(obs, "button", "Far below button")  # nodes_info is not capped
+        link = obs.nodes_info[find_id(obs, "link", "Second page")]
+        assert link["text"] == f"[{find_id(obs, 'link', 'Second page')}] link 'Second page'"
+        assert head.startswith("Tab 0 (current): Test Home\n\n[") and "url:" not in head
         cap_host.run(cap_session.close())
     finally:
         cap_host.close()

@@ -230,3 +230,13 @@ def test_bounds_from_snapshot_subtracts_scroll_and_unions():
     assert bounds[6] == [8, 300, 80, 20]  # union of two layout boxes
     assert 7 not in bounds and 99 not in bounds  # no layout / other document
     assert bounds_from_snapshot({"documents": []}) == {}
+
+
+def test_url_property_can_be_hidden():
+    from agentenv_webarena.browser_env.observation import IGNORED_PROPERTIES
+
+    nodes = [ax(1, "RootWebArea", "R", [2]),
+             ax(2, "link", "Home", props={"url": {"type": "string", "value": "http://x/"}})]
+    assert tree(nodes).split("\n")[1] == "\t[2] link 'Home' url: http://x/"
+    hidden = tree(nodes, ignored_properties=IGNORED_PROPERTIES | {"url"})
+    assert hidden.split("\n")[1] == "\t[2] link 'Home'"
