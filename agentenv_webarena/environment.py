@@ -93,7 +93,8 @@ class EnvConfig:
     repeating_action_failure_th: int = 3
     map_urls: bool = True
     call_timeout_s: float = 60.0
-    browser: BrowserConfig = field(default_factory=BrowserConfig)
+    # WebArena's Chromium put no `url:` property on links; today's does (long, and not in WebArena's lines)
+    browser: BrowserConfig = field(default_factory=lambda: BrowserConfig(extra_ignored_properties=("url",)))
 
 
 class WebarenaWorld:

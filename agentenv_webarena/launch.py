@@ -40,6 +40,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="consecutive unparseable actions that end the episode (3)")
     parser.add_argument("--repeating-action-failure-th", type=int, default=3,
                         help="identical consecutive actions that end the episode (3)")
+    parser.add_argument("--show-link-urls", action="store_true",
+                        help="keep the `url:` property current Chromium adds to links (WebArena's Chromium had none; "
+                             "it lengthens observations a lot)")
     parser.add_argument("--no-url-mapping", action="store_true",
                         help="show the sites' real URLs instead of WebArena's public names (onestopmarket.com ...)")
     parser.add_argument("--action-timeout-ms", type=int, default=5000, help="timeout of each browser call")
@@ -70,6 +73,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         current_viewport_only=args.current_viewport_only,
         max_obs_chars=args.max_obs_chars or None,
         action_timeout_ms=args.action_timeout_ms,
+        extra_ignored_properties=() if args.show_link_urls else ("url",),
     )
     if args.chromium:
         browser.executable_path = args.chromium
