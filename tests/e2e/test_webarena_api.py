@@ -225,3 +225,21 @@ def _raise_for(server, env_idx):
     from agentenv.controller.http import EnvHttp
 
     EnvHttp(server, timeout=10, max_retries=0).get("observation", params={"env_idx": env_idx})
+
+
+def test_session_limit_and_idle_eviction(tasks):
+    env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT")}
+    with launched_server("agentenv_webarena.launch", "--max-sessions", "2", "--session-ttl", "3", env=env) as (base, _):
+        a = _post(base, "create").json()["env_idx"]
+        _post(base, "create")
+        full = _post(base, "create")
+        assert full.status_code == 503 and full.json()["error"]["code"] == "too_many_sessions"
+        assert _post(base, "reset", {"env_idx": a, "idx": 0}).status_code == 200
+        import time
+
+        deadline = time.monotonic() + 30
+        while requests.get(base + "/list_envs", timeout=10).json() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert requests.get(base + "/list_envs", timeout=10).json() == []  # idle envs (and their contexts) evicted
+        assert _post(base, "step", {"env_idx": a, "action": "```go_back```"}).status_code == 404
+        assert _post(base, "create").status_code == 200  # room again
