@@ -37,7 +37,8 @@ from agentenv_webarena.browser_env.actions import (
 )
 from agentenv_webarena.browser_env.browser import ActionExecutionError, BrowserConfig, BrowserHost, BrowserSession
 
-__all__ = ["EnvConfig", "WebarenaWorld", "WebarenaSession", "URL_MAPPINGS", "TaskIndexError", "EpisodeStateError"]
+__all__ = ["EnvConfig", "WebarenaWorld", "WebarenaSession", "URL_MAPPINGS", "TaskIndexError", "EpisodeStateError",
+           "StartPageError"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +66,10 @@ class TaskIndexError(ValueError):
 
 class EpisodeStateError(RuntimeError):
     """A call that needs a reset first."""
+
+
+class StartPageError(RuntimeError):
+    """The task's start page could not be opened (a site is down or refuses the URL)."""
 
 
 @dataclass
@@ -239,7 +244,12 @@ class WebarenaSession:
         if self.world.config.embedded:
             from agentenv_webarena.sites import reset_instance
 
-            reset_instance(next(iter(self.world.config.site_urls.values())), self.instance, client=self.world.http())
+            try:
+                reset_instance(next(iter(self.world.config.site_urls.values())), self.instance,
+                               client=self.world.http())
+            except Exception as exc:
+                raise StartPageError(f"task {idx}: the embedded sites did not restore this env's state "
+                                     f"({type(exc).__name__}: {exc})") from exc
         timings["site_reset_ms"] = (time.perf_counter() - t0) * 1e3
         headers = {}
         if self.world.config.embedded:
@@ -260,11 +270,18 @@ class WebarenaSession:
 
         storage_state = None if self.world.config.embedded else config.get("storage_state")
         t1 = time.perf_counter()
-        self.world.host.run(
-            self.browser.open(start_urls(config), storage_state=_existing_file(storage_state),
-                              extra_http_headers=headers or None, before_goto=login),
-            timeout_s=self.world.config.call_timeout_s,
-        )
+        self.episode = None
+        try:
+            self.world.host.run(
+                self.browser.open(start_urls(config), storage_state=_existing_file(storage_state),
+                                  extra_http_headers=headers or None, before_goto=login),
+                timeout_s=self.world.config.call_timeout_s,
+            )
+        except TimeoutError:
+            raise
+        except Exception as exc:
+            raise StartPageError(f"task {idx}: could not open {start_urls(config)} ({type(exc).__name__}: {exc}); "
+                                 "check that the sites are up and their URLs configured") from exc
         timings["open_ms"] = (time.perf_counter() - t1) * 1e3
         self.episode = _Episode(task_index=idx, config=config, intent=str(config.get("intent", "")), sites=sites)
         t2 = time.perf_counter()
@@ -314,6 +331,10 @@ class WebarenaSession:
         except TimeoutError:
             info["error"] = f"TimeoutError: the action took longer than {self.world.config.call_timeout_s:.0f} s"
             description = f"Attempt to perform \"{action}\" timed out"
+        except Exception as exc:  # a browser fault must cost this step, not the episode or the server
+            logger.warning("instance %s: %s failed: %s: %s", self.instance, action, type(exc).__name__, exc)
+            info["error"] = f"{type(exc).__name__}: {exc}"
+            description = f"Attempt to perform \"{action}\" failed: {type(exc).__name__}"
         timings["action_ms"] = (time.perf_counter() - t0) * 1e3
         ep.actions.append(action)
         ep.descriptions.append(description)
@@ -430,7 +451,7 @@ class WebarenaSession:
     def _refresh_observation(self, info: dict) -> None:
         try:
             self.observation = self.world.host.run(self.browser.observe(), timeout_s=self.world.config.call_timeout_s)
-        except (ActionExecutionError, TimeoutError) as exc:
+        except Exception as exc:  # keep the last observation; the agent reads the error in info
             info["error"] = (info.get("error", "") + f"; observation failed: {exc}").lstrip("; ")
 
     def _result(self, reward: float, info: dict) -> dict:

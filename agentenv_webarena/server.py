@@ -18,8 +18,9 @@ context). Endpoints, with the request/response shapes of AgentGym's WebArena ser
 
 Errors use the kit's JSON schema: unknown env_idx -> 404 "unknown_env_idx"; task index out of
 range -> 422 "task_index_out_of_range"; a task needing an unconfigured site -> 422
-"site_not_configured"; /step or /observation before /reset -> 409 "not_reset"; a browser that
-does not answer in time -> 504 "browser_timeout"; wrong JSON types -> 422 "invalid_request".
+"site_not_configured"; /step or /observation before /reset -> 409 "not_reset"; a start page that
+cannot be opened (site down) -> 502 "start_page_failed"; a browser that does not answer in time ->
+504 "browser_timeout"; wrong JSON types -> 422 "invalid_request".
 An unparseable action or an unknown element id is not an HTTP error: the observation says what
 was wrong. Every handler that touches a browser is a plain `def` (threadpool); the browser work
 itself runs on the world's one asyncio loop.
@@ -61,10 +62,12 @@ class WebarenaResetRequest(EnvIdxRequest):
 
 def _call(fn: Callable[[], Any]) -> Any:
     """Run an environment call, turning its expected failures into JSON errors."""
-    from agentenv_webarena.environment import EpisodeStateError, TaskIndexError
+    from agentenv_webarena.environment import EpisodeStateError, StartPageError, TaskIndexError
 
     try:
         return fn()
+    except StartPageError as exc:
+        raise EnvServerError(502, "start_page_failed", str(exc)) from exc
     except TaskIndexError as exc:
         raise EnvServerError(422, "task_index_out_of_range", str(exc)) from exc
     except EpisodeStateError as exc:
