@@ -329,7 +329,7 @@ _ORDER = {
 
 def submission_list(conn: sqlite3.Connection, *, sort: str = "hot", forum: Optional[str] = None,
                     author: Optional[str] = None, search: Optional[str] = None,
-                    limit: Optional[int] = None, offset: int = 0) -> list[sqlite3.Row]:
+                    limit: Optional[int] = None, offset: int = 0) -> list[dict]:
     """Submissions with `score` and `comment_count`, filtered and sorted as the pages list them.
 
     Args:
@@ -353,7 +353,13 @@ def submission_list(conn: sqlite3.Connection, *, sort: str = "hot", forum: Optio
     if limit is not None:
         sql += " LIMIT ? OFFSET ?"
         args += [limit, offset]
-    return conn.execute(sql, args).fetchall()
+    return _dicts(conn.execute(sql, args))
+
+
+def _dicts(cursor: sqlite3.Cursor) -> list[dict]:
+    """Rows as dicts, whatever the connection's row_factory."""
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
 def _count_submissions(conn: sqlite3.Connection, *, forum: Optional[str] = None, author: Optional[str] = None,
@@ -363,19 +369,19 @@ def _count_submissions(conn: sqlite3.Connection, *, forum: Optional[str] = None,
 
 def comment_order(conn: sqlite3.Connection, submission_id: int) -> list[dict]:
     """The post's comments in page order (depth-first, each level oldest first), with `depth` and `score`."""
-    rows = conn.execute(
+    rows = _dicts(conn.execute(
         "SELECT c.id, c.parent_id, c.body, c.created_at, c.edited_at, c.user_id, u.username AS author, "
         "(SELECT COALESCE(SUM(choice), 0) FROM forum_comment_votes v WHERE v.comment_id = c.id) AS score "
         "FROM forum_comments c JOIN forum_users u ON u.id = c.user_id WHERE c.submission_id = ? "
-        "ORDER BY c.created_at, c.id", (submission_id,)).fetchall()
-    children: dict[Optional[int], list[sqlite3.Row]] = {}
+        "ORDER BY c.created_at, c.id", (submission_id,)))
+    children: dict[Optional[int], list[dict]] = {}
     for row in rows:
         children.setdefault(row["parent_id"], []).append(row)
     out: list[dict] = []
 
     def walk(parent: Optional[int], depth: int) -> None:
         for row in children.get(parent, []):
-            out.append({**dict(row), "depth": depth})
+            out.append({**row, "depth": depth})
             walk(row["id"], depth + 1)
 
     walk(None, 0)
@@ -492,7 +498,7 @@ def _submission_info(row: Any) -> str:
             f'<a class="submission__forum" href="/f/{quote(row["forum"])}">f/{esc(row["forum"])}</a>{edited}</p>')
 
 
-def _listing(ctx: _Ctx, rows: list[sqlite3.Row]) -> str:
+def _listing(ctx: _Ctx, rows: list[dict]) -> str:
     if not rows:
         return '<p class="empty">There are no submissions here.</p>'
     mine = _my_votes(ctx, "forum_submission_votes", "submission_id", (r["id"] for r in rows))

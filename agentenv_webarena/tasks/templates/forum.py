@@ -1,0 +1,672 @@
+"""Forum task templates (intent_template_id 3000-3099) over the embedded forum's seed data.
+
+Each template is `(template_id, fn(db, rng) -> list[task dict])`: `fn` reads the pristine database
+(`db`, every site's tables) and instantiates WebArena-format tasks (reference B1) with a
+`reference_action_sequence` whose elements are named by their accessibility role and name, as
+Chromium exposes them on `sites/forum.py`'s pages. `task_id` is left at -1: the generator numbers
+the whole suite.
+
+Also holds the small task-building helpers the cross-site templates (`cross.py`) share.
+"""
+from __future__ import annotations
+
+import random
+import sqlite3
+from typing import Any, Callable, Optional
+
+from agentenv_webarena.sites import forum
+from agentenv_webarena.sites.forum_data import PRIMARY_USER
+
+__all__ = ["TEMPLATES", "make_task", "string_eval", "url_eval", "html_eval", "step", "stop", "rows",
+           "INSTANCES", "REDDIT"]
+
+REDDIT = "__REDDIT__"
+INSTANCES = 10  # instances per template (fewer when the data offer fewer)
+VOTE_LOCATOR = "document.querySelector('div.submission__vote').querySelector('form').getAttribute('class')"
+POST_URL_FUNC = "func:reddit_get_post_url('__last_url__')"
+
+Template = tuple[int, Callable[[sqlite3.Connection, random.Random], list[dict]]]
+
+
+# --- task building (shared with cross.py) ----------------------------------------------------------
+
+def _storage_state(sites: list[str]) -> str:
+    order = ("gitlab", "shopping", "shopping_admin", "reddit")
+    return "./.auth/" + ".".join(s for s in order if s in sites) + "_state.json"
+
+
+def make_task(template_id: int, intent_template: str, slots: dict[str, Any], start_url: str, evaluation: dict,
+              sequence: list[dict], sites: Optional[list[str]] = None) -> dict:
+    """One WebArena task config (B1 fields) plus `reference_action_sequence`."""
+    sites = sites or ["reddit"]
+    intent = intent_template
+    for key, value in slots.items():
+        intent = intent.replace("{{" + key + "}}", str(value))
+    return {
+        "sites": sites,
+        "task_id": -1,
+        "require_login": True,
+        "storage_state": _storage_state(sites),
+        "start_url": start_url,
+        "geolocation": None,
+        "intent_template": intent_template,
+        "instantiation_dict": dict(slots),
+        "intent": intent,
+        "require_reset": False,
+        "eval": evaluation,
+        "intent_template_id": template_id,
+        "reference_action_sequence": sequence,
+    }
+
+
+def string_eval(kind: str, value: Any, note: str = "") -> dict:
+    """`string_match` with `exact_match` (str), `must_include` (list) or `fuzzy_match` (list or "N/A")."""
+    ev = {"eval_types": ["string_match"], "reference_answers": {kind: value}, "reference_url": "",
+          "program_html": []}
+    if note:
+        ev["string_note"] = note
+    if kind == "fuzzy_match" and value == "N/A":
+        ev["reference_answer_raw_annotation"] = "N/A"
+    return ev
+
+
+def url_eval(url: str) -> dict:
+    return {"eval_types": ["url_match"], "reference_answers": None, "reference_url": url, "program_html": [],
+            "url_note": "GOLD in PRED"}
+
+
+def html_eval(targets: list[dict], reference_url: str = "") -> dict:
+    """`program_html` targets, with `url_match` first when `reference_url` is given."""
+    ev = {"eval_types": (["url_match"] if reference_url else []) + ["program_html"], "reference_answers": None,
+          "reference_url": reference_url, "program_html": targets}
+    if reference_url:
+        ev["url_note"] = "GOLD in PRED"
+    return ev
+
+
+def target(url: str, locator: str, *, exact: Optional[str] = None, include: Optional[list[str]] = None,
+           prep: Optional[list[str]] = None) -> dict:
+    t: dict[str, Any] = {"url": url, "locator": locator,
+                         "required_contents": {"exact_match": exact} if exact is not None else {"must_include": include}}
+    if prep:
+        t["prep_actions"] = prep
+    return t
+
+
+def step(action: str, role: Optional[str] = None, name: Optional[str] = None, *, nth: int = 0, **extra: Any) -> dict:
+    """One reference step; `role`/`name` name the element (nth: which match, 0 = first)."""
+    out: dict[str, Any] = {"action": action}
+    if role is not None:
+        out["element"] = {"role": role, "name": name}
+        if nth:
+            out["element"]["nth"] = nth
+    out.update(extra)
+    return out
+
+
+def stop(answer: str = "") -> dict:
+    return {"action": "stop", "answer": answer}
+
+
+def rows(db: sqlite3.Connection, sql: str, args: tuple = ()) -> list[dict]:
+    """Query results as dicts (whatever the connection's row_factory)."""
+    cur = db.execute(sql, args)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def _pick(rng: random.Random, items: list, n: int = INSTANCES) -> list:
+    return rng.sample(items, min(n, len(items)))
+
+
+# --- forum facts ------------------------------------------------------------------------------------
+
+def _forums(db: sqlite3.Connection) -> list[dict]:
+    return rows(db, "SELECT f.id, f.name, f.title, f.description, "
+                    "(SELECT COUNT(*) FROM forum_submissions s WHERE s.forum_id = f.id) AS posts "
+                    "FROM forum_forums f ORDER BY f.name COLLATE NOCASE")
+
+
+def _posts(db: sqlite3.Connection, **kw: Any) -> list[dict]:
+    return forum.submission_list(db, **kw)
+
+
+def _post_url(post: dict) -> str:
+    return REDDIT + forum.post_path(post["forum"], post["id"], post["title"])
+
+
+def _typeable(text: str) -> bool:
+    """Text a reference `type` step can carry (WebArena's grammar treats brackets specially)."""
+    return "[" not in text and "]" not in text
+
+
+def _my_vote(db: sqlite3.Connection, submission_id: int) -> int:
+    r = rows(db, "SELECT v.choice FROM forum_submission_votes v JOIN forum_users u ON u.id = v.user_id "
+                 "WHERE u.username = ? AND v.submission_id = ?", (PRIMARY_USER, submission_id))
+    return r[0]["choice"] if r else 0
+
+
+def _search_to(post: dict) -> list[dict]:
+    """Find a post through the search box and open it."""
+    return [step("type", "searchbox", "Search", text=post["title"], enter=True),
+            step("click", "link", post["title"])]
+
+
+def _unique_top(items: list[dict], key: str) -> Optional[dict]:
+    if not items:
+        return None
+    ranked = sorted(items, key=lambda r: r[key], reverse=True)
+    if len(ranked) > 1 and ranked[0][key] == ranked[1][key]:
+        return None
+    return ranked[0]
+
+
+def _searchable(db: sqlite3.Connection, post: dict) -> bool:
+    """The post's own title link is among the first page of search results for its title."""
+    hits = forum.submission_list(db, sort="new", search=post["title"], limit=forum.PAGE_SIZE)
+    return any(h["id"] == post["id"] for h in hits) and _typeable(post["title"])
+
+
+# --- templates --------------------------------------------------------------------------------------
+
+def t3000_top_post_author(db, rng):
+    tpl = "Who posted the top-scored submission in the {{forum}} forum?"
+    out = []
+    for f in _forums(db):
+        top = _unique_top(_posts(db, forum=f["name"]), "score")
+        if top is None:
+            continue
+        out.append(make_task(3000, tpl, {"forum": f["name"]}, REDDIT + "/forums", string_eval("exact_match", top["author"]),
+                             [step("click", "link", f["name"]), step("click", "link", "Top"), stop(top["author"])]))
+    return _pick(rng, out)
+
+
+def t3001_comment_count(db, rng):
+    tpl = 'How many comments does the post "{{title}}" have?'
+    posts = [p for p in _posts(db, sort="new") if _searchable(db, p)]
+    out = []
+    for p in _pick(rng, posts):
+        n = str(p["comment_count"])
+        out.append(make_task(3001, tpl, {"title": p["title"]}, REDDIT, string_eval("exact_match", n),
+                             _search_to(p) + [stop(n)]))
+    return out
+
+
+def t3002_forum_with_most_posts(db, rng):
+    tpl = "Among the forums {{a}}, {{b}} and {{c}}, which one has the most submissions?"
+    forums = _forums(db)
+    out, seen = [], set()
+    for _ in range(200):
+        trio = rng.sample(forums, 3)
+        key = tuple(sorted(f["name"] for f in trio))
+        best = _unique_top(trio, "posts")
+        if best is None or key in seen:
+            continue
+        seen.add(key)
+        out.append(make_task(3002, tpl, {"a": trio[0]["name"], "b": trio[1]["name"], "c": trio[2]["name"]}, REDDIT,
+                             string_eval("exact_match", best["name"]), [step("click", "link", "Forums"), stop(best["name"])]))
+        if len(out) == INSTANCES:
+            break
+    return out
+
+
+def t3003_newest_post_title(db, rng):
+    tpl = "What is the title of the most recent post in the {{forum}} forum?"
+    out = []
+    for f in _forums(db):
+        newest = _posts(db, forum=f["name"], sort="new", limit=1)[0]
+        out.append(make_task(3003, tpl, {"forum": f["name"]}, REDDIT + "/forums",
+                             string_eval("fuzzy_match", [newest["title"]]),
+                             [step("click", "link", f["name"]), step("click", "link", "New"), stop(newest["title"])]))
+    return _pick(rng, out)
+
+
+def t3004_user_email_na(db, rng):
+    tpl = "What is the email address of the forum user {{user}}?"
+    users = [r["username"] for r in rows(db, "SELECT username FROM forum_users ORDER BY id") if r["username"] != PRIMARY_USER]
+    note = "The forum does not show users' email addresses anywhere."
+    return [make_task(3004, tpl, {"user": u}, REDDIT, string_eval("fuzzy_match", "N/A", note),
+                      [step("goto", url=f"{REDDIT}/user/{u}"), stop("N/A")]) for u in _pick(rng, users)]
+
+
+def t3005_go_to_forum(db, rng):
+    tpl = "Go to the {{title}} forum."
+    out = []
+    for f in _forums(db):
+        out.append(make_task(3005, tpl, {"title": f["title"]}, REDDIT, url_eval(f"{REDDIT}/f/{f['name']}"),
+                             [step("click", "link", "Forums"), step("click", "link", f["name"]), stop()]))
+    return _pick(rng, out)
+
+
+def t3006_author_profile(db, rng):
+    tpl = 'Show me the profile page of the user who posted "{{title}}".'
+    posts = [p for p in _posts(db, sort="new") if p["author"] != PRIMARY_USER and _searchable(db, p)]
+    return [make_task(3006, tpl, {"title": p["title"]}, REDDIT, url_eval(f"{REDDIT}/user/{p['author']}"),
+                      _search_to(p) + [step("click", "link", p["author"]), stop()]) for p in _pick(rng, posts)]
+
+
+def t3007_open_best_post(db, rng):
+    tpl = "Open the {{what}} post in the {{forum}} forum."
+    kinds = {"most commented": ("comment_count", "Most commented"), "highest-scored": ("score", "Top")}
+    out = []
+    for f in _forums(db):
+        for what, (key, label) in kinds.items():
+            top = _unique_top(_posts(db, forum=f["name"]), key)
+            if top is None:
+                continue
+            out.append(make_task(3007, tpl, {"what": what, "forum": f["name"]}, f"{REDDIT}/f/{f['name']}",
+                                 url_eval(_post_url(top)),
+                                 [step("click", "link", label), step("click", "link", top["title"]), stop()]))
+    return _pick(rng, out)
+
+
+def t3008_sorted_listing(db, rng):
+    tpl = "Show me the {{sort}} posts in the {{forum}} forum."
+    words = {"new": "newest", "top": "top-scored", "most_commented": "most commented"}
+    out = []
+    for f in _forums(db):
+        for sort, word in words.items():
+            out.append(make_task(3008, tpl, {"sort": word, "forum": f["name"]}, REDDIT + "/forums",
+                                 url_eval(f"{REDDIT}/f/{f['name']}/{sort}"),
+                                 [step("click", "link", f["name"]), step("click", "link", forum.SORT_LABELS[sort]), stop()]))
+    return _pick(rng, out)
+
+
+_NEW_POSTS = [
+    ("books", "Best audiobook narrators?", "I want narrators who make long fantasy series easy to follow."),
+    ("gaming", "Looking for a cozy farming game", "Something relaxing to play after work, no combat please."),
+    ("science", "How do vaccines train the immune system?", "Looking for a clear explanation for a high school class."),
+    ("technology", "Which e-reader has the best screen?", "I read mostly at night and want a warm light."),
+    ("movies", "Movies with great long takes", "Share your favourite single-shot scenes."),
+    ("MachineLearning", "Small datasets and overfitting", "What regularization worked best for you on tiny datasets?"),
+    ("personalfinance", "Should I refinance my car loan?", "The rate dropped two points since I signed."),
+    ("history", "How were medieval castles heated?", "Fireplaces alone seem like they would not be enough."),
+    ("space", "Best time to see the Perseids this year", "Looking for dark sky tips near the city."),
+    ("Music", "Albums to learn jazz guitar from", "I know my scales and want to start comping."),
+    ("food", "Weeknight dinners in 20 minutes", "Share your fastest reliable recipes."),
+    ("DIY", "First time tiling a bathroom floor", "What trowel size should I use for large tiles?"),
+    ("pittsburgh", "Best bakery in Lawrenceville?", "Looking for good bread and coffee on weekends."),
+    ("AskReddit", "What hobby did you pick up this year?", "Mine is sourdough baking, what is yours?"),
+]
+
+
+def t3009_create_post(db, rng):
+    tpl = 'Create a post in the {{forum}} forum titled "{{title}}" with the text "{{body}}".'
+    out = []
+    for name, title, body in _NEW_POSTS:
+        ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__title').outerText", exact=title),
+                        target(POST_URL_FUNC, "document.querySelector('.submission__body').outerText", include=[body])],
+                       reference_url=f"{REDDIT}/f/{name}")
+        seq = [step("click", "link", "Forums"), step("click", "link", name), step("click", "link", "Submit a post"),
+               step("type", "textbox", "Title", text=title, enter=False),
+               step("type", "textbox", "Body", text=body, enter=False),
+               step("click", "button", "Create submission"), stop()]
+        out.append(make_task(3009, tpl, {"forum": name, "title": title, "body": body}, REDDIT, ev, seq))
+    return _pick(rng, out)
+
+
+_COMMENTS = ["Thanks for posting this, very helpful!", "I completely agree with this post.",
+             "Great question, following for answers.", "This was a fun read, thank you.",
+             "I had the same problem last year.", "Bookmarking this for later.", "Interesting, I never knew that.",
+             "Congrats, that is a great result!", "Well said, I could not agree more.", "Thanks, this made my day."]
+
+_MINE_ONLY = ("document.querySelectorAll('.comment').forEach(c => { if (c.querySelector('.comment__author').outerText "
+              f"!== '{PRIMARY_USER}') c.querySelector('.comment__body').remove(); }})")
+_ALL_BODIES = "[...document.querySelectorAll('.comment__body')].map(e => e.outerText).join(' | ')"
+
+
+def t3010_comment_on_post(db, rng):
+    tpl = 'Leave the comment "{{comment}}" on the post "{{title}}".'
+    posts = [p for p in _posts(db, sort="new") if _searchable(db, p)]
+    out = []
+    for p, text in zip(_pick(rng, posts), _COMMENTS):
+        ev = html_eval([target(_post_url(p), _ALL_BODIES, include=[text], prep=[_MINE_ONLY])])
+        seq = _search_to(p) + [step("type", "textbox", "Comment", text=text, enter=False),
+                               step("click", "button", "Post"), stop()]
+        out.append(make_task(3010, tpl, {"comment": text, "title": p["title"]}, REDDIT, ev, seq))
+    return out
+
+
+def _single_comment_targets(db: sqlite3.Connection, exclude_primary: bool = True) -> list[tuple[dict, dict, int]]:
+    """(post, comment, index among the post's comments) where the comment's author has no other comment there."""
+    out = []
+    for p in _posts(db, sort="new"):
+        if p["comment_count"] < 2 or not _searchable(db, p):
+            continue
+        comments = forum.comment_order(db, p["id"])
+        for i, c in enumerate(comments):
+            if exclude_primary and c["author"] == PRIMARY_USER:
+                continue
+            if sum(1 for o in comments if o["author"] == c["author"]) == 1:
+                out.append((p, c, i))
+    return out
+
+
+def t3011_reply_to_comment(db, rng):
+    tpl = 'Reply "{{reply}}" to the comment by {{user}} on the post "{{title}}".'
+    replies = ["Thanks, that is a good point!", "I agree with you completely.", "Could you explain that a bit more?",
+               "Ha, that is exactly what I thought.", "Interesting, thanks for sharing.", "Same here, great minds!",
+               "I see it differently, but fair enough.", "That is really helpful, thank you.",
+               "You made my day with this comment.", "Good advice, I will try that."]
+    picks = _pick(rng, _single_comment_targets(db))
+    out = []
+    for (p, c, i), text in zip(picks, replies):
+        ev = html_eval([target(_post_url(p), f"document.querySelector('#comment-{c['id']} > .comment__replies').outerText",
+                               include=[text])])
+        seq = _search_to(p) + [step("click", "link", "Reply", nth=i),
+                               step("type", "textbox", f"Reply to {c['author']}", text=text, enter=False),
+                               step("click", "button", "Post"), stop()]
+        out.append(make_task(3011, tpl, {"reply": text, "user": c["author"], "title": p["title"]}, REDDIT, ev, seq))
+    return out
+
+
+def t3012_upvote_newest(db, rng):
+    tpl = "Upvote the newest post in the {{forum}} forum."
+    out = []
+    for f in _forums(db):
+        newest = _posts(db, forum=f["name"], sort="new", limit=1)[0]
+        if _my_vote(db, newest["id"]) == 1:
+            continue
+        ev = html_eval([target(_post_url(newest), VOTE_LOCATOR, include=["vote vote--user-upvoted"])])
+        seq = [step("click", "link", "New"), step("click", "link", newest["title"]), step("click", "button", "Upvote"), stop()]
+        out.append(make_task(3012, tpl, {"forum": f["name"]}, f"{REDDIT}/f/{f['name']}", ev, seq))
+    return _pick(rng, out)
+
+
+def t3013_downvote_post(db, rng):
+    tpl = 'Downvote the post "{{title}}".'
+    posts = [p for p in _posts(db, sort="new") if _my_vote(db, p["id"]) != -1 and p["author"] != PRIMARY_USER
+             and _searchable(db, p)]
+    out = []
+    for p in _pick(rng, posts):
+        ev = html_eval([target(_post_url(p), VOTE_LOCATOR, include=["vote vote--user-downvoted"])])
+        out.append(make_task(3013, tpl, {"title": p["title"]}, REDDIT, ev,
+                             _search_to(p) + [step("click", "button", "Downvote"), stop()]))
+    return out
+
+
+def _my_posts(db: sqlite3.Connection) -> list[dict]:
+    return [p for p in _posts(db, sort="new", author=PRIMARY_USER) if _typeable(p["title"])]
+
+
+def _replace_text(role_name: str, text: str) -> list[dict]:
+    """Clear a prefilled field (select all, delete), then type `text`."""
+    return [step("click", "textbox", role_name), step("press", key="Meta+a"), step("press", key="Backspace"),
+            step("type", "textbox", role_name, text=text, enter=False)]
+
+
+def t3014_edit_post_body(db, rng):
+    tpl = 'Edit my post "{{title}}" so that its text reads "{{body}}".'
+    bodies = ["Update: I found the answer, thanks everyone!", "Edit: solved, see the comments.",
+              "Thanks for all the replies, this is now resolved.", "Update: it worked out in the end.",
+              "Edit: I changed my mind after reading the comments.", "Final update: all sorted now.",
+              "Update: thanks to this forum I figured it out.", "Edit: removed the details for privacy.",
+              "Update: I went with the first suggestion.", "Edit: fixed a typo, thanks for reading.",
+              "Update: still looking for advice.", "Edit: added more context below."]
+    out = []
+    posts = _my_posts(db)
+    for p, body in zip(_pick(rng, posts, len(posts)), bodies):
+        ev = html_eval([target(_post_url(p), "document.querySelector('.submission__body').outerText", exact=body)])
+        seq = ([step("click", "link", p["title"]), step("click", "link", "Edit")] + _replace_text("Body", body)
+               + [step("click", "button", "Save"), stop()])
+        out.append(make_task(3014, tpl, {"title": p["title"], "body": body}, f"{REDDIT}/user/{PRIMARY_USER}/submissions",
+                             ev, seq))
+    return out[:INSTANCES]
+
+
+def t3015_edit_post_title(db, rng):
+    tpl = 'Change the title of my post "{{old}}" to "{{new}}".'
+    out = []
+    for p in _pick(rng, _my_posts(db)):
+        new = "Update: " + p["title"]
+        ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__title').outerText", exact=new)])
+        seq = ([step("click", "link", p["title"]), step("click", "link", "Edit")] + _replace_text("Title", new)
+               + [step("click", "button", "Save"), stop()])
+        out.append(make_task(3015, tpl, {"old": p["title"], "new": new}, f"{REDDIT}/user/{PRIMARY_USER}/submissions",
+                             ev, seq))
+    return out
+
+
+def t3016_edit_bio(db, rng):
+    tpl = 'Set my forum biography to "{{bio}}".'
+    bios = ["Lifelong Marvel fan and weekend gamer.", "Coffee lover, book reader, occasional poster.",
+            "Software tester from Pittsburgh.", "I collect comics and vintage posters.",
+            "Here for the book recommendations.", "Amateur chef and movie buff.",
+            "Learning something new every day.", "Dog person, cat tolerant.", "Trying to read 50 books this year.",
+            "Hiking, photography and good pierogies.", "Retro games and modern music.",
+            "Just a friendly lurker who sometimes posts."]
+    current = rows(db, "SELECT biography FROM forum_users WHERE username = ?", (PRIMARY_USER,))[0]["biography"]
+    out = []
+    for bio in _pick(rng, [b for b in bios if b != current]):
+        ev = html_eval([target(f"{REDDIT}/user/{PRIMARY_USER}", "document.querySelector('.user-bio').outerText", exact=bio)])
+        seq = [step("click", "link", PRIMARY_USER), step("click", "link", "Edit biography")]
+        seq += (_replace_text("Biography", bio) if current else
+                [step("type", "textbox", "Biography", text=bio, enter=False)])
+        seq += [step("click", "button", "Save"), stop()]
+        out.append(make_task(3016, tpl, {"bio": bio}, REDDIT, ev, seq))
+    return out
+
+
+def _subscribed(db: sqlite3.Connection) -> list[str]:
+    return [r["name"] for r in rows(db, "SELECT f.name FROM forum_subscriptions s JOIN forum_forums f ON f.id = s.forum_id "
+                                        "JOIN forum_users u ON u.id = s.user_id WHERE u.username = ? "
+                                        "ORDER BY f.name COLLATE NOCASE", (PRIMARY_USER,))]
+
+
+_SIDEBAR = "document.querySelector('#sidebar > section').outerText"
+
+
+def t3017_subscribe(db, rng):
+    tpl = "Subscribe to the {{forum}} forum."
+    mine = _subscribed(db)
+    heading = "subscribed forums " + " ".join(mine).lower()
+    out = []
+    for f in _forums(db):
+        if f["name"] in mine or f["name"].lower() in heading:
+            continue
+        ev = html_eval([target(REDDIT + "/", _SIDEBAR, include=[f["name"]])])
+        out.append(make_task(3017, tpl, {"forum": f["name"]}, REDDIT + "/forums", ev,
+                             [step("click", "link", f["name"]), step("click", "button", "Subscribe"), stop()]))
+    return _pick(rng, out)
+
+
+def t3018_switch_subscription(db, rng):
+    tpl = "Unsubscribe from the {{old}} forum and subscribe to the {{new}} forum instead."
+    mine = _subscribed(db)
+    button = "document.querySelector('form.subscribe-form button').outerText"
+    out = []
+    for old in mine:
+        for f in _forums(db):
+            if f["name"] in mine:
+                continue
+            ev = html_eval([target(f"{REDDIT}/f/{old}", button, exact="Subscribe"),
+                            target(f"{REDDIT}/f/{f['name']}", button, exact="Unsubscribe")])
+            seq = [step("click", "link", "Forums"), step("click", "link", old), step("click", "button", "Unsubscribe"),
+                   step("click", "link", "Forums"), step("click", "link", f["name"]),
+                   step("click", "button", "Subscribe"), stop()]
+            out.append(make_task(3018, tpl, {"old": old, "new": f["name"]}, REDDIT, ev, seq))
+    return _pick(rng, out)
+
+
+def _users_with_posts(db: sqlite3.Connection) -> list[dict]:
+    return rows(db, "SELECT u.username, COUNT(s.id) AS n FROM forum_users u JOIN forum_submissions s ON s.user_id = u.id "
+                    "GROUP BY u.id ORDER BY u.id")
+
+
+def t3019_count_user_posts(db, rng):
+    tpl = "How many posts has {{user}} submitted to the forum?"
+    users = [u for u in _users_with_posts(db) if u["n"] <= forum.PAGE_SIZE and u["username"] != PRIMARY_USER]
+    return [make_task(3019, tpl, {"user": u["username"]}, REDDIT, string_eval("exact_match", str(u["n"])),
+                      [step("goto", url=f"{REDDIT}/user/{u['username']}/submissions"), stop(str(u["n"]))])
+            for u in _pick(rng, users)]
+
+
+def t3020_post_score(db, rng):
+    tpl = 'What is the score of the post "{{title}}"?'
+    posts = [p for p in _posts(db, sort="new") if _searchable(db, p)]
+    return [make_task(3020, tpl, {"title": p["title"]}, REDDIT, string_eval("must_include", [str(p["score"])]),
+                      _search_to(p) + [stop(str(p["score"]))]) for p in _pick(rng, posts)]
+
+
+def t3021_user_bio(db, rng):
+    tpl = "What does {{user}} say about themselves in their forum biography?"
+    users = rows(db, "SELECT username, biography FROM forum_users WHERE biography != '' ORDER BY id")
+    return [make_task(3021, tpl, {"user": u["username"]}, REDDIT, string_eval("fuzzy_match", [u["biography"]]),
+                      [step("goto", url=f"{REDDIT}/user/{u['username']}"), stop(u["biography"])])
+            for u in _pick(rng, users)]
+
+
+_NEW_FORUMS = [
+    ("origami", "Origami", "Folding paper into art, from cranes to tessellations."),
+    ("birdwatching", "Birdwatching", "Sightings, field guides and binocular advice."),
+    ("chess", "Chess", "Openings, puzzles and game analysis."),
+    ("houseplants", "Houseplants", "Keeping indoor plants happy and green."),
+    ("running", "Running", "Training plans, races and running shoes."),
+    ("boardgames", "Board Games", "Tabletop games old and new."),
+    ("photography", "Photography", "Cameras, lenses and photo critiques."),
+    ("woodworking", "Woodworking", "Joinery, tools and finished pieces."),
+    ("astronomy_club", "Astronomy Club", "Local stargazing meetups and equipment swaps."),
+    ("languagelearning", "Language Learning", "Tips and resources for learning new languages."),
+    ("cycling", "Cycling", "Road, gravel and commuting by bike."),
+    ("knitting", "Knitting", "Patterns, yarn and finished projects."),
+]
+
+
+def t3022_create_forum(db, rng):
+    tpl = 'Create a new forum named "{{name}}" with the title "{{title}}" and the description "{{description}}".'
+    existing = {r["name"].lower() for r in _forums(db)}
+    out = []
+    for name, title, desc in _pick(rng, [f for f in _NEW_FORUMS if f[0].lower() not in existing]):
+        ev = html_eval([target(f"{REDDIT}/f/{name}", "document.querySelector('h1.forum-title').outerText", exact=title),
+                        target(f"{REDDIT}/f/{name}", "document.querySelector('.forum-description').outerText",
+                               exact=desc)])
+        seq = [step("click", "link", "Create a forum"), step("type", "textbox", "Name", text=name, enter=False),
+               step("type", "textbox", "Title", text=title, enter=False),
+               step("type", "textbox", "Description", text=desc, enter=False),
+               step("click", "button", "Create forum"), stop()]
+        out.append(make_task(3022, tpl, {"name": name, "title": title, "description": desc}, REDDIT + "/forums", ev, seq))
+    return out
+
+
+_ASKS = [
+    ("books", "science fiction novels", "Looking for science fiction novels with great world building"),
+    ("books", "mystery novels", "Recommend me mystery novels with a clever twist"),
+    ("Music", "jazz albums", "Which jazz albums should a beginner start with?"),
+    ("gaming", "co-op games", "Good co-op games to play with my partner?"),
+    ("food", "vegetarian recipes", "Easy vegetarian recipes for a busy week?"),
+    ("movies", "horror films", "Best horror films that are not too gory?"),
+    ("personalfinance", "budgeting apps", "Which budgeting apps do you actually use?"),
+    ("space", "telescopes", "Beginner telescopes under 300 dollars?"),
+    ("DIY", "power drills", "Which power drills are worth the money for home projects?"),
+    ("history", "podcasts about ancient Rome", "Any good podcasts about ancient Rome?"),
+    ("technology", "password managers", "Which password managers do you trust?"),
+    ("MachineLearning", "courses on deep learning", "Good free courses on deep learning?"),
+]
+
+
+def t3023_ask_in_right_forum(db, rng):
+    tpl = "Ask for recommendations of {{thing}} in the most relevant forum."
+    out = []
+    for name, thing, title in _pick(rng, _ASKS):
+        ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__inner').outerText", include=[thing])],
+                       reference_url=f"{REDDIT}/f/{name}")
+        seq = [step("click", "link", name), step("click", "link", "Submit a post"),
+               step("type", "textbox", "Title", text=title, enter=False),
+               step("type", "textbox", "Body", text=f"I would love some recommendations of {thing}.", enter=False),
+               step("click", "button", "Create submission"), stop()]
+        out.append(make_task(3023, tpl, {"thing": thing}, REDDIT + "/forums", ev, seq))
+    return out
+
+
+def t3024_delete_post(db, rng):
+    tpl = 'Delete my post "{{title}}".'
+    gone = "document.querySelector('.submission__title') === null ? 'deleted' : 'still there'"
+    out = []
+    for p in _pick(rng, _my_posts(db)):
+        ev = html_eval([target(_post_url(p), gone, exact="deleted")])
+        seq = [step("click", "link", p["title"]), step("click", "button", "Delete"), stop()]
+        out.append(make_task(3024, tpl, {"title": p["title"]}, f"{REDDIT}/user/{PRIMARY_USER}/submissions", ev, seq))
+    return out
+
+
+def t3025_upvote_comment(db, rng):
+    tpl = 'Upvote the comment by {{user}} on the post "{{title}}".'
+    mine = {r["comment_id"] for r in rows(db, "SELECT v.comment_id FROM forum_comment_votes v JOIN forum_users u "
+                                              "ON u.id = v.user_id WHERE u.username = ?", (PRIMARY_USER,))}
+    picks = _pick(rng, [t for t in _single_comment_targets(db) if t[1]["id"] not in mine])
+    out = []
+    for p, c, i in picks:
+        locator = f"document.querySelector('#comment-{c['id']} .comment__vote form').getAttribute('class')"
+        ev = html_eval([target(_post_url(p), locator, include=["vote vote--user-upvoted"])])
+        seq = _search_to(p) + [step("click", "link", "Reply", nth=i), step("click", "button", "Upvote"), stop()]
+        out.append(make_task(3025, tpl, {"user": c["author"], "title": p["title"]}, REDDIT, ev, seq))
+    return out
+
+
+def t3026_last_login_na(db, rng):
+    tpl = "When did {{user}} last log in to the forum?"
+    users = [r["username"] for r in rows(db, "SELECT username FROM forum_users ORDER BY id") if r["username"] != PRIMARY_USER]
+    note = "The forum does not show when users log in."
+    return [make_task(3026, tpl, {"user": u}, REDDIT, string_eval("fuzzy_match", "N/A", note),
+                      [step("goto", url=f"{REDDIT}/user/{u}"), stop("N/A")]) for u in _pick(rng, users)]
+
+
+def t3027_newest_post_by_user(db, rng):
+    tpl = "What is the title of the most recent post by {{user}}?"
+    users = [u["username"] for u in _users_with_posts(db) if u["username"] != PRIMARY_USER]
+    out = []
+    for u in _pick(rng, users):
+        newest = _posts(db, sort="new", author=u, limit=1)[0]
+        out.append(make_task(3027, tpl, {"user": u}, REDDIT, string_eval("fuzzy_match", [newest["title"]]),
+                             [step("goto", url=f"{REDDIT}/user/{u}"), stop(newest["title"])]))
+    return out
+
+
+def t3028_comment_count_by_user_in_post(db, rng):
+    tpl = 'Which user wrote the most comments on the post "{{title}}"?'
+    out = []
+    for p in _posts(db, sort="new"):
+        if p["comment_count"] < 3 or not _searchable(db, p):
+            continue
+        counts: dict[str, int] = {}
+        for c in forum.comment_order(db, p["id"]):
+            counts[c["author"]] = counts.get(c["author"], 0) + 1
+        ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+        if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+            continue
+        out.append(make_task(3028, tpl, {"title": p["title"]}, REDDIT, string_eval("exact_match", ranked[0][0]),
+                             _search_to(p) + [stop(ranked[0][0])]))
+    return _pick(rng, out)
+
+
+TEMPLATES: list[Template] = [
+    (3000, t3000_top_post_author),
+    (3001, t3001_comment_count),
+    (3002, t3002_forum_with_most_posts),
+    (3003, t3003_newest_post_title),
+    (3004, t3004_user_email_na),
+    (3005, t3005_go_to_forum),
+    (3006, t3006_author_profile),
+    (3007, t3007_open_best_post),
+    (3008, t3008_sorted_listing),
+    (3009, t3009_create_post),
+    (3010, t3010_comment_on_post),
+    (3011, t3011_reply_to_comment),
+    (3012, t3012_upvote_newest),
+    (3013, t3013_downvote_post),
+    (3014, t3014_edit_post_body),
+    (3015, t3015_edit_post_title),
+    (3016, t3016_edit_bio),
+    (3017, t3017_subscribe),
+    (3018, t3018_switch_subscription),
+    (3019, t3019_count_user_posts),
+    (3020, t3020_post_score),
+    (3021, t3021_user_bio),
+    (3022, t3022_create_forum),
+    (3023, t3023_ask_in_right_forum),
+    (3024, t3024_delete_post),
+    (3025, t3025_upvote_comment),
+    (3026, t3026_last_login_na),
+    (3027, t3027_newest_post_by_user),
+    (3028, t3028_comment_count_by_user_in_post),
+]
