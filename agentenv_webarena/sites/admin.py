@@ -421,7 +421,9 @@ def _product_edit(ctx: _Ctx, product_id: int) -> Response:
             f'<div class="field"><label for="product-qty">Quantity</label><input id="product-qty" type="text" '
             f'name="product[qty]" value="{p["qty"]}"></div>'
             f'<p>Category: {esc(p["category"])}</p>'
-            '<details id="product-content"><summary>Content</summary><div class="field"><label for="product-description">'
+            '<details id="product-content"><summary>Content</summary>'
+            f'<p id="description-preview">Current description: {esc(p["description"])}</p>'
+            '<div class="field"><label for="product-description">'
             f'Description</label><textarea id="product-description" name="product[description]" rows="4" cols="60">'
             f'{esc(p["description"])}</textarea></div></details>'
             '<button type="submit">Save</button></form>')

@@ -1,0 +1,134 @@
+"""Generate the embedded task suite: `python -m agentenv_webarena.tasks.generate [--out F] [--ids-dir D]`.
+
+Owns turning the template modules (`tasks.templates`) and the pristine seed data
+(`sites.apps.pristine_database`) into `tasks/embedded.raw.json` (WebArena's `test.raw.json` format
+plus `reference_action_sequence`, task_id == index) and the AgentGym item-id splits
+`<ids-dir>/webarena_train.json` and `webarena_test.json` (`[{"item_id": "webarena_<index>"}]`).
+
+Determinism: each template gets its own `random.Random(SEED * 100_000 + template_id)`, so adding
+or changing one template never changes another's instances. Splits: every instance of a template
+listed in a module's `TEST_ONLY_TEMPLATES` goes to test; of the other templates, every
+`TEST_EVERY`-th instance (0, 5, 10, ...) goes to test and the rest to train.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import sqlite3
+from typing import Optional, Sequence
+from urllib.parse import parse_qs, urlparse
+
+from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, start_urls, validate_task
+from agentenv_webarena.tasks.templates import load_templates, test_only_templates
+
+__all__ = ["SEED", "TEST_EVERY", "generate_tasks", "split_ids", "write_ids", "main"]
+
+logger = logging.getLogger(__name__)
+
+SEED = 8  # issue 8
+TEST_EVERY = 5
+_KEY_ORDER = ("sites", "task_id", "require_login", "storage_state", "start_url", "geolocation", "intent_template",
+              "instantiation_dict", "intent", "require_reset", "eval", "intent_template_id", "reference_action_sequence")
+_DEFAULTS = {"require_login": True, "storage_state": None, "geolocation": None, "require_reset": False}
+
+
+def _url_matches(pred: str, reference: str) -> bool:
+    """WebArena's "GOLD in PRED" rule on placeholder URLs (to reject tasks solved at the start)."""
+    def base(u: str) -> str:
+        parsed = urlparse(u.rstrip("/"))
+        return parsed.netloc + parsed.path
+
+    refs = [r.strip().rstrip("/") for r in reference.split(" |OR| ")]
+    pred = pred.rstrip("/")
+    if not any(base(r) in base(pred) for r in refs):
+        return False
+    pred_query = parse_qs(urlparse(pred).query)
+    for ref in refs:
+        for key, values in parse_qs(urlparse(ref).query).items():
+            if not any(v in pred_query.get(key, []) for v in values):
+                return False
+    return True
+
+
+def _check(task: dict, where: str) -> None:
+    validate_task(task, where=where)
+    sequence = task.get("reference_action_sequence") or []
+    if not sequence or sequence[-1].get("action") != "stop":
+        raise ValueError(f"{where}reference_action_sequence must end with a stop step")
+    if len(sequence) > 29:
+        raise ValueError(f"{where}reference_action_sequence has {len(sequence)} steps; WebArena stops at 30")
+    ev = task["eval"]
+    if "url_match" in ev["eval_types"] and _url_matches(start_urls(task)[0], ev["reference_url"]):
+        raise ValueError(f"{where}the start URL already satisfies reference_url {ev['reference_url']!r}")
+
+
+def generate_tasks(db: Optional[sqlite3.Connection] = None) -> list[dict]:
+    """Run every template on the pristine data and number the tasks (task_id == index).
+
+    Raises:
+        ValueError: a template returned an invalid task; the message names the template.
+    """
+    if db is None:
+        from agentenv_webarena.sites.apps import pristine_database
+
+        db = pristine_database()
+    tasks: list[dict] = []
+    for template_id, fn in load_templates():
+        instances = fn(db, random.Random(SEED * 100_000 + template_id))
+        if not instances:
+            raise ValueError(f"template {template_id} ({fn.__qualname__}) produced no tasks")
+        for raw in instances:
+            task = {**_DEFAULTS, **raw, "task_id": len(tasks), "intent_template_id": template_id}
+            ordered = {key: task[key] for key in _KEY_ORDER if key in task}
+            ordered.update({k: v for k, v in task.items() if k not in ordered})
+            _check(ordered, f"template {template_id} ({fn.__qualname__}): ")
+            tasks.append(ordered)
+        logger.info("template %d (%s): %d tasks", template_id, fn.__qualname__, len(instances))
+    return tasks
+
+
+def split_ids(tasks: list[dict], test_only: Optional[set[int]] = None) -> tuple[list[int], list[int]]:
+    """(train indices, test indices): disjoint and covering every task."""
+    test_only = test_only_templates() if test_only is None else test_only
+    seen: dict[int, int] = {}
+    train, test = [], []
+    for task in tasks:
+        tid = task["intent_template_id"]
+        k = seen.get(tid, 0)
+        seen[tid] = k + 1
+        (test if tid in test_only or k % TEST_EVERY == 0 else train).append(task["task_id"])
+    return train, test
+
+
+def write_ids(path: str, indices: Sequence[int]) -> None:
+    """Write an AgentGym item-id file, one `{"item_id": "webarena_<i>"}` per line."""
+    lines = ",\n".join(json.dumps({"item_id": f"webarena_{i}"}) for i in indices)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"[\n{lines}\n]\n")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Write the task file and the train/test item-id files."""
+    parser = argparse.ArgumentParser(description="Generate the embedded WebArena task suite and its splits")
+    parser.add_argument("--out", default=EMBEDDED_TASK_FILE, help="task JSON to write (default: the packaged file)")
+    parser.add_argument("--ids-dir", default="AgentItemId", help="where webarena_train.json / webarena_test.json go")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    tasks = generate_tasks()
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(tasks, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    train, test = split_ids(tasks)
+    os.makedirs(args.ids_dir, exist_ok=True)
+    write_ids(os.path.join(args.ids_dir, "webarena_train.json"), train)
+    write_ids(os.path.join(args.ids_dir, "webarena_test.json"), test)
+    templates = sorted({t["intent_template_id"] for t in tasks})
+    print(json.dumps({"tasks": len(tasks), "templates": len(templates), "train": len(train), "test": len(test),
+                      "out": args.out}))
+
+
+if __name__ == "__main__":
+    main()

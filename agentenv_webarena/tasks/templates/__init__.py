@@ -1,0 +1,61 @@
+"""Task templates of the embedded suite, one module per site family.
+
+| module     | template ids | owner  | site(s)                                  |
+|------------|--------------|--------|------------------------------------------|
+| `shopping` | 1000-1099    | SITES  | storefront (`__SHOPPING__`)              |
+| `admin`    | 2000-2099    | SITES  | shop admin (`__SHOPPING_ADMIN__`)        |
+| `forum`    | 3000-3099    | FORUM  | forum (`__REDDIT__`)                     |
+| `cross`    | 4000-4099    | FORUM  | several sites in one task                |
+
+Each module exposes `TEMPLATES: list[tuple[int, fn]]` with `fn(db, rng) -> list[dict]` (see
+`templates.base` for the dict) and may expose `TEST_ONLY_TEMPLATES: set[int]`, templates whose
+instances all go to the test split. A module that does not exist yet is skipped.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Callable
+
+__all__ = ["MODULES", "Template", "load_templates", "test_only_templates"]
+
+logger = logging.getLogger(__name__)
+
+MODULES = ("shopping", "admin", "forum", "cross")
+Template = tuple[int, Callable]
+
+
+def _modules() -> list:
+    found = []
+    for name in MODULES:
+        full = f"{__name__}.{name}"
+        try:
+            found.append(importlib.import_module(full))
+        except ModuleNotFoundError as e:
+            if e.name != full:  # the module exists but one of its imports is missing: a real error
+                raise
+            logger.warning("task template module %s does not exist yet; skipping it", full)
+    return found
+
+
+def load_templates() -> list[Template]:
+    """Every template of every present module, in module order then list order.
+
+    Raises:
+        ValueError: two templates share an id.
+    """
+    templates: list[Template] = []
+    owner: dict[int, str] = {}
+    for module in _modules():
+        for template_id, fn in module.TEMPLATES:
+            if template_id in owner:
+                raise ValueError(f"template id {template_id} is defined in both {owner[template_id]} and "
+                                 f"{module.__name__}; ids must be unique")
+            owner[template_id] = module.__name__
+            templates.append((template_id, fn))
+    return templates
+
+
+def test_only_templates() -> set[int]:
+    """Template ids whose instances are all held out for the test split."""
+    return {tid for module in _modules() for tid in getattr(module, "TEST_ONLY_TEMPLATES", ())}
