@@ -3,109 +3,28 @@
 Each template is `(template_id, fn(db, rng) -> list[task dict])`: `fn` reads the pristine database
 (`db`, every site's tables) and instantiates WebArena-format tasks (reference B1) with a
 `reference_action_sequence` whose elements are named by their accessibility role and name, as
-Chromium exposes them on `sites/forum.py`'s pages. `task_id` is left at -1: the generator numbers
-the whole suite.
-
-Also holds the small task-building helpers the cross-site templates (`cross.py`) share.
+Chromium exposes them on `sites/forum.py`'s pages (dict shape: `templates.base.task`; the
+generator adds the ids). Also exports the forum facts and locators `cross.py` shares.
 """
 from __future__ import annotations
 
 import random
 import sqlite3
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from agentenv_webarena.sites import forum
 from agentenv_webarena.sites.forum_data import PRIMARY_USER
+from agentenv_webarena.tasks.templates.base import (
+    DONE, click, clear_and_type, goto, html_eval, pick, stop, string_eval, target, task, type_text, url_eval,
+)
 
-__all__ = ["TEMPLATES", "make_task", "string_eval", "url_eval", "html_eval", "step", "stop", "rows",
-           "INSTANCES", "REDDIT"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "rows", "REDDIT", "INSTANCES", "POST_URL_FUNC", "MINE_ONLY",
+           "ALL_COMMENT_BODIES"]
 
 REDDIT = "__REDDIT__"
 INSTANCES = 10  # instances per template (fewer when the data offer fewer)
 VOTE_LOCATOR = "document.querySelector('div.submission__vote').querySelector('form').getAttribute('class')"
 POST_URL_FUNC = "func:reddit_get_post_url('__last_url__')"
-
-Template = tuple[int, Callable[[sqlite3.Connection, random.Random], list[dict]]]
-
-
-# --- task building (shared with cross.py) ----------------------------------------------------------
-
-def _storage_state(sites: list[str]) -> str:
-    order = ("gitlab", "shopping", "shopping_admin", "reddit")
-    return "./.auth/" + ".".join(s for s in order if s in sites) + "_state.json"
-
-
-def make_task(template_id: int, intent_template: str, slots: dict[str, Any], start_url: str, evaluation: dict,
-              sequence: list[dict], sites: Optional[list[str]] = None) -> dict:
-    """One WebArena task config (B1 fields) plus `reference_action_sequence`."""
-    sites = sites or ["reddit"]
-    intent = intent_template
-    for key, value in slots.items():
-        intent = intent.replace("{{" + key + "}}", str(value))
-    return {
-        "sites": sites,
-        "task_id": -1,
-        "require_login": True,
-        "storage_state": _storage_state(sites),
-        "start_url": start_url,
-        "geolocation": None,
-        "intent_template": intent_template,
-        "instantiation_dict": dict(slots),
-        "intent": intent,
-        "require_reset": False,
-        "eval": evaluation,
-        "intent_template_id": template_id,
-        "reference_action_sequence": sequence,
-    }
-
-
-def string_eval(kind: str, value: Any, note: str = "") -> dict:
-    """`string_match` with `exact_match` (str), `must_include` (list) or `fuzzy_match` (list or "N/A")."""
-    ev = {"eval_types": ["string_match"], "reference_answers": {kind: value}, "reference_url": "",
-          "program_html": []}
-    if note:
-        ev["string_note"] = note
-    if kind == "fuzzy_match" and value == "N/A":
-        ev["reference_answer_raw_annotation"] = "N/A"
-    return ev
-
-
-def url_eval(url: str) -> dict:
-    return {"eval_types": ["url_match"], "reference_answers": None, "reference_url": url, "program_html": [],
-            "url_note": "GOLD in PRED"}
-
-
-def html_eval(targets: list[dict], reference_url: str = "") -> dict:
-    """`program_html` targets, with `url_match` first when `reference_url` is given."""
-    ev = {"eval_types": (["url_match"] if reference_url else []) + ["program_html"], "reference_answers": None,
-          "reference_url": reference_url, "program_html": targets}
-    if reference_url:
-        ev["url_note"] = "GOLD in PRED"
-    return ev
-
-
-def target(url: str, locator: str, *, exact: Optional[str] = None, include: Optional[list[str]] = None,
-           prep: Optional[list[str]] = None) -> dict:
-    t: dict[str, Any] = {"url": url, "locator": locator,
-                         "required_contents": {"exact_match": exact} if exact is not None else {"must_include": include}}
-    if prep:
-        t["prep_actions"] = prep
-    return t
-
-
-def step(action: str, role: Optional[str] = None, name: Optional[str] = None, *, nth: int = 0, **extra: Any) -> dict:
-    """One reference step; `role`/`name` name the element (nth: which match, 0 = first)."""
-    out: dict[str, Any] = {"action": action}
-    if role is not None:
-        out["element"] = {"role": role, "name": name}
-        if nth:
-            out["element"]["nth"] = nth
-    out.update(extra)
-    return out
-
-
-def stop(answer: str = "") -> dict:
-    return {"action": "stop", "answer": answer}
 
 
 def rows(db: sqlite3.Connection, sql: str, args: tuple = ()) -> list[dict]:
@@ -115,8 +34,13 @@ def rows(db: sqlite3.Connection, sql: str, args: tuple = ()) -> list[dict]:
     return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
+def _task(intent_template: str, values: dict, start_url: str, ev: dict, sequence: list) -> dict:
+    return task(sites=["reddit"], start_url=start_url, intent_template=intent_template, values=values, eval=ev,
+                sequence=sequence)
+
+
 def _pick(rng: random.Random, items: list, n: int = INSTANCES) -> list:
-    return rng.sample(items, min(n, len(items)))
+    return pick(rng, items, n)
 
 
 # --- forum facts ------------------------------------------------------------------------------------
@@ -148,8 +72,8 @@ def _my_vote(db: sqlite3.Connection, submission_id: int) -> int:
 
 def _search_to(post: dict) -> list[dict]:
     """Find a post through the search box and open it."""
-    return [step("type", "searchbox", "Search", text=post["title"], enter=True),
-            step("click", "link", post["title"])]
+    return [type_text("searchbox", "Search", post["title"], enter=True),
+            click("link", post["title"])]
 
 
 def _unique_top(items: list[dict], key: str) -> Optional[dict]:
@@ -176,8 +100,8 @@ def t3000_top_post_author(db, rng):
         top = _unique_top(_posts(db, forum=f["name"]), "score")
         if top is None:
             continue
-        out.append(make_task(3000, tpl, {"forum": f["name"]}, REDDIT + "/forums", string_eval("exact_match", top["author"]),
-                             [step("click", "link", f["name"]), step("click", "link", "Top"), stop(top["author"])]))
+        out.append(_task(tpl, {"forum": f["name"]}, REDDIT + "/forums", string_eval(exact=top["author"]),
+                             [click("link", f["name"]), click("link", "Top"), stop(top["author"])]))
     return _pick(rng, out)
 
 
@@ -187,7 +111,7 @@ def t3001_comment_count(db, rng):
     out = []
     for p in _pick(rng, posts):
         n = str(p["comment_count"])
-        out.append(make_task(3001, tpl, {"title": p["title"]}, REDDIT, string_eval("exact_match", n),
+        out.append(_task(tpl, {"title": p["title"]}, REDDIT, string_eval(exact=n),
                              _search_to(p) + [stop(n)]))
     return out
 
@@ -203,8 +127,8 @@ def t3002_forum_with_most_posts(db, rng):
         if best is None or key in seen:
             continue
         seen.add(key)
-        out.append(make_task(3002, tpl, {"a": trio[0]["name"], "b": trio[1]["name"], "c": trio[2]["name"]}, REDDIT,
-                             string_eval("exact_match", best["name"]), [step("click", "link", "Forums"), stop(best["name"])]))
+        out.append(_task(tpl, {"a": trio[0]["name"], "b": trio[1]["name"], "c": trio[2]["name"]}, REDDIT,
+                             string_eval(exact=best["name"]), [click("link", "Forums"), stop(best["name"])]))
         if len(out) == INSTANCES:
             break
     return out
@@ -215,9 +139,9 @@ def t3003_newest_post_title(db, rng):
     out = []
     for f in _forums(db):
         newest = _posts(db, forum=f["name"], sort="new", limit=1)[0]
-        out.append(make_task(3003, tpl, {"forum": f["name"]}, REDDIT + "/forums",
-                             string_eval("fuzzy_match", [newest["title"]]),
-                             [step("click", "link", f["name"]), step("click", "link", "New"), stop(newest["title"])]))
+        out.append(_task(tpl, {"forum": f["name"]}, REDDIT + "/forums",
+                             string_eval(fuzzy=[newest["title"]]),
+                             [click("link", f["name"]), click("link", "New"), stop(newest["title"])]))
     return _pick(rng, out)
 
 
@@ -225,24 +149,24 @@ def t3004_user_email_na(db, rng):
     tpl = "What is the email address of the forum user {{user}}?"
     users = [r["username"] for r in rows(db, "SELECT username FROM forum_users ORDER BY id") if r["username"] != PRIMARY_USER]
     note = "The forum does not show users' email addresses anywhere."
-    return [make_task(3004, tpl, {"user": u}, REDDIT, string_eval("fuzzy_match", "N/A", note),
-                      [step("goto", url=f"{REDDIT}/user/{u}"), stop("N/A")]) for u in _pick(rng, users)]
+    return [_task(tpl, {"user": u}, REDDIT, string_eval(fuzzy="N/A", note=note),
+                      [goto(f"{REDDIT}/user/{u}"), stop("N/A")]) for u in _pick(rng, users)]
 
 
 def t3005_go_to_forum(db, rng):
     tpl = "Go to the {{title}} forum."
     out = []
     for f in _forums(db):
-        out.append(make_task(3005, tpl, {"title": f["title"]}, REDDIT, url_eval(f"{REDDIT}/f/{f['name']}"),
-                             [step("click", "link", "Forums"), step("click", "link", f["name"]), stop()]))
+        out.append(_task(tpl, {"title": f["title"]}, REDDIT, url_eval(f"{REDDIT}/f/{f['name']}"),
+                             [click("link", "Forums"), click("link", f["name"]), stop(DONE)]))
     return _pick(rng, out)
 
 
 def t3006_author_profile(db, rng):
     tpl = 'Show me the profile page of the user who posted "{{title}}".'
     posts = [p for p in _posts(db, sort="new") if p["author"] != PRIMARY_USER and _searchable(db, p)]
-    return [make_task(3006, tpl, {"title": p["title"]}, REDDIT, url_eval(f"{REDDIT}/user/{p['author']}"),
-                      _search_to(p) + [step("click", "link", p["author"]), stop()]) for p in _pick(rng, posts)]
+    return [_task(tpl, {"title": p["title"]}, REDDIT, url_eval(f"{REDDIT}/user/{p['author']}"),
+                      _search_to(p) + [click("link", p["author"]), stop(DONE)]) for p in _pick(rng, posts)]
 
 
 def t3007_open_best_post(db, rng):
@@ -254,9 +178,9 @@ def t3007_open_best_post(db, rng):
             top = _unique_top(_posts(db, forum=f["name"]), key)
             if top is None:
                 continue
-            out.append(make_task(3007, tpl, {"what": what, "forum": f["name"]}, f"{REDDIT}/f/{f['name']}",
+            out.append(_task(tpl, {"what": what, "forum": f["name"]}, f"{REDDIT}/f/{f['name']}",
                                  url_eval(_post_url(top)),
-                                 [step("click", "link", label), step("click", "link", top["title"]), stop()]))
+                                 [click("link", label), click("link", top["title"]), stop(DONE)]))
     return _pick(rng, out)
 
 
@@ -266,9 +190,9 @@ def t3008_sorted_listing(db, rng):
     out = []
     for f in _forums(db):
         for sort, word in words.items():
-            out.append(make_task(3008, tpl, {"sort": word, "forum": f["name"]}, REDDIT + "/forums",
+            out.append(_task(tpl, {"sort": word, "forum": f["name"]}, REDDIT + "/forums",
                                  url_eval(f"{REDDIT}/f/{f['name']}/{sort}"),
-                                 [step("click", "link", f["name"]), step("click", "link", forum.SORT_LABELS[sort]), stop()]))
+                                 [click("link", f["name"]), click("link", forum.SORT_LABELS[sort]), stop(DONE)]))
     return _pick(rng, out)
 
 
@@ -295,13 +219,13 @@ def t3009_create_post(db, rng):
     out = []
     for name, title, body in _NEW_POSTS:
         ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__title').outerText", exact=title),
-                        target(POST_URL_FUNC, "document.querySelector('.submission__body').outerText", include=[body])],
-                       reference_url=f"{REDDIT}/f/{name}")
-        seq = [step("click", "link", "Forums"), step("click", "link", name), step("click", "link", "Submit a post"),
-               step("type", "textbox", "Title", text=title, enter=False),
-               step("type", "textbox", "Body", text=body, enter=False),
-               step("click", "button", "Create submission"), stop()]
-        out.append(make_task(3009, tpl, {"forum": name, "title": title, "body": body}, REDDIT, ev, seq))
+                        target(POST_URL_FUNC, "document.querySelector('.submission__body').outerText", must_include=[body])],
+                       with_url=f"{REDDIT}/f/{name}")
+        seq = [click("link", "Forums"), click("link", name), click("link", "Submit a post"),
+               type_text("textbox", "Title", title, enter=False),
+               type_text("textbox", "Body", body, enter=False),
+               click("button", "Create submission"), stop(DONE)]
+        out.append(_task(tpl, {"forum": name, "title": title, "body": body}, REDDIT, ev, seq))
     return _pick(rng, out)
 
 
@@ -310,9 +234,9 @@ _COMMENTS = ["Thanks for posting this, very helpful!", "I completely agree with 
              "I had the same problem last year.", "Bookmarking this for later.", "Interesting, I never knew that.",
              "Congrats, that is a great result!", "Well said, I could not agree more.", "Thanks, this made my day."]
 
-_MINE_ONLY = ("document.querySelectorAll('.comment').forEach(c => { if (c.querySelector('.comment__author').outerText "
+MINE_ONLY = ("document.querySelectorAll('.comment').forEach(c => { if (c.querySelector('.comment__author').outerText "
               f"!== '{PRIMARY_USER}') c.querySelector('.comment__body').remove(); }})")
-_ALL_BODIES = "[...document.querySelectorAll('.comment__body')].map(e => e.outerText).join(' | ')"
+ALL_COMMENT_BODIES = "[...document.querySelectorAll('.comment__body')].map(e => e.outerText).join(' | ')"
 
 
 def t3010_comment_on_post(db, rng):
@@ -320,10 +244,10 @@ def t3010_comment_on_post(db, rng):
     posts = [p for p in _posts(db, sort="new") if _searchable(db, p)]
     out = []
     for p, text in zip(_pick(rng, posts), _COMMENTS):
-        ev = html_eval([target(_post_url(p), _ALL_BODIES, include=[text], prep=[_MINE_ONLY])])
-        seq = _search_to(p) + [step("type", "textbox", "Comment", text=text, enter=False),
-                               step("click", "button", "Post"), stop()]
-        out.append(make_task(3010, tpl, {"comment": text, "title": p["title"]}, REDDIT, ev, seq))
+        ev = html_eval([target(_post_url(p), ALL_COMMENT_BODIES, must_include=[text], prep_actions=[MINE_ONLY])])
+        seq = _search_to(p) + [type_text("textbox", "Comment", text, enter=False),
+                               click("button", "Post"), stop(DONE)]
+        out.append(_task(tpl, {"comment": text, "title": p["title"]}, REDDIT, ev, seq))
     return out
 
 
@@ -352,11 +276,11 @@ def t3011_reply_to_comment(db, rng):
     out = []
     for (p, c, i), text in zip(picks, replies):
         ev = html_eval([target(_post_url(p), f"document.querySelector('#comment-{c['id']} > .comment__replies').outerText",
-                               include=[text])])
-        seq = _search_to(p) + [step("click", "link", "Reply", nth=i),
-                               step("type", "textbox", f"Reply to {c['author']}", text=text, enter=False),
-                               step("click", "button", "Post"), stop()]
-        out.append(make_task(3011, tpl, {"reply": text, "user": c["author"], "title": p["title"]}, REDDIT, ev, seq))
+                               must_include=[text])])
+        seq = _search_to(p) + [click("link", "Reply", nth=i),
+                               type_text("textbox", f"Reply to {c['author']}", text, enter=False),
+                               click("button", "Post"), stop(DONE)]
+        out.append(_task(tpl, {"reply": text, "user": c["author"], "title": p["title"]}, REDDIT, ev, seq))
     return out
 
 
@@ -367,9 +291,9 @@ def t3012_upvote_newest(db, rng):
         newest = _posts(db, forum=f["name"], sort="new", limit=1)[0]
         if _my_vote(db, newest["id"]) == 1:
             continue
-        ev = html_eval([target(_post_url(newest), VOTE_LOCATOR, include=["vote vote--user-upvoted"])])
-        seq = [step("click", "link", "New"), step("click", "link", newest["title"]), step("click", "button", "Upvote"), stop()]
-        out.append(make_task(3012, tpl, {"forum": f["name"]}, f"{REDDIT}/f/{f['name']}", ev, seq))
+        ev = html_eval([target(_post_url(newest), VOTE_LOCATOR, must_include=["vote vote--user-upvoted"])])
+        seq = [click("link", "New"), click("link", newest["title"]), click("button", "Upvote"), stop(DONE)]
+        out.append(_task(tpl, {"forum": f["name"]}, f"{REDDIT}/f/{f['name']}", ev, seq))
     return _pick(rng, out)
 
 
@@ -379,20 +303,14 @@ def t3013_downvote_post(db, rng):
              and _searchable(db, p)]
     out = []
     for p in _pick(rng, posts):
-        ev = html_eval([target(_post_url(p), VOTE_LOCATOR, include=["vote vote--user-downvoted"])])
-        out.append(make_task(3013, tpl, {"title": p["title"]}, REDDIT, ev,
-                             _search_to(p) + [step("click", "button", "Downvote"), stop()]))
+        ev = html_eval([target(_post_url(p), VOTE_LOCATOR, must_include=["vote vote--user-downvoted"])])
+        out.append(_task(tpl, {"title": p["title"]}, REDDIT, ev,
+                             _search_to(p) + [click("button", "Downvote"), stop(DONE)]))
     return out
 
 
 def _my_posts(db: sqlite3.Connection) -> list[dict]:
     return [p for p in _posts(db, sort="new", author=PRIMARY_USER) if _typeable(p["title"])]
-
-
-def _replace_text(role_name: str, text: str) -> list[dict]:
-    """Clear a prefilled field (select all, delete), then type `text`."""
-    return [step("click", "textbox", role_name), step("press", key="Meta+a"), step("press", key="Backspace"),
-            step("type", "textbox", role_name, text=text, enter=False)]
 
 
 def t3014_edit_post_body(db, rng):
@@ -407,9 +325,9 @@ def t3014_edit_post_body(db, rng):
     posts = _my_posts(db)
     for p, body in zip(_pick(rng, posts, len(posts)), bodies):
         ev = html_eval([target(_post_url(p), "document.querySelector('.submission__body').outerText", exact=body)])
-        seq = ([step("click", "link", p["title"]), step("click", "link", "Edit")] + _replace_text("Body", body)
-               + [step("click", "button", "Save"), stop()])
-        out.append(make_task(3014, tpl, {"title": p["title"], "body": body}, f"{REDDIT}/user/{PRIMARY_USER}/submissions",
+        seq = ([click("link", p["title"]), click("link", "Edit")] + clear_and_type("textbox", "Body", body)
+               + [click("button", "Save"), stop(DONE)])
+        out.append(_task(tpl, {"title": p["title"], "body": body}, f"{REDDIT}/user/{PRIMARY_USER}/submissions",
                              ev, seq))
     return out[:INSTANCES]
 
@@ -420,9 +338,9 @@ def t3015_edit_post_title(db, rng):
     for p in _pick(rng, _my_posts(db)):
         new = "Update: " + p["title"]
         ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__title').outerText", exact=new)])
-        seq = ([step("click", "link", p["title"]), step("click", "link", "Edit")] + _replace_text("Title", new)
-               + [step("click", "button", "Save"), stop()])
-        out.append(make_task(3015, tpl, {"old": p["title"], "new": new}, f"{REDDIT}/user/{PRIMARY_USER}/submissions",
+        seq = ([click("link", p["title"]), click("link", "Edit")] + clear_and_type("textbox", "Title", new)
+               + [click("button", "Save"), stop(DONE)])
+        out.append(_task(tpl, {"old": p["title"], "new": new}, f"{REDDIT}/user/{PRIMARY_USER}/submissions",
                              ev, seq))
     return out
 
@@ -439,11 +357,11 @@ def t3016_edit_bio(db, rng):
     out = []
     for bio in _pick(rng, [b for b in bios if b != current]):
         ev = html_eval([target(f"{REDDIT}/user/{PRIMARY_USER}", "document.querySelector('.user-bio').outerText", exact=bio)])
-        seq = [step("click", "link", PRIMARY_USER), step("click", "link", "Edit biography")]
-        seq += (_replace_text("Biography", bio) if current else
-                [step("type", "textbox", "Biography", text=bio, enter=False)])
-        seq += [step("click", "button", "Save"), stop()]
-        out.append(make_task(3016, tpl, {"bio": bio}, REDDIT, ev, seq))
+        seq = [click("link", PRIMARY_USER), click("link", "Edit biography")]
+        seq += (clear_and_type("textbox", "Biography", bio) if current else
+                [type_text("textbox", "Biography", bio, enter=False)])
+        seq += [click("button", "Save"), stop(DONE)]
+        out.append(_task(tpl, {"bio": bio}, REDDIT, ev, seq))
     return out
 
 
@@ -464,9 +382,9 @@ def t3017_subscribe(db, rng):
     for f in _forums(db):
         if f["name"] in mine or f["name"].lower() in heading:
             continue
-        ev = html_eval([target(REDDIT + "/", _SIDEBAR, include=[f["name"]])])
-        out.append(make_task(3017, tpl, {"forum": f["name"]}, REDDIT + "/forums", ev,
-                             [step("click", "link", f["name"]), step("click", "button", "Subscribe"), stop()]))
+        ev = html_eval([target(REDDIT + "/", _SIDEBAR, must_include=[f["name"]])])
+        out.append(_task(tpl, {"forum": f["name"]}, REDDIT + "/forums", ev,
+                             [click("link", f["name"]), click("button", "Subscribe"), stop(DONE)]))
     return _pick(rng, out)
 
 
@@ -481,10 +399,10 @@ def t3018_switch_subscription(db, rng):
                 continue
             ev = html_eval([target(f"{REDDIT}/f/{old}", button, exact="Subscribe"),
                             target(f"{REDDIT}/f/{f['name']}", button, exact="Unsubscribe")])
-            seq = [step("click", "link", "Forums"), step("click", "link", old), step("click", "button", "Unsubscribe"),
-                   step("click", "link", "Forums"), step("click", "link", f["name"]),
-                   step("click", "button", "Subscribe"), stop()]
-            out.append(make_task(3018, tpl, {"old": old, "new": f["name"]}, REDDIT, ev, seq))
+            seq = [click("link", "Forums"), click("link", old), click("button", "Unsubscribe"),
+                   click("link", "Forums"), click("link", f["name"]),
+                   click("button", "Subscribe"), stop(DONE)]
+            out.append(_task(tpl, {"old": old, "new": f["name"]}, REDDIT, ev, seq))
     return _pick(rng, out)
 
 
@@ -496,23 +414,23 @@ def _users_with_posts(db: sqlite3.Connection) -> list[dict]:
 def t3019_count_user_posts(db, rng):
     tpl = "How many posts has {{user}} submitted to the forum?"
     users = [u for u in _users_with_posts(db) if u["n"] <= forum.PAGE_SIZE and u["username"] != PRIMARY_USER]
-    return [make_task(3019, tpl, {"user": u["username"]}, REDDIT, string_eval("exact_match", str(u["n"])),
-                      [step("goto", url=f"{REDDIT}/user/{u['username']}/submissions"), stop(str(u["n"]))])
+    return [_task(tpl, {"user": u["username"]}, REDDIT, string_eval(exact=str(u["n"])),
+                      [goto(f"{REDDIT}/user/{u['username']}/submissions"), stop(str(u["n"]))])
             for u in _pick(rng, users)]
 
 
 def t3020_post_score(db, rng):
     tpl = 'What is the score of the post "{{title}}"?'
     posts = [p for p in _posts(db, sort="new") if _searchable(db, p)]
-    return [make_task(3020, tpl, {"title": p["title"]}, REDDIT, string_eval("must_include", [str(p["score"])]),
+    return [_task(tpl, {"title": p["title"]}, REDDIT, string_eval(must_include=[str(p["score"])]),
                       _search_to(p) + [stop(str(p["score"]))]) for p in _pick(rng, posts)]
 
 
 def t3021_user_bio(db, rng):
     tpl = "What does {{user}} say about themselves in their forum biography?"
     users = rows(db, "SELECT username, biography FROM forum_users WHERE biography != '' ORDER BY id")
-    return [make_task(3021, tpl, {"user": u["username"]}, REDDIT, string_eval("fuzzy_match", [u["biography"]]),
-                      [step("goto", url=f"{REDDIT}/user/{u['username']}"), stop(u["biography"])])
+    return [_task(tpl, {"user": u["username"]}, REDDIT, string_eval(fuzzy=[u["biography"]]),
+                      [goto(f"{REDDIT}/user/{u['username']}"), stop(u["biography"])])
             for u in _pick(rng, users)]
 
 
@@ -540,11 +458,11 @@ def t3022_create_forum(db, rng):
         ev = html_eval([target(f"{REDDIT}/f/{name}", "document.querySelector('h1.forum-title').outerText", exact=title),
                         target(f"{REDDIT}/f/{name}", "document.querySelector('.forum-description').outerText",
                                exact=desc)])
-        seq = [step("click", "link", "Create a forum"), step("type", "textbox", "Name", text=name, enter=False),
-               step("type", "textbox", "Title", text=title, enter=False),
-               step("type", "textbox", "Description", text=desc, enter=False),
-               step("click", "button", "Create forum"), stop()]
-        out.append(make_task(3022, tpl, {"name": name, "title": title, "description": desc}, REDDIT + "/forums", ev, seq))
+        seq = [click("link", "Create a forum"), type_text("textbox", "Name", name, enter=False),
+               type_text("textbox", "Title", title, enter=False),
+               type_text("textbox", "Description", desc, enter=False),
+               click("button", "Create forum"), stop(DONE)]
+        out.append(_task(tpl, {"name": name, "title": title, "description": desc}, REDDIT + "/forums", ev, seq))
     return out
 
 
@@ -568,13 +486,13 @@ def t3023_ask_in_right_forum(db, rng):
     tpl = "Ask for recommendations of {{thing}} in the most relevant forum."
     out = []
     for name, thing, title in _pick(rng, _ASKS):
-        ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__inner').outerText", include=[thing])],
-                       reference_url=f"{REDDIT}/f/{name}")
-        seq = [step("click", "link", name), step("click", "link", "Submit a post"),
-               step("type", "textbox", "Title", text=title, enter=False),
-               step("type", "textbox", "Body", text=f"I would love some recommendations of {thing}.", enter=False),
-               step("click", "button", "Create submission"), stop()]
-        out.append(make_task(3023, tpl, {"thing": thing}, REDDIT + "/forums", ev, seq))
+        ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__inner').outerText", must_include=[thing])],
+                       with_url=f"{REDDIT}/f/{name}")
+        seq = [click("link", name), click("link", "Submit a post"),
+               type_text("textbox", "Title", title, enter=False),
+               type_text("textbox", "Body", f"I would love some recommendations of {thing}.", enter=False),
+               click("button", "Create submission"), stop(DONE)]
+        out.append(_task(tpl, {"thing": thing}, REDDIT + "/forums", ev, seq))
     return out
 
 
@@ -584,8 +502,8 @@ def t3024_delete_post(db, rng):
     out = []
     for p in _pick(rng, _my_posts(db)):
         ev = html_eval([target(_post_url(p), gone, exact="deleted")])
-        seq = [step("click", "link", p["title"]), step("click", "button", "Delete"), stop()]
-        out.append(make_task(3024, tpl, {"title": p["title"]}, f"{REDDIT}/user/{PRIMARY_USER}/submissions", ev, seq))
+        seq = [click("link", p["title"]), click("button", "Delete"), stop(DONE)]
+        out.append(_task(tpl, {"title": p["title"]}, f"{REDDIT}/user/{PRIMARY_USER}/submissions", ev, seq))
     return out
 
 
@@ -597,9 +515,9 @@ def t3025_upvote_comment(db, rng):
     out = []
     for p, c, i in picks:
         locator = f"document.querySelector('#comment-{c['id']} .comment__vote form').getAttribute('class')"
-        ev = html_eval([target(_post_url(p), locator, include=["vote vote--user-upvoted"])])
-        seq = _search_to(p) + [step("click", "link", "Reply", nth=i), step("click", "button", "Upvote"), stop()]
-        out.append(make_task(3025, tpl, {"user": c["author"], "title": p["title"]}, REDDIT, ev, seq))
+        ev = html_eval([target(_post_url(p), locator, must_include=["vote vote--user-upvoted"])])
+        seq = _search_to(p) + [click("link", "Reply", nth=i), click("button", "Upvote"), stop(DONE)]
+        out.append(_task(tpl, {"user": c["author"], "title": p["title"]}, REDDIT, ev, seq))
     return out
 
 
@@ -607,8 +525,8 @@ def t3026_last_login_na(db, rng):
     tpl = "When did {{user}} last log in to the forum?"
     users = [r["username"] for r in rows(db, "SELECT username FROM forum_users ORDER BY id") if r["username"] != PRIMARY_USER]
     note = "The forum does not show when users log in."
-    return [make_task(3026, tpl, {"user": u}, REDDIT, string_eval("fuzzy_match", "N/A", note),
-                      [step("goto", url=f"{REDDIT}/user/{u}"), stop("N/A")]) for u in _pick(rng, users)]
+    return [_task(tpl, {"user": u}, REDDIT, string_eval(fuzzy="N/A", note=note),
+                      [goto(f"{REDDIT}/user/{u}"), stop("N/A")]) for u in _pick(rng, users)]
 
 
 def t3027_newest_post_by_user(db, rng):
@@ -617,8 +535,8 @@ def t3027_newest_post_by_user(db, rng):
     out = []
     for u in _pick(rng, users):
         newest = _posts(db, sort="new", author=u, limit=1)[0]
-        out.append(make_task(3027, tpl, {"user": u}, REDDIT, string_eval("fuzzy_match", [newest["title"]]),
-                             [step("goto", url=f"{REDDIT}/user/{u}"), stop(newest["title"])]))
+        out.append(_task(tpl, {"user": u}, REDDIT, string_eval(fuzzy=[newest["title"]]),
+                             [goto(f"{REDDIT}/user/{u}"), stop(newest["title"])]))
     return out
 
 
@@ -634,12 +552,15 @@ def t3028_comment_count_by_user_in_post(db, rng):
         ranked = sorted(counts.items(), key=lambda kv: -kv[1])
         if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
             continue
-        out.append(make_task(3028, tpl, {"title": p["title"]}, REDDIT, string_eval("exact_match", ranked[0][0]),
+        out.append(_task(tpl, {"title": p["title"]}, REDDIT, string_eval(exact=ranked[0][0]),
                              _search_to(p) + [stop(ranked[0][0])]))
     return _pick(rng, out)
 
 
-TEMPLATES: list[Template] = [
+# Held out: every instance of these goes to the test split (templates never seen in training).
+TEST_ONLY_TEMPLATES = {3026, 3028}
+
+TEMPLATES = [
     (3000, t3000_top_post_author),
     (3001, t3001_comment_count),
     (3002, t3002_forum_with_most_posts),
