@@ -327,6 +327,20 @@ _ORDER = {
 }
 
 
+def _filters(forum: Optional[str], author: Optional[str], search: Optional[str]) -> tuple[str, list]:
+    where, args = [], []
+    if forum is not None:
+        where.append("f.name = ? COLLATE NOCASE")
+        args.append(forum)
+    if author is not None:
+        where.append("u.username = ? COLLATE NOCASE")
+        args.append(author)
+    for word in (search or "").split():
+        where.append("(s.title LIKE ? OR s.body LIKE ?)")
+        args += [f"%{word}%", f"%{word}%"]
+    return (" WHERE " + " AND ".join(where) if where else ""), args
+
+
 def submission_list(conn: sqlite3.Connection, *, sort: str = "hot", forum: Optional[str] = None,
                     author: Optional[str] = None, search: Optional[str] = None,
                     limit: Optional[int] = None, offset: int = 0) -> list[dict]:
@@ -339,17 +353,8 @@ def submission_list(conn: sqlite3.Connection, *, sort: str = "hot", forum: Optio
     """
     if sort not in _ORDER:
         raise ValueError(f"sort {sort!r} is unknown; choose from {list(SORTS)}")
-    where, args = [], []
-    if forum is not None:
-        where.append("f.name = ? COLLATE NOCASE")
-        args.append(forum)
-    if author is not None:
-        where.append("u.username = ? COLLATE NOCASE")
-        args.append(author)
-    for word in (search or "").split():
-        where.append("(s.title LIKE ? OR s.body LIKE ?)")
-        args += [f"%{word}%", f"%{word}%"]
-    sql = _SUBMISSION_SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY " + _ORDER[sort]
+    where, args = _filters(forum, author, search)
+    sql = _SUBMISSION_SELECT + where + " ORDER BY " + _ORDER[sort]
     if limit is not None:
         sql += " LIMIT ? OFFSET ?"
         args += [limit, offset]
@@ -364,7 +369,9 @@ def _dicts(cursor: sqlite3.Cursor) -> list[dict]:
 
 def _count_submissions(conn: sqlite3.Connection, *, forum: Optional[str] = None, author: Optional[str] = None,
                        search: Optional[str] = None) -> int:
-    return len(submission_list(conn, sort="new", forum=forum, author=author, search=search))
+    where, args = _filters(forum, author, search)
+    return conn.execute("SELECT COUNT(*) FROM forum_submissions s JOIN forum_forums f ON f.id = s.forum_id "
+                        "JOIN forum_users u ON u.id = s.user_id" + where, args).fetchone()[0]
 
 
 def comment_order(conn: sqlite3.Connection, submission_id: int) -> list[dict]:
