@@ -41,12 +41,15 @@ CSS hooks (Postmill's class names, for WebArena-style `program_html` locators):
 - votes: `form.vote` whose class is exactly `vote`, `vote vote--user-upvoted` or
   `vote vote--user-downvoted` (the logged-in user's vote), buttons `.vote__up` / `.vote__down`
   (named "Upvote" / "Downvote", or "Retract upvote" / "Retract downvote" when active) and the
-  score `span.vote__net-score`. `document.querySelector('div.submission__vote').querySelector('form')
+  score `span.vote__net-score` ("12 points": one text node, so WebArena's StaticText de-duplication
+  never hides a bare number). `document.querySelector('div.submission__vote').querySelector('form')
   .getAttribute('class')` reads the user's vote on the post page's submission.
 - comments: `section.comments` > `h2.comments__heading` ("N comments"), the comment form, then
   `article.comment#comment-<cid>` > `div.comment__vote`, `p.comment__info` (`a.comment__author`),
   `div.comment__body`, `nav.comment__nav` (a "Reply" link) and `div.comment__replies` (children).
-  Each level is ordered oldest first (`created_at`, then id).
+  Each level is ordered oldest first (`created_at`, then id). A comment's page
+  (`/f/<forum>/<id>/-/comment/<cid>`, its "Reply" link) shows the post without a vote form, then
+  the reply form and that comment's thread, so its first "Upvote" button is the comment's.
 - sidebar: `aside#sidebar > section`; the first section is "Subscribed forums" on the front pages
   and the forum card (`.forum-description`, `.forum-sidebar`, subscribe button
   `form.subscribe-form button`, exactly "Subscribe" or "Unsubscribe") on a forum page, whose main
