@@ -136,17 +136,24 @@ def test_max_steps_truncates(server, tasks):
 
 
 def test_reference_sequences_earn_one_and_wrong_episodes_zero(server, tasks, site_urls):
-    """A seeded sample over every template (all tasks: tests/e2e/test_webarena_suite.py, marked slow)."""
+    """A seeded sample: one task of every template plays its reference to 1.0; every third template's
+    task also plays a wrong episode to 0 (all tasks: tests/e2e/test_webarena_suite.py, marked slow)."""
     by_template: dict = {}
     for i, t in enumerate(tasks):
         by_template.setdefault(t["intent_template_id"], []).append(i)
     rng = random.Random(0)
     sample = sorted(rng.choice(ids) for ids in by_template.values())
-    with WebarenaEnvClient(server, data_len=len(tasks), timeout=120) as client:
-        good = [play_task(client, i, tasks[i], site_urls) for i in sample]
-        wrong = [play_task(client, i, tasks[i], site_urls, wrong=True) for i in sample]
-    assert [(r.index, r.error) for r in good if r.reward != 1.0] == []
-    assert [(r.index, r.reward) for r in wrong if r.reward != 0.0] == []
+    jobs = [(i, False) for i in sample] + [(i, True) for i in sample[::3]]
+
+    def run(chunk):
+        with WebarenaEnvClient(server, data_len=len(tasks), timeout=120) as client:
+            return [(wrong, play_task(client, i, tasks[i], site_urls, wrong=wrong)) for i, wrong in chunk]
+
+    with ThreadPoolExecutor(2) as pool:
+        results = [r for part in pool.map(run, [jobs[0::2], jobs[1::2]]) for r in part]
+    assert len(by_template) >= 40
+    assert [(r.index, r.reward, r.error) for wrong, r in results if not wrong and r.reward != 1.0] == []
+    assert [(r.index, r.reward) for wrong, r in results if wrong and r.reward != 0.0] == []
 
 
 def test_reset_restores_site_state_and_envs_are_isolated(server, tasks, site_urls):
