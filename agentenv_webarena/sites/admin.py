@@ -8,7 +8,7 @@ mounted at `/admin`, so every path below is served as `{SHOPPING_ADMIN}/...` wit
 |------------------------------------------------------|-------------------------------------------------------|
 | GET `/`, GET `/login`; POST `/login` (`login[username]`, `login[password]`); GET `/logout` | sign-in form; session cookie `admin_session` |
 | GET `/dashboard/`                                    | lifetime sales, average order, last orders, bestsellers |
-| GET `/sales/order/`                                  | orders grid: `q` keyword (order #, name, email), `status`, `p` (20 a page) |
+| GET `/sales/order/`                                  | orders grid: `q` keyword (order #, name, email), `status`, `p` (10 a page, as every grid) |
 | GET `/sales/order/view/order_id/<id>/`               | order view; POST `.../cancel/`, `.../hold/`, `.../unhold/`, `.../invoice/`, `.../ship/` (`/sales/order/<action>/order_id/<id>/`), `/sales/order/addComment/order_id/<id>/` (`history[comment]`) |
 | GET `/catalog/product/`                              | products grid: `q` keyword (name, SKU), `p`           |
 | GET `/catalog/product/edit/id/<id>/`; POST `/catalog/product/save/id/<id>/` | `product[status]` (checkbox, 1), `product[name]`, `product[sku]`, `product[price]`, `product[qty]`, `product[description]` |
@@ -54,7 +54,7 @@ __all__ = ["create_app", "COOKIE", "PREFIX", "bestsellers", "sales_report"]
 
 COOKIE = "admin_session"
 PREFIX = "/admin"
-GRID_PAGE_SIZE = 20
+GRID_PAGE_SIZE = 10
 # order action -> (statuses it applies to, new status, message)
 ORDER_ACTIONS = {
     "cancel": ({"pending", "processing"}, "canceled", "You canceled the order."),

@@ -69,7 +69,7 @@ from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = [
     "SCHEMA", "seed", "create_app", "COOKIE", "SEED", "STATUS_LABELS", "money", "short_date", "long_date",
-    "slugify", "product_options", "rating_summary", "search_products", "form_fields", "site_now",
+    "slugify", "product_options", "rating_summary", "search_index", "search_products", "form_fields", "site_now",
     "hash_password",
 ]
 
@@ -215,25 +215,31 @@ def _tokens(text: str) -> list[str]:
     return [t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in _STOP]
 
 
-def search_products(conn: sqlite3.Connection, q: str) -> list[tuple[float, sqlite3.Row]]:
+def search_index(conn: sqlite3.Connection) -> list[tuple[sqlite3.Row, set, set, set, str]]:
+    """Enabled products with their name / category / description word sets, in catalog order."""
+    rows = conn.execute("SELECT p.*, c.name AS category_name FROM shop_products p JOIN shop_categories c "
+                        "ON c.id = p.category_id WHERE p.enabled = 1 ORDER BY p.position, p.id").fetchall()
+    return [(row, set(_tokens(row["name"])), set(_tokens(row["category_name"])), set(_tokens(row["description"])),
+             " ".join(re.findall(r"[a-z0-9]+", row["name"].lower()))) for row in rows]
+
+
+def search_products(conn: sqlite3.Connection, q: str,
+                    index: Optional[list[tuple[sqlite3.Row, set, set, set, str]]] = None
+                    ) -> list[tuple[float, sqlite3.Row]]:
     """Enabled products matching query `q`, best first: (score, row).
 
     Score: 10 per query word in the name, 2 in the category, 1 in the description, +50 when the
     name contains the whole query; products scoring 0 are left out. Ties keep catalog order.
+    `index` (from `search_index`) saves rebuilding the word sets when searching many times.
     """
     words = _tokens(q)
     if not words:
         return []
     phrase = " ".join(re.findall(r"[a-z0-9]+", q.lower()))
-    rows = conn.execute("SELECT p.*, c.name AS category_name FROM shop_products p JOIN shop_categories c "
-                        "ON c.id = p.category_id WHERE p.enabled = 1 ORDER BY p.position, p.id").fetchall()
     scored = []
-    for row in rows:
-        name = set(_tokens(row["name"]))
-        cat = set(_tokens(row["category_name"]))
-        desc = set(_tokens(row["description"]))
+    for row, name, cat, desc, name_phrase in (search_index(conn) if index is None else index):
         score = sum(10 * (w in name) + 2 * (w in cat) + 1 * (w in desc) for w in words)
-        if phrase and phrase in " ".join(re.findall(r"[a-z0-9]+", row["name"].lower())):
+        if phrase and phrase in name_phrase:
             score += 50
         if score > 0:
             scored.append((score, row))

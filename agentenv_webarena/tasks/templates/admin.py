@@ -49,6 +49,11 @@ def _find_order(o: sqlite3.Row) -> list[dict]:
             click("link", f"View order {o['increment_id']}")]
 
 
+def _find_customer(name: str) -> list[dict]:
+    """Customers grid -> keyword search by full name."""
+    return [click("link", "All Customers"), type_text("textbox", "Search by keyword", name)]
+
+
 def _orders(db: sqlite3.Connection, statuses: tuple[str, ...] = ()) -> list[sqlite3.Row]:
     sql = "SELECT o.*, c.firstname, c.lastname FROM shop_orders o JOIN shop_customers c ON c.id = o.customer_id"
     if statuses:
@@ -138,7 +143,7 @@ def customer_email(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="What is the email address of our customer {{customer}}?",
                         values={"customer": f"{c['firstname']} {c['lastname']}"}, eval=string_eval(fuzzy=[c["email"]]),
-                        sequence=[click("link", "All Customers"), stop(c["email"])]))
+                        sequence=[*_find_customer(f"{c['firstname']} {c['lastname']}"), stop(c["email"])]))
     return out
 
 
@@ -151,7 +156,7 @@ def customer_phone(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping_admin"], start_url=A, intent_template=template,
                         values={"customer": f"{c['firstname']} {c['lastname']}"},
                         eval=string_eval(fuzzy=[c["telephone"]]),
-                        sequence=[click("link", "All Customers"), stop(c["telephone"])]))
+                        sequence=[*_find_customer(f"{c['firstname']} {c['lastname']}"), stop(c["telephone"])]))
     known = {(c[0], c[1]) for c in CUSTOMERS}
     firsts, lasts = [c[0] for c in CUSTOMERS], [c[1] for c in CUSTOMERS]
     fakes: list[str] = []
@@ -162,8 +167,7 @@ def customer_phone(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     for name in fakes:
         out.append(task(sites=["shopping_admin"], start_url=A, intent_template=template, values={"customer": name},
                         eval=string_eval(fuzzy="N/A", note=f"There is no customer named {name}.", raw="N/A"),
-                        sequence=[click("link", "All Customers"), type_text("textbox", "Search by keyword", name),
-                                  stop("N/A")]))
+                        sequence=[*_find_customer(name), stop("N/A")]))
     rng.shuffle(out)
     return out
 
@@ -176,7 +180,7 @@ def customer_order_count(db: sqlite3.Connection, rng: random.Random) -> list[dic
         name = f"{c['firstname']} {c['lastname']}"
         out.append(task(sites=["shopping_admin"], start_url=A, intent_template="How many orders has {{customer}} placed?",
                         values={"customer": name}, eval=string_eval(must_include=[str(c["n"])]),
-                        sequence=[click("link", "All Customers"), click("link", f"Edit {name}"), stop(str(c["n"]))]))
+                        sequence=[*_find_customer(name), click("link", f"Edit {name}"), stop(str(c["n"]))]))
     return out
 
 

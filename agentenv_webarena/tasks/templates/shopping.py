@@ -8,6 +8,7 @@ doing nothing scores 0.
 """
 from __future__ import annotations
 
+import calendar
 import random
 import sqlite3
 from urllib.parse import urlencode
@@ -19,6 +20,7 @@ from agentenv_webarena.sites.shop import (
     option_text,
     product_options,
     rating_summary,
+    search_index,
     search_products,
     PAGE_SIZE,
     ORDERS_PAGE_SIZE,
@@ -53,9 +55,10 @@ def _sellable(db: sqlite3.Connection, *, options: bool | None = None) -> list[sq
 
 def _searchable(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
     """Products that appear on the first results page when their full name is searched."""
+    index = search_index(db)
     out = []
     for p in rows:
-        ranked = [r["id"] for _, r in search_products(db, p["name"])]
+        ranked = [r["id"] for _, r in search_products(db, p["name"], index)]
         if p["id"] in ranked[:PAGE_SIZE]:
             out.append(p)
     return out
@@ -104,6 +107,11 @@ def _fake_products(db: sqlite3.Connection, rng: random.Random, k: int) -> list[s
         if name.lower() not in names and name not in out:
             out.append(name)
     return out
+
+
+def _month_label(ym: str) -> str:
+    """`2022-03` -> `March 2022`."""
+    return f"{calendar.month_name[int(ym[5:7])]} {ym[:4]}"
 
 
 def _sort_label(key: str) -> str:
@@ -191,10 +199,9 @@ def orders_between_months(db: sqlite3.Connection, rng: random.Random) -> list[di
         hits = [i for i, o in enumerate(orders) if start <= o["created_at"][:7] <= end]
         if not hits:
             continue
-        label = lambda ym: f"{long_date(ym + '-01 00:00:00').split()[0]} {ym[:4]}"  # noqa: E731
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="How many orders did I place from {{start_month}} through {{end_month}}?",
-                        values={"start_month": label(start), "end_month": label(end)},
+                        values={"start_month": _month_label(start), "end_month": _month_label(end)},
                         eval=string_eval(must_include=[str(len(hits))]),
                         sequence=[*_history_steps(max(hits)), stop(str(len(hits)))]))
     return out
@@ -278,7 +285,8 @@ def available_options(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 
 def search_sorted_by_price(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     queries = [noun.lower() for _, _, _, _, nouns in CATEGORIES for noun, *_ in nouns]
-    queries = [q for q in queries if len(search_products(db, q)) >= 2]
+    index = search_index(db)
+    queries = [q for q in queries if len(search_products(db, q, index)) >= 2]
     out = []
     for q in pick(rng, queries, N):
         desc = rng.random() < 0.5

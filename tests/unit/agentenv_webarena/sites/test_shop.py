@@ -282,8 +282,8 @@ def test_admin_order_actions(admin_client, store):
     assert 'id="order-status">Canceled<' in r.text
     r = admin_client.post(f"/admin/sales/order/addComment/order_id/{order['id']}/", data={"history[comment]": "Hi there"})
     assert "Hi there" in re.search(r'<ul id="order-history">(.*?)</ul>', r.text).group(1)
-    pending = admin_client.get("/admin/sales/order/", params={"status": "canceled"}).text
-    assert f"View order {order['increment_id']}" in pending
+    canceled = admin_client.get("/admin/sales/order/", params={"status": "canceled", "q": order["increment_id"]}).text
+    assert f"View order {order['increment_id']}" in canceled and "1 records found" in canceled
 
 
 def test_admin_product_save_hides_disabled_products(admin_client, shop_app, store, request):
