@@ -23,7 +23,7 @@ __all__ = [
     "ActorConfig", "RefConfig", "ValKwargsConfig", "RolloutConfig", "AgentGymConfig",
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
     "KLCtrlConfig", "RoundsCtrlConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
-    "load_config", "from_dict", "to_dict", "check_override_keys", "default_config_path",
+    "load_config", "from_dict", "to_dict", "as_section", "check_override_keys", "default_config_path",
 ]
 
 _LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
@@ -293,6 +293,7 @@ class AgentGymConfig:
     max_retries: int = 10
     timeout: float = 300
     max_rounds: int = 10
+    data_len: int = 0          # AgentGym's client argument (number of items the server holds; 0: unknown)
 
     def __post_init__(self):
         p = "actor_rollout_ref.agentgym"
@@ -303,6 +304,7 @@ class AgentGymConfig:
         _check_positive(f"{p}.max_retries", self.max_retries, allow_zero=True)
         _check_positive(f"{p}.timeout", self.timeout)
         _check_positive(f"{p}.max_rounds", self.max_rounds)
+        _check_positive(f"{p}.data_len", self.data_len, allow_zero=True)
 
 
 @dataclass(frozen=True)
@@ -621,6 +623,29 @@ def from_dict(cls: type, data: dict | None, path: str = "") -> Any:
             raise ValueError(f"{full}={value!r} has the wrong type; expected {_type_name(annotation)}")
         kwargs[name] = coerced
     return cls(**kwargs)
+
+
+def as_section(cls: type, value: Any, path: str) -> Any:
+    """`value` as the typed config section `cls`: the instance itself, `cls()` for None, or a mapping
+    (dict or OmegaConf `DictConfig`) loaded with `from_dict` (unknown keys fail naming `path`).
+
+    The one conversion consumers apply at their boundary, so they read attributes (with the
+    dataclass's defaults) and never re-read a mapping with a second default.
+    """
+    if isinstance(value, cls):
+        return value
+    if value is None:
+        return cls()
+    if dataclasses.is_dataclass(value):
+        value = dataclasses.asdict(value)
+    elif not isinstance(value, dict):
+        try:
+            from omegaconf import DictConfig, OmegaConf
+        except ImportError:  # pragma: no cover - omegaconf ships with hydra
+            DictConfig = ()
+        if DictConfig and isinstance(value, DictConfig):
+            value = OmegaConf.to_container(value, resolve=True)
+    return from_dict(cls, dict(value), path)
 
 
 def _type_name(annotation: Any) -> str:
