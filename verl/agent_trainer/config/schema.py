@@ -22,7 +22,7 @@ __all__ = [
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
     "ActorConfig", "RefConfig", "ValKwargsConfig", "RolloutConfig", "AgentGymConfig",
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
-    "KLCtrlConfig", "RoundsCtrlConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
+    "KLCtrlConfig", "RoundsCtrlConfig", "GiGPOConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
     "load_config", "from_dict", "to_dict", "as_section", "check_override_keys", "default_config_path",
 ]
 
@@ -143,9 +143,24 @@ class FSDPConfig:
 
 @dataclass(frozen=True)
 class PolicyLossConfig:
-    """`actor_rollout_ref.actor.policy_loss`."""
+    """`actor_rollout_ref.actor.policy_loss` (verl's sub-config): the loss and its variant-specific knobs."""
 
-    loss_mode: str = "vanilla"   # validated against core_algos' registry by the actor
+    loss_mode: str = "vanilla"       # registry key in core_algos; validated there by the actor
+    clip_cov_ratio: float = 0.0002   # clip_cov: fraction of tokens whose gradient is cut
+    clip_cov_lb: float = 1.0         # clip_cov: covariance window lower bound
+    clip_cov_ub: float = 5.0         # clip_cov: covariance window upper bound
+    kl_cov_ratio: float = 0.0002     # kl_cov: fraction of tokens that get the KL term
+    ppo_kl_coef: float = 0.1         # kl_cov: coefficient of |log ratio| on those tokens
+
+    def __post_init__(self):
+        p = "actor_rollout_ref.actor.policy_loss"
+        for key in ("clip_cov_ratio", "kl_cov_ratio"):
+            value = getattr(self, key)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{p}.{key} must be a fraction in [0, 1], got {value}")
+        if self.clip_cov_lb > self.clip_cov_ub:
+            raise ValueError(f"{p}.clip_cov_lb={self.clip_cov_lb} exceeds {p}.clip_cov_ub={self.clip_cov_ub}")
+        _check_positive(f"{p}.ppo_kl_coef", self.ppo_kl_coef, allow_zero=True)
 
 
 @dataclass(frozen=True)
@@ -177,6 +192,7 @@ class ActorConfig:
     use_rollout_log_probs: bool = False   # use the engine's log-probs as pi_old instead of recomputing
     policy_loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
     loss_agg_mode: str = "token-mean"
+    loss_scale_factor: Optional[float] = None   # seq-mean-token-sum-norm divisor (Dr.GRPO); null: response length
     entropy_coeff: float = 0.001
     use_kl_loss: bool = False
     kl_loss_coef: float = 0.001
@@ -198,6 +214,7 @@ class ActorConfig:
         _check_choice(f"{p}.kl_loss_type", self.kl_loss_type, _KL_TYPES)
         _check_positive(f"{p}.grad_clip", self.grad_clip, allow_zero=True)
         _check_positive(f"{p}.kl_loss_coef", self.kl_loss_coef, allow_zero=True)
+        _check_positive(f"{p}.loss_scale_factor", self.loss_scale_factor)
 
     @property
     def clip_low(self) -> float:
@@ -420,6 +437,17 @@ class RoundsCtrlConfig:
 
 
 @dataclass(frozen=True)
+class GiGPOConfig:
+    """`algorithm.gigpo` (verl-agent's names): the step-level half of GiGPO (arXiv:2505.10978)."""
+
+    step_advantage_w: float = 1.0   # weight of the step advantage A_S added to the episode advantage A_E
+    mode: str = "mean_norm"         # mean_norm: A - mean; mean_std_norm: (A - mean) / (std + eps)
+
+    def __post_init__(self):
+        _check_choice("algorithm.gigpo.mode", self.mode, ("mean_norm", "mean_std_norm"))
+
+
+@dataclass(frozen=True)
 class AlgoConfig:
     """`algorithm`: advantage estimation, reward-side KL and the rounds schedule."""
 
@@ -431,6 +459,7 @@ class AlgoConfig:
     kl_penalty: str = "kl"
     kl_ctrl: KLCtrlConfig = field(default_factory=KLCtrlConfig)
     rounds_ctrl: RoundsCtrlConfig = field(default_factory=RoundsCtrlConfig)
+    gigpo: GiGPOConfig = field(default_factory=GiGPOConfig)
 
     def __post_init__(self):
         for key in ("gamma", "lam"):
