@@ -277,6 +277,8 @@ class RolloutConfig:
     max_num_batched_tokens: int = 8192
     max_num_seqs: int = 1024
     enable_prefix_caching: bool = True
+    kv_cache_space_gb: Optional[float] = None   # vLLM on CPU: KV-cache GiB (VLLM_CPU_KVCACHE_SPACE); null: 1
+    logprobs_mode: str = "processed_logprobs"   # vLLM: log-probs after temperature/top-p (processed_*) or raw_*
     log_prob_micro_batch_size_per_gpu: int = 1
     max_concurrency: int = 64
     send_interval: float = 0.0
@@ -299,6 +301,9 @@ class RolloutConfig:
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ValueError(f"{p}.gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
         _check_positive(f"{p}.send_interval", self.send_interval, allow_zero=True)
+        _check_positive(f"{p}.kv_cache_space_gb", self.kv_cache_space_gb)
+        _check_choice(f"{p}.logprobs_mode", self.logprobs_mode,
+                      ("processed_logprobs", "raw_logprobs", "processed_logits", "raw_logits"))
 
 
 @dataclass(frozen=True)

@@ -57,10 +57,14 @@ def test_policy_loss_knobs_reach_the_loss():
                        "actor_rollout_ref.actor.policy_loss.ppo_kl_coef=5.0") != pytest.approx(base)
     assert _actor_loss(kl_cov, "actor_rollout_ref.actor.policy_loss.kl_cov_ratio=0.0") != pytest.approx(base)
     clip_cov = "actor_rollout_ref.actor.policy_loss.loss_mode=clip_cov"
-    wide = ["actor_rollout_ref.actor.policy_loss.clip_cov_lb=-1e9", "actor_rollout_ref.actor.policy_loss.clip_cov_ub=1e9"]
-    kept = _actor_loss(clip_cov, *wide, "actor_rollout_ref.actor.policy_loss.clip_cov_ratio=0.0")
-    cut = _actor_loss(clip_cov, *wide, "actor_rollout_ref.actor.policy_loss.clip_cov_ratio=0.5")
-    assert kept != pytest.approx(cut)
+    # A covariance window no token falls in cuts nothing; a window holding every token with
+    # clip_cov_ratio=1 cuts all candidates (deterministic), so the A=3 token's term goes.
+    kept = _actor_loss(clip_cov, "actor_rollout_ref.actor.policy_loss.clip_cov_lb=1e8",
+                       "actor_rollout_ref.actor.policy_loss.clip_cov_ub=1e9")
+    cut = _actor_loss(clip_cov, "actor_rollout_ref.actor.policy_loss.clip_cov_lb=-1e9",
+                      "actor_rollout_ref.actor.policy_loss.clip_cov_ub=1e9",
+                      "actor_rollout_ref.actor.policy_loss.clip_cov_ratio=1.0")
+    assert kept == pytest.approx(_actor_loss()) and cut > kept + 0.3
     with pytest.raises(ValueError, match=r"policy_loss\.clip_cov_lb"):
         _cfg("actor_rollout_ref.actor.policy_loss.clip_cov_lb=9.0")
 
@@ -72,3 +76,34 @@ def test_loss_scale_factor_divides_the_dr_grpo_loss():
     assert by_one == pytest.approx(4 * by_length)
     with pytest.raises(ValueError, match=r"actor_rollout_ref\.actor\.loss_scale_factor"):
         _cfg("actor_rollout_ref.actor.loss_scale_factor=-1")
+
+
+def test_rollout_vllm_knobs_reach_the_engine_args_with_the_schema_defaults(monkeypatch):
+    from verl.workers.rollout.vllm_engine import engine_args  # needs no vLLM install
+
+    rollout = _cfg().actor_rollout_ref.rollout
+    gpu = engine_args("m", rollout, on_cpu=False)
+    # One default for each: the schema's (the engine used to say enforce_eager=False, max_num_seqs=256).
+    assert gpu["enforce_eager"] is rollout.enforce_eager is True and gpu["max_num_seqs"] == rollout.max_num_seqs == 1024
+    assert gpu["logprobs_mode"] == "processed_logprobs"
+    raw = _cfg("actor_rollout_ref.rollout.logprobs_mode=raw_logprobs", "actor_rollout_ref.rollout.enforce_eager=false",
+               "actor_rollout_ref.rollout.kv_cache_space_gb=3").actor_rollout_ref.rollout
+    assert engine_args("m", raw, on_cpu=False)["logprobs_mode"] == "raw_logprobs"
+    assert engine_args("m", raw, on_cpu=False)["enforce_eager"] is False
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    assert engine_args("m", raw, on_cpu=True)["enforce_eager"] is True  # graph capture is GPU-only
+    import os
+    assert os.environ["VLLM_CPU_KVCACHE_SPACE"] == "3"
+    with pytest.raises(ValueError, match=r"actor_rollout_ref\.rollout\.logprobs_mode='logits'"):
+        _cfg("actor_rollout_ref.rollout.logprobs_mode=logits")
+
+
+def test_optimizer_and_actor_defaults_come_from_the_schema():
+    from verl.workers.fsdp_workers import build_optimizer
+
+    opt = build_optimizer(torch.nn.Linear(2, 2), {})          # a bare section: the OptimConfig defaults
+    assert opt.param_groups[0]["weight_decay"] == 0.01 and opt.param_groups[0]["lr"] == 1e-6
+    actor = DataParallelPPOActor({}, torch.nn.Linear(1, 1), None)
+    assert actor.config.entropy_coeff == 0.001 and actor.config.policy_loss.loss_mode == "vanilla"
+    with pytest.raises(ValueError, match=r"actor_rollout_ref\.actor\.entropy_coef\b.*entropy_coeff"):
+        DataParallelPPOActor({"entropy_coef": 0.1}, torch.nn.Linear(1, 1), None)
