@@ -367,9 +367,6 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         self.tokenizer = model_utils.load_tokenizer(tok_path, trust_remote_code=trust)
         override = dict(cfg.model.override_config)
         actor_cfg = cfg.actor
-        if actor_cfg.use_dynamic_bsz:
-            logger.warning("actor.use_dynamic_bsz=True is not supported; using fixed micro-batches of "
-                           "ppo_micro_batch_size_per_gpu")
 
         if self._is_actor:
             # Master weights stay fp32 (AdamW on bf16 weights loses small updates); compute is cast.

@@ -23,7 +23,7 @@ __all__ = [
     "ActorConfig", "RefConfig", "ValKwargsConfig", "RolloutConfig", "AgentGymConfig",
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
     "KLCtrlConfig", "RoundsCtrlConfig", "GiGPOConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
-    "load_config", "from_dict", "to_dict", "as_section", "check_override_keys", "default_config_path",
+    "load_config", "from_dict", "to_dict", "as_section", "COMPAT_ONLY_KEYS", "warn_compat_keys", "check_override_keys", "default_config_path",
 ]
 
 _LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
@@ -728,6 +728,53 @@ def _resolve_auto(cfg: PPOConfig) -> PPOConfig:
     return dataclasses.replace(cfg, trainer=trainer, actor_rollout_ref=arr)
 
 
+# Keys accepted only so verl / AgentGym-RL configs and command lines load unchanged; nothing reads
+# them. (section dataclass, field) -> what happens instead. Setting one to a non-default value warns
+# once per process (`warn_compat_keys`, run by `load_dataclass_config`).
+COMPAT_ONLY_KEYS: dict[tuple[str, str], str] = {
+    ("DataConfig", "return_raw_chat"): "chats are always kept raw",
+    ("ModelConfig", "use_remove_padding"): "padding is handled by attention_mask and per-micro-batch trimming",
+    ("ActorConfig", "use_dynamic_bsz"): "micro-batches are fixed at ppo_micro_batch_size_per_gpu",
+    ("ActorConfig", "ppo_max_token_len_per_gpu"): "only read with use_dynamic_bsz, which is not supported",
+    ("ActorConfig", "shuffle"): "mini-batches are taken in order",
+    ("CriticConfig", "shuffle"): "mini-batches are taken in order",
+    ("RolloutConfig", "mode"): "the agent loop is always asynchronous",
+    ("RolloutConfig", "free_cache_engine"): "the engine keeps its KV cache between steps",
+    ("RolloutConfig", "load_format"): "the engine loads the checkpoint at model.path, then receives synced weights",
+    ("TrainerConfig", "seed"): "data order follows data.seed, sampling follows actor_rollout_ref.rollout.seed",
+}
+_WARNED_COMPAT: set[str] = set()
+
+
+def warn_compat_keys(cfg: Any, defaults: Any = None, path: str = "") -> list[str]:
+    """Warn once per key path for each `COMPAT_ONLY_KEYS` entry set to a non-default value in `cfg`.
+
+    Args:
+        cfg: a config dataclass (the root or a section).
+        defaults: the same section with default values (default: `type(cfg)()`).
+        path: key path of `cfg` (for the message).
+
+    Returns:
+        The key paths warned about by this call.
+    """
+    import logging
+
+    defaults = type(cfg)() if defaults is None else defaults
+    warned = []
+    for f in dataclasses.fields(cfg):
+        value, default, full = getattr(cfg, f.name), getattr(defaults, f.name), f"{path}.{f.name}" if path else f.name
+        if dataclasses.is_dataclass(value):
+            warned += warn_compat_keys(value, default, full)
+            continue
+        note = COMPAT_ONLY_KEYS.get((type(cfg).__name__, f.name))
+        if note is not None and value != default and full not in _WARNED_COMPAT:
+            _WARNED_COMPAT.add(full)
+            warned.append(full)
+            logging.getLogger(__name__).warning("%s=%r is accepted for compatibility and not used (%s); default %r",
+                                                full, value, note, default)
+    return warned
+
+
 def load_dataclass_config(root: type, cfg: Any, yaml_path: str) -> Any:
     """Convert a Hydra `DictConfig` (or dict, or None for the YAML at `yaml_path`) into the dataclass `root`.
 
@@ -742,7 +789,9 @@ def load_dataclass_config(root: type, cfg: Any, yaml_path: str) -> Any:
         cfg = OmegaConf.load(yaml_path)
     if isinstance(cfg, DictConfig):
         cfg = OmegaConf.to_container(cfg, resolve=True)
-    return from_dict(root, cfg)
+    config = from_dict(root, cfg)
+    warn_compat_keys(config)
+    return config
 
 
 def load_config(cfg: Any = None, resolve_auto: bool = True) -> PPOConfig:
