@@ -370,9 +370,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
         if self._is_actor:
             # Master weights stay fp32 (AdamW on bf16 weights loses small updates); compute is cast.
-            module = model_utils.load_causal_lm(model_path, dtype=torch.float32, trust_remote_code=trust)
-            for k, v in override.items():
-                setattr(module.config, k, v)
+            module = model_utils.load_causal_lm(model_path, dtype=torch.float32, trust_remote_code=trust,
+                                                override_config=override)
             module.config.use_cache = False
             self.module = self._place(module, actor_cfg.fsdp_config, cfg.model.enable_gradient_checkpointing)
             self._build_optim(actor_cfg.optim, actor_cfg.fsdp_config)
@@ -386,9 +385,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
         if self._is_ref:
             ref_dtype = self.compute_dtype if self.device.type == "cuda" else torch.float32
-            ref = model_utils.load_causal_lm(model_path, dtype=ref_dtype, trust_remote_code=trust)
-            for k, v in override.items():
-                setattr(ref.config, k, v)
+            ref = model_utils.load_causal_lm(model_path, dtype=ref_dtype, trust_remote_code=trust, override_config=override)
             ref.requires_grad_(False)
             ref.eval()
             self.ref_module = self._place(ref, FSDPConfig(param_offload=cfg.ref.fsdp_config.param_offload), False)
@@ -552,9 +549,8 @@ class CriticWorker(_ModelWorkerBase):
         trust = cfg.model.trust_remote_code
         self.compute_dtype = model_utils.resolve_dtype("auto", self.device)
         self.tokenizer = model_utils.load_tokenizer(os.path.expanduser(self._tokenizer_path or path), trust)
-        module = model_utils.load_value_model(path, dtype=torch.float32, trust_remote_code=trust)
-        for k, v in cfg.model.override_config.items():
-            setattr(module.config, k, v)
+        module = model_utils.load_value_model(path, dtype=torch.float32, trust_remote_code=trust,
+                                              override_config=cfg.model.override_config)
         module.config.use_cache = False
         self.module = self._place(module, cfg.fsdp_config, cfg.model.enable_gradient_checkpointing)
         self._build_optim(cfg.optim, cfg.fsdp_config)
