@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
+from verl.agent_trainer.config.schema import ActorConfig
 from verl.agent_trainer.ppo import core_algos as ca
 
 
@@ -75,7 +76,7 @@ def main() -> None:
     mask = batch["response_mask"]
     old = -torch.rand(args.bs, args.T, generator=g) * 3
     adv, _ = ca.compute_grpo_outcome_advantage(batch["token_level_rewards"], mask, index=batch["index"], config=algo)
-    cfg = ca.ActorLossConfig(clip_ratio_high=0.28)
+    cfg = ActorConfig(clip_ratio_high=0.28)
     for name in sorted(ca.POLICY_LOSS_REGISTRY):
         loss_fn = ca.get_policy_loss_fn(name)
 

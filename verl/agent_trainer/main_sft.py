@@ -233,7 +233,8 @@ def run_sft(cfg: Any = None) -> dict:
     steps_per_epoch = math.ceil(len(examples) / data.batch_size)
     total_steps = tcfg.total_training_steps or tcfg.total_epochs * steps_per_epoch
     model = model_utils.load_causal_lm(model_path, model_utils.resolve_dtype(config.model.dtype, device),
-                                       trust_remote_code=config.model.trust_remote_code).to(device)
+                                       trust_remote_code=config.model.trust_remote_code,
+                                       override_config=dict(config.model.override_config)).to(device)
     if config.model.enable_gradient_checkpointing:
         model.gradient_checkpointing_enable()
     model.train()

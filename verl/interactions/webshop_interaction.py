@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from verl.agent_trainer.config.schema import AgentGymConfig
 from verl.interactions.base import BaseInteraction
 from verl.utils.agentgym.client import EnvClientPool
 from verl.utils.dataset import parse_item_id
@@ -44,7 +45,8 @@ class WebshopInteraction(BaseInteraction):
         config.setdefault("task_name", "webshop")
         super().__init__(config)
         factory = config.pop("client_factory", None)
-        self.pool = EnvClientPool(config, factory=factory)
+        agentgym = {k: v for k, v in config.items() if k in AgentGymConfig.__dataclass_fields__}
+        self.pool = EnvClientPool(agentgym, factory=factory)
         self._instances: dict[str, _Instance] = {}
 
     async def start_interaction(self, instance_id: Optional[str] = None, item_id: Optional[str] = None,

@@ -61,28 +61,41 @@ def load_tokenizer(path: str, trust_remote_code: bool = False):
     return tok
 
 
+def _hf_config(path: str, trust_remote_code: bool, override_config: dict | None):
+    """The HF config at `path` with `override_config` (`model.override_config`) applied before the
+    model is built, so init-time fields (layer count, dropout, rope) take effect."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(path, trust_remote_code=trust_remote_code)
+    for key, value in (override_config or {}).items():
+        setattr(config, key, value)
+    return config
+
+
 def load_causal_lm(path: str, dtype: torch.dtype = torch.float32, trust_remote_code: bool = False,
-                   attn_implementation: str | None = None):
+                   attn_implementation: str | None = None, override_config: dict | None = None):
     """Load `AutoModelForCausalLM` from `path` in `dtype` (on CPU; the caller moves/wraps it)."""
     from transformers import AutoModelForCausalLM
 
     _check_path(path)
-    kwargs = {"dtype": dtype, "trust_remote_code": trust_remote_code}
+    kwargs = {"dtype": dtype, "trust_remote_code": trust_remote_code,
+              "config": _hf_config(path, trust_remote_code, override_config)}
     if attn_implementation:
         kwargs["attn_implementation"] = attn_implementation
     return AutoModelForCausalLM.from_pretrained(path, **kwargs)
 
 
-def load_value_model(path: str, dtype: torch.dtype = torch.float32, trust_remote_code: bool = False):
+def load_value_model(path: str, dtype: torch.dtype = torch.float32, trust_remote_code: bool = False,
+                     override_config: dict | None = None):
     """Load a value model: the backbone at `path` with a 1-output token-classification head.
 
     The head (`score`) is freshly initialised when `path` holds a causal LM; dropout on the head is
     disabled so values are deterministic in train mode.
     """
-    from transformers import AutoConfig, AutoModelForTokenClassification
+    from transformers import AutoModelForTokenClassification
 
     _check_path(path)
-    config = AutoConfig.from_pretrained(path, trust_remote_code=trust_remote_code)
+    config = _hf_config(path, trust_remote_code, override_config)
     config.num_labels = 1
     config.classifier_dropout = 0.0
     return AutoModelForTokenClassification.from_pretrained(

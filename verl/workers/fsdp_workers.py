@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import logging
 import math
 import os
@@ -21,10 +22,12 @@ import time
 
 import torch
 
+from verl.agent_trainer.config.schema import (ActorRolloutRefConfig, CheckpointConfig, CriticConfig, DataConfig,
+                                              FSDPConfig, OptimConfig, PPOConfig, RolloutConfig, as_section,
+                                              load_config)
 from verl.protocol import DataProto
 from verl.utils import model_utils
 from verl.utils.checkpoint import capture_rng_state, restore_rng_state
-from verl.workers.actor.base import cfg_get
 
 __all__ = ["ActorRolloutRefWorker", "CriticWorker", "build_optimizer", "build_lr_scheduler", "build_rollout_engine"]
 
@@ -34,14 +37,23 @@ _ROLES = ("actor_rollout", "ref", "actor_rollout_ref", "actor")
 
 
 # ------------------------------------------------------------------------------------------ helpers
+def _as_trainer_config(config) -> PPOConfig | None:
+    """The whole trainer config as a `PPOConfig` when `config` is one (typed or a mapping with an
+    `actor_rollout_ref` section), else None (then `config` is a single section)."""
+    if isinstance(config, PPOConfig):
+        return config
+    if not dataclasses.is_dataclass(config) and hasattr(config, "keys") and "actor_rollout_ref" in config.keys():
+        return load_config(config, resolve_auto=False)
+    return None
+
+
 def build_optimizer(module: torch.nn.Module, optim_cfg) -> torch.optim.Optimizer:
-    """AdamW over the trainable parameters with `optim.{lr, weight_decay, betas}`."""
-    betas = tuple(cfg_get(optim_cfg, "betas", (0.9, 0.999)))
+    """AdamW over the trainable parameters with `optim.{lr, weight_decay, betas}` (an `OptimConfig`,
+    or a mapping of its keys)."""
+    optim = as_section(OptimConfig, optim_cfg, "optim")
     return torch.optim.AdamW(
         [p for p in module.parameters() if p.requires_grad],
-        lr=float(cfg_get(optim_cfg, "lr", 1e-6)),
-        weight_decay=float(cfg_get(optim_cfg, "weight_decay", 0.0)),
-        betas=(float(betas[0]), float(betas[1])),
+        lr=optim.lr, weight_decay=optim.weight_decay, betas=(float(optim.betas[0]), float(optim.betas[1])),
     )
 
 
@@ -50,14 +62,11 @@ def build_lr_scheduler(optimizer: torch.optim.Optimizer, optim_cfg) -> torch.opt
 
     warmup_steps < 0 means warmup_steps_ratio x total_training_steps.
     """
-    sched_type = cfg_get(optim_cfg, "lr_scheduler_type", "constant")
-    if sched_type not in ("constant", "cosine"):
-        raise ValueError(f"optim.lr_scheduler_type={sched_type!r} is unknown; choose 'constant' or 'cosine'")
-    total = int(cfg_get(optim_cfg, "total_training_steps", -1))
-    warmup = int(cfg_get(optim_cfg, "warmup_steps", -1))
+    optim = as_section(OptimConfig, optim_cfg, "optim")  # validates lr_scheduler_type
+    sched_type, total, warmup, min_ratio = (optim.lr_scheduler_type, optim.total_training_steps, optim.warmup_steps,
+                                            optim.min_lr_ratio)
     if warmup < 0:
-        warmup = int(float(cfg_get(optim_cfg, "warmup_steps_ratio", 0.0)) * max(total, 0))
-    min_ratio = float(cfg_get(optim_cfg, "min_lr_ratio", 0.0))
+        warmup = int(optim.warmup_steps_ratio * max(total, 0))
 
     def factor(step: int) -> float:
         if warmup > 0 and step < warmup:
@@ -168,17 +177,17 @@ class _ModelWorkerBase:
             return torch.autocast("cuda", dtype=self.compute_dtype)
         return contextlib.nullcontext()
 
-    def _place(self, module: torch.nn.Module, fsdp_cfg, gradient_checkpointing: bool) -> torch.nn.Module:
+    def _place(self, module: torch.nn.Module, fsdp_cfg: FSDPConfig, gradient_checkpointing: bool) -> torch.nn.Module:
         self._hf_architecture = type(module).__name__  # FSDP2 renames the class (FSDPQwen2ForCausalLM)
         if gradient_checkpointing:
             module.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if self.use_fsdp:
-            return _fsdp_wrap(module, self.device, self.compute_dtype, bool(cfg_get(fsdp_cfg, "param_offload", False)))
+            return _fsdp_wrap(module, self.device, self.compute_dtype, fsdp_cfg.param_offload)
         return module.to(self.device)
 
-    def _ckpt_config(self):
-        """The `checkpoint` section that applies to this worker (None: save everything)."""
-        return None
+    def _ckpt_config(self) -> CheckpointConfig:
+        """The `checkpoint` section that applies to this worker (default: model, optimizer, extra)."""
+        return CheckpointConfig()
 
     def _optimizer_to(self, device: torch.device) -> None:
         if self.optimizer is not None and self._optimizer_offload:
@@ -220,7 +229,7 @@ class _ModelWorkerBase:
         """
         os.makedirs(local_path, exist_ok=True)
         files = self._ckpt_files(local_path)
-        contents = set(cfg_get(self._ckpt_config(), "save_contents", ["model", "optimizer", "extra"]))
+        contents = set(self._ckpt_config().save_contents)
         if self.use_fsdp:
             from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_state_dict
 
@@ -286,14 +295,14 @@ class _ModelWorkerBase:
         logger.info("loaded %s checkpoint (step %d) from %s", self._ckpt_tag, extra["global_step"], local_path)
         return int(extra["global_step"])
 
-    def _build_optim(self, optim_cfg, fsdp_cfg) -> None:
+    def _build_optim(self, optim_cfg: OptimConfig, fsdp_cfg: FSDPConfig) -> None:
         self.optimizer = build_optimizer(self.module, optim_cfg)
         self.lr_scheduler = build_lr_scheduler(self.optimizer, optim_cfg)
-        self._optimizer_offload = bool(cfg_get(fsdp_cfg, "optimizer_offload", False)) and self.device.type == "cuda"
+        self._optimizer_offload = fsdp_cfg.optimizer_offload and self.device.type == "cuda"
 
 
 # --------------------------------------------------------------------------------- actor/rollout/ref
-def build_rollout_engine(model_path: str, rollout_cfg, device: torch.device, trust_remote_code: bool = False):
+def build_rollout_engine(model_path: str, rollout_cfg: RolloutConfig, device: torch.device, trust_remote_code: bool = False):
     """Build the rollout engine named by `rollout_cfg.name` (`auto`: vllm on CUDA, else hf) for `model_path`.
 
     Engines follow engine_base's convention `cls(model_path, rollout_config, **kwargs)`; the HF engine
@@ -301,7 +310,8 @@ def build_rollout_engine(model_path: str, rollout_cfg, device: torch.device, tru
     """
     from verl.workers.rollout.engine_base import get_engine_cls
 
-    name = cfg_get(rollout_cfg, "name", "hf")
+    rollout_cfg = as_section(RolloutConfig, rollout_cfg, "actor_rollout_ref.rollout")
+    name = rollout_cfg.name
     if name == "auto":
         name = "vllm" if device.type == "cuda" else "hf"
     kwargs = {"device": str(device), "trust_remote_code": trust_remote_code} if name == "hf" else {}
@@ -312,8 +322,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
     """Policy worker: the trainable actor, its rollout engine + agent loop, and/or the ref policy.
 
     Args:
-        config: the `actor_rollout_ref` section, or the whole trainer config (then `data` and
-            `trainer.device` are read from it too).
+        config: the `actor_rollout_ref` section (`ActorRolloutRefConfig` or a mapping of its keys), or
+            the whole trainer config (`PPOConfig` or its mapping; then `data` and `trainer.device` come from it).
         role: "actor_rollout", "ref", "actor_rollout_ref", or "actor" (training only, no engine).
         data_config: the `data` section (needed by the agent loop) when `config` is only the
             `actor_rollout_ref` section.
@@ -325,12 +335,14 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
     def __init__(self, config, role: str, data_config=None, device: str | None = None):
         if role not in _ROLES:
             raise ValueError(f"ActorRolloutRefWorker role={role!r} is unknown; choose one of {list(_ROLES)}")
-        if cfg_get(config, "actor_rollout_ref") is not None:  # the whole trainer config
-            data_config = data_config or cfg_get(config, "data")
-            device = device or cfg_get(config, "trainer.device")
-            config = cfg_get(config, "actor_rollout_ref")
-        self.config = config
-        self.data_config = data_config
+        whole = _as_trainer_config(config)
+        if whole is not None:
+            data_config = data_config or whole.data
+            device = device or whole.trainer.device
+            config = whole.actor_rollout_ref
+        self.config: ActorRolloutRefConfig = as_section(ActorRolloutRefConfig, config, "actor_rollout_ref")
+        self.data_config = data_config if dataclasses.is_dataclass(data_config) else as_section(
+            DataConfig, data_config, "data")
         self.role = role
         self._is_actor = role in ("actor_rollout", "actor_rollout_ref", "actor")
         self._is_rollout = role in ("actor_rollout", "actor_rollout_ref")
@@ -347,29 +359,23 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
         cfg = self.config
         self._setup_device(self._device_pref)
-        model_path = os.path.expanduser(str(cfg_get(cfg, "model.path")))
-        tok_path = os.path.expanduser(str(cfg_get(cfg, "model.tokenizer_path") or model_path))
-        trust = bool(cfg_get(cfg, "model.trust_remote_code", False))
+        model_path = os.path.expanduser(cfg.model.path)
+        tok_path = os.path.expanduser(cfg.model.tokenizer_path or model_path)
+        trust = cfg.model.trust_remote_code
         self.model_path = model_path
-        self.compute_dtype = model_utils.resolve_dtype(cfg_get(cfg, "model.dtype", "auto"), self.device)
+        self.compute_dtype = model_utils.resolve_dtype(cfg.model.dtype, self.device)
         self.tokenizer = model_utils.load_tokenizer(tok_path, trust_remote_code=trust)
-        override = dict(cfg_get(cfg, "model.override_config", {}) or {})
-        actor_cfg = cfg_get(cfg, "actor")
-        if cfg_get(actor_cfg, "use_dynamic_bsz", False):
-            logger.warning("actor.use_dynamic_bsz=True is not supported; using fixed micro-batches of "
-                           "ppo_micro_batch_size_per_gpu")
+        override = dict(cfg.model.override_config)
+        actor_cfg = cfg.actor
 
         if self._is_actor:
             # Master weights stay fp32 (AdamW on bf16 weights loses small updates); compute is cast.
-            module = model_utils.load_causal_lm(model_path, dtype=torch.float32, trust_remote_code=trust)
-            for k, v in override.items():
-                setattr(module.config, k, v)
+            module = model_utils.load_causal_lm(model_path, dtype=torch.float32, trust_remote_code=trust,
+                                                override_config=override)
             module.config.use_cache = False
-            self.module = self._place(module, cfg_get(actor_cfg, "fsdp_config"),
-                                      bool(cfg_get(cfg, "model.enable_gradient_checkpointing", False)))
-            self._build_optim(cfg_get(actor_cfg, "optim"), cfg_get(actor_cfg, "fsdp_config"))
-            n = int(cfg_get(cfg, "rollout.n", 1))
-            mini = int(cfg_get(actor_cfg, "ppo_mini_batch_size", 1)) * n // self.world_size
+            self.module = self._place(module, actor_cfg.fsdp_config, cfg.model.enable_gradient_checkpointing)
+            self._build_optim(actor_cfg.optim, actor_cfg.fsdp_config)
+            mini = actor_cfg.ppo_mini_batch_size * cfg.rollout.n // self.world_size
             if mini < 1:
                 raise ValueError(
                     f"actor.ppo_mini_batch_size x rollout.n / world size = {mini} < 1; raise actor.ppo_mini_batch_size"
@@ -379,12 +385,10 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
         if self._is_ref:
             ref_dtype = self.compute_dtype if self.device.type == "cuda" else torch.float32
-            ref = model_utils.load_causal_lm(model_path, dtype=ref_dtype, trust_remote_code=trust)
-            for k, v in override.items():
-                setattr(ref.config, k, v)
+            ref = model_utils.load_causal_lm(model_path, dtype=ref_dtype, trust_remote_code=trust, override_config=override)
             ref.requires_grad_(False)
             ref.eval()
-            self.ref_module = self._place(ref, cfg_get(cfg, "ref.fsdp_config"), False)
+            self.ref_module = self._place(ref, FSDPConfig(param_offload=cfg.ref.fsdp_config.param_offload), False)
             self.ref_policy = DataParallelPPOActor(actor_cfg, self.ref_module, None)
 
         if self._is_rollout:
@@ -393,12 +397,10 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
     def _build_rollout(self) -> None:
         from verl.workers.rollout.agent_loop import AgentLoop
 
-        rollout_cfg = cfg_get(self.config, "rollout")
+        rollout_cfg = self.config.rollout
         # The engine keeps its own copy of the weights (FSDP shards cannot be shared), refreshed by sync_weights().
-        self.engine = build_rollout_engine(self.model_path, rollout_cfg, self.device,
-                                           bool(cfg_get(self.config, "model.trust_remote_code", False)))
-        self.agent_loop = AgentLoop(self.engine, self.tokenizer, rollout_cfg, cfg_get(self.config, "agentgym"),
-                                    self.data_config)
+        self.engine = build_rollout_engine(self.model_path, rollout_cfg, self.device, self.config.model.trust_remote_code)
+        self.agent_loop = AgentLoop(self.engine, self.tokenizer, rollout_cfg, self.config.agentgym, self.data_config)
 
     # ------------------------------------------------------------------------------ rollout
     def generate_sequences(self, prompts: DataProto) -> DataProto:
@@ -427,14 +429,13 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
     # ------------------------------------------------------------------------------ log-probs
     def _log_prob_meta(self, data: DataProto, micro_batch_size) -> DataProto:
         meta = dict(data.meta_info)  # the caller's meta_info is left untouched
-        meta.setdefault("temperature", float(cfg_get(self.config, "rollout.temperature", 1.0)))
+        meta.setdefault("temperature", self.config.rollout.temperature)
         meta["micro_batch_size"] = int(micro_batch_size)
         return DataProto(batch=data.batch, non_tensor_batch=data.non_tensor_batch, meta_info=meta)
 
-    def _policy_log_probs(self, policy, mbs_key: str, data: DataProto, calculate_entropy: bool):
-        """Run `policy.compute_log_prob` with the micro-batch size at `mbs_key` (else the policy's own)."""
-        mbs = cfg_get(self.config, mbs_key) or policy.micro_batch_size
-        data = self._log_prob_meta(self._to_device(data), mbs)
+    def _policy_log_probs(self, policy, micro_batch_size: int, data: DataProto, calculate_entropy: bool):
+        """Run `policy.compute_log_prob` with `micro_batch_size` rows per forward."""
+        data = self._log_prob_meta(self._to_device(data), micro_batch_size)
         with self._autocast():
             log_probs, entropys = policy.compute_log_prob(data, calculate_entropy=calculate_entropy)
         return data, log_probs, entropys
@@ -444,7 +445,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         if self.actor is None:
             raise RuntimeError(f"compute_log_prob needs an actor role, this worker is {self.role!r}")
         data, log_probs, entropys = self._policy_log_probs(
-            self.actor, "rollout.log_prob_micro_batch_size_per_gpu", data, calculate_entropy=True)
+            self.actor, self.config.rollout.log_prob_micro_batch_size_per_gpu, data, calculate_entropy=True)
         return DataProto.from_dict(
             tensors={"old_log_probs": log_probs.float().cpu(), "entropys": entropys.float().cpu()},
             meta_info={"temperature": data.meta_info["temperature"]},
@@ -455,7 +456,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         if self.ref_policy is None:
             raise RuntimeError(f"compute_ref_log_prob needs role ref or actor_rollout_ref, this worker is {self.role!r}")
         _, log_probs, _ = self._policy_log_probs(
-            self.ref_policy, "ref.log_prob_micro_batch_size_per_gpu", data, calculate_entropy=False)
+            self.ref_policy, self.config.ref.log_prob_micro_batch_size_per_gpu, data, calculate_entropy=False)
         return DataProto.from_dict(tensors={"ref_log_prob": log_probs.float().cpu()})
 
     # ------------------------------------------------------------------------------ update
@@ -475,8 +476,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         return DataProto(meta_info={"metrics": metrics})
 
     # ------------------------------------------------------------------------------ checkpoints
-    def _ckpt_config(self):
-        return cfg_get(self.config, "actor.checkpoint")
+    def _ckpt_config(self) -> CheckpointConfig:
+        return self.config.actor.checkpoint
 
     def load_checkpoint(self, local_path: str, del_local_after_load: bool = False) -> int:
         """Restore model, optimizer, scheduler and RNG, then push the weights into the engine."""
@@ -508,8 +509,9 @@ class CriticWorker(_ModelWorkerBase):
     """Value-model worker.
 
     Args:
-        config: the `critic` section, or the whole trainer config (then `critic.model.path`
-            defaults to `actor_rollout_ref.model.path` and rollout.n scales the mini-batch).
+        config: the `critic` section (`CriticConfig` or a mapping of its keys), or the whole trainer
+            config (then `critic.model.path` defaults to `actor_rollout_ref.model.path` and rollout.n
+            scales the mini-batch).
         model_path: fallback checkpoint when `critic.model.path` is null.
         rollout_n: samples per prompt (scales ppo_mini_batch_size like the actor's).
         device: "auto" | "cpu" | "cuda".
@@ -519,13 +521,14 @@ class CriticWorker(_ModelWorkerBase):
 
     def __init__(self, config, model_path: str | None = None, rollout_n: int | None = None, device: str | None = None,
                  tokenizer_path: str | None = None):
-        if cfg_get(config, "critic") is not None:  # the whole trainer config
-            model_path = model_path or cfg_get(config, "actor_rollout_ref.model.path")
-            tokenizer_path = tokenizer_path or cfg_get(config, "actor_rollout_ref.model.tokenizer_path")
-            rollout_n = rollout_n or cfg_get(config, "actor_rollout_ref.rollout.n")
-            device = device or cfg_get(config, "trainer.device")
-            config = cfg_get(config, "critic")
-        self.config = config
+        whole = _as_trainer_config(config)
+        if whole is not None:
+            model_path = model_path or whole.actor_rollout_ref.model.path
+            tokenizer_path = tokenizer_path or whole.actor_rollout_ref.model.tokenizer_path
+            rollout_n = rollout_n or whole.actor_rollout_ref.rollout.n
+            device = device or whole.trainer.device
+            config = whole.critic
+        self.config: CriticConfig = as_section(CriticConfig, config, "critic")
         self._fallback_path = model_path
         self._tokenizer_path = tokenizer_path
         self.rollout_n = int(rollout_n or 1)
@@ -539,21 +542,19 @@ class CriticWorker(_ModelWorkerBase):
 
         cfg = self.config
         self._setup_device(self._device_pref)
-        path = cfg_get(cfg, "model.path") or self._fallback_path
+        path = cfg.model.path or self._fallback_path
         if not path:
             raise ValueError("critic.model.path is null and no actor model path was given; set critic.model.path")
         path = os.path.expanduser(str(path))
-        trust = bool(cfg_get(cfg, "model.trust_remote_code", False))
+        trust = cfg.model.trust_remote_code
         self.compute_dtype = model_utils.resolve_dtype("auto", self.device)
         self.tokenizer = model_utils.load_tokenizer(os.path.expanduser(self._tokenizer_path or path), trust)
-        module = model_utils.load_value_model(path, dtype=torch.float32, trust_remote_code=trust)
-        for k, v in dict(cfg_get(cfg, "model.override_config", {}) or {}).items():
-            setattr(module.config, k, v)
+        module = model_utils.load_value_model(path, dtype=torch.float32, trust_remote_code=trust,
+                                              override_config=cfg.model.override_config)
         module.config.use_cache = False
-        self.module = self._place(module, cfg_get(cfg, "fsdp_config"),
-                                  bool(cfg_get(cfg, "model.enable_gradient_checkpointing", False)))
-        self._build_optim(cfg_get(cfg, "optim"), cfg_get(cfg, "fsdp_config"))
-        mini = int(cfg_get(cfg, "ppo_mini_batch_size", 1)) * self.rollout_n // self.world_size
+        self.module = self._place(module, cfg.fsdp_config, cfg.model.enable_gradient_checkpointing)
+        self._build_optim(cfg.optim, cfg.fsdp_config)
+        mini = cfg.ppo_mini_batch_size * self.rollout_n // self.world_size
         if mini < 1:
             raise ValueError(f"critic.ppo_mini_batch_size x rollout.n / world size = {mini} < 1; raise it")
         self.critic = DataParallelPPOCritic(cfg, self.module, self.optimizer, ppo_mini_batch_size=mini)

@@ -22,8 +22,8 @@ __all__ = [
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
     "ActorConfig", "RefConfig", "ValKwargsConfig", "RolloutConfig", "AgentGymConfig",
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
-    "KLCtrlConfig", "RoundsCtrlConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
-    "load_config", "from_dict", "to_dict", "check_override_keys", "default_config_path",
+    "KLCtrlConfig", "RoundsCtrlConfig", "GiGPOConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
+    "load_config", "from_dict", "to_dict", "as_section", "COMPAT_ONLY_KEYS", "warn_compat_keys", "check_override_keys", "default_config_path",
 ]
 
 _LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
@@ -143,9 +143,24 @@ class FSDPConfig:
 
 @dataclass(frozen=True)
 class PolicyLossConfig:
-    """`actor_rollout_ref.actor.policy_loss`."""
+    """`actor_rollout_ref.actor.policy_loss` (verl's sub-config): the loss and its variant-specific knobs."""
 
-    loss_mode: str = "vanilla"   # validated against core_algos' registry by the actor
+    loss_mode: str = "vanilla"       # registry key in core_algos; validated there by the actor
+    clip_cov_ratio: float = 0.0002   # clip_cov: fraction of tokens whose gradient is cut
+    clip_cov_lb: float = 1.0         # clip_cov: covariance window lower bound
+    clip_cov_ub: float = 5.0         # clip_cov: covariance window upper bound
+    kl_cov_ratio: float = 0.0002     # kl_cov: fraction of tokens that get the KL term
+    ppo_kl_coef: float = 0.1         # kl_cov: coefficient of |log ratio| on those tokens
+
+    def __post_init__(self):
+        p = "actor_rollout_ref.actor.policy_loss"
+        for key in ("clip_cov_ratio", "kl_cov_ratio"):
+            value = getattr(self, key)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{p}.{key} must be a fraction in [0, 1], got {value}")
+        if self.clip_cov_lb > self.clip_cov_ub:
+            raise ValueError(f"{p}.clip_cov_lb={self.clip_cov_lb} exceeds {p}.clip_cov_ub={self.clip_cov_ub}")
+        _check_positive(f"{p}.ppo_kl_coef", self.ppo_kl_coef, allow_zero=True)
 
 
 @dataclass(frozen=True)
@@ -177,6 +192,7 @@ class ActorConfig:
     use_rollout_log_probs: bool = False   # use the engine's log-probs as pi_old instead of recomputing
     policy_loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
     loss_agg_mode: str = "token-mean"
+    loss_scale_factor: Optional[float] = None   # seq-mean-token-sum-norm divisor (Dr.GRPO); null: response length
     entropy_coeff: float = 0.001
     use_kl_loss: bool = False
     kl_loss_coef: float = 0.001
@@ -198,6 +214,7 @@ class ActorConfig:
         _check_choice(f"{p}.kl_loss_type", self.kl_loss_type, _KL_TYPES)
         _check_positive(f"{p}.grad_clip", self.grad_clip, allow_zero=True)
         _check_positive(f"{p}.kl_loss_coef", self.kl_loss_coef, allow_zero=True)
+        _check_positive(f"{p}.loss_scale_factor", self.loss_scale_factor)
 
     @property
     def clip_low(self) -> float:
@@ -260,6 +277,8 @@ class RolloutConfig:
     max_num_batched_tokens: int = 8192
     max_num_seqs: int = 1024
     enable_prefix_caching: bool = True
+    kv_cache_space_gb: Optional[float] = None   # vLLM on CPU: KV-cache GiB (VLLM_CPU_KVCACHE_SPACE); null: 1
+    logprobs_mode: str = "processed_logprobs"   # vLLM: log-probs after temperature/top-p (processed_*) or raw_*
     log_prob_micro_batch_size_per_gpu: int = 1
     max_concurrency: int = 64
     send_interval: float = 0.0
@@ -282,6 +301,9 @@ class RolloutConfig:
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ValueError(f"{p}.gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
         _check_positive(f"{p}.send_interval", self.send_interval, allow_zero=True)
+        _check_positive(f"{p}.kv_cache_space_gb", self.kv_cache_space_gb)
+        _check_choice(f"{p}.logprobs_mode", self.logprobs_mode,
+                      ("processed_logprobs", "raw_logprobs", "processed_logits", "raw_logits"))
 
 
 @dataclass(frozen=True)
@@ -293,6 +315,7 @@ class AgentGymConfig:
     max_retries: int = 10
     timeout: float = 300
     max_rounds: int = 10
+    data_len: int = 0          # AgentGym's client argument (number of items the server holds; 0: unknown)
 
     def __post_init__(self):
         p = "actor_rollout_ref.agentgym"
@@ -303,6 +326,7 @@ class AgentGymConfig:
         _check_positive(f"{p}.max_retries", self.max_retries, allow_zero=True)
         _check_positive(f"{p}.timeout", self.timeout)
         _check_positive(f"{p}.max_rounds", self.max_rounds)
+        _check_positive(f"{p}.data_len", self.data_len, allow_zero=True)
 
 
 @dataclass(frozen=True)
@@ -418,6 +442,17 @@ class RoundsCtrlConfig:
 
 
 @dataclass(frozen=True)
+class GiGPOConfig:
+    """`algorithm.gigpo` (verl-agent's names): the step-level half of GiGPO (arXiv:2505.10978)."""
+
+    step_advantage_w: float = 1.0   # weight of the step advantage A_S added to the episode advantage A_E
+    mode: str = "mean_norm"         # mean_norm: A - mean; mean_std_norm: (A - mean) / (std + eps)
+
+    def __post_init__(self):
+        _check_choice("algorithm.gigpo.mode", self.mode, ("mean_norm", "mean_std_norm"))
+
+
+@dataclass(frozen=True)
 class AlgoConfig:
     """`algorithm`: advantage estimation, reward-side KL and the rounds schedule."""
 
@@ -429,6 +464,7 @@ class AlgoConfig:
     kl_penalty: str = "kl"
     kl_ctrl: KLCtrlConfig = field(default_factory=KLCtrlConfig)
     rounds_ctrl: RoundsCtrlConfig = field(default_factory=RoundsCtrlConfig)
+    gigpo: GiGPOConfig = field(default_factory=GiGPOConfig)
 
     def __post_init__(self):
         for key in ("gamma", "lam"):
@@ -623,6 +659,29 @@ def from_dict(cls: type, data: dict | None, path: str = "") -> Any:
     return cls(**kwargs)
 
 
+def as_section(cls: type, value: Any, path: str) -> Any:
+    """`value` as the typed config section `cls`: the instance itself, `cls()` for None, or a mapping
+    (dict or OmegaConf `DictConfig`) loaded with `from_dict` (unknown keys fail naming `path`).
+
+    The one conversion consumers apply at their boundary, so they read attributes (with the
+    dataclass's defaults) and never re-read a mapping with a second default.
+    """
+    if isinstance(value, cls):
+        return value
+    if value is None:
+        return cls()
+    if dataclasses.is_dataclass(value):
+        value = dataclasses.asdict(value)
+    elif not isinstance(value, dict):
+        try:
+            from omegaconf import DictConfig, OmegaConf
+        except ImportError:  # pragma: no cover - omegaconf ships with hydra
+            DictConfig = ()
+        if DictConfig and isinstance(value, DictConfig):
+            value = OmegaConf.to_container(value, resolve=True)
+    return from_dict(cls, dict(value), path)
+
+
 def _type_name(annotation: Any) -> str:
     if typing.get_origin(annotation) in (Union, types.UnionType):
         return " or ".join(_type_name(a) for a in typing.get_args(annotation))
@@ -669,6 +728,53 @@ def _resolve_auto(cfg: PPOConfig) -> PPOConfig:
     return dataclasses.replace(cfg, trainer=trainer, actor_rollout_ref=arr)
 
 
+# Keys accepted only so verl / AgentGym-RL configs and command lines load unchanged; nothing reads
+# them. (section dataclass, field) -> what happens instead. Setting one to a non-default value warns
+# once per process (`warn_compat_keys`, run by `load_dataclass_config`).
+COMPAT_ONLY_KEYS: dict[tuple[str, str], str] = {
+    ("DataConfig", "return_raw_chat"): "chats are always kept raw",
+    ("ModelConfig", "use_remove_padding"): "padding is handled by attention_mask and per-micro-batch trimming",
+    ("ActorConfig", "use_dynamic_bsz"): "micro-batches are fixed at ppo_micro_batch_size_per_gpu",
+    ("ActorConfig", "ppo_max_token_len_per_gpu"): "only read with use_dynamic_bsz, which is not supported",
+    ("ActorConfig", "shuffle"): "mini-batches are taken in order",
+    ("CriticConfig", "shuffle"): "mini-batches are taken in order",
+    ("RolloutConfig", "mode"): "the agent loop is always asynchronous",
+    ("RolloutConfig", "free_cache_engine"): "the engine keeps its KV cache between steps",
+    ("RolloutConfig", "load_format"): "the engine loads the checkpoint at model.path, then receives synced weights",
+    ("TrainerConfig", "seed"): "data order follows data.seed, sampling follows actor_rollout_ref.rollout.seed",
+}
+_WARNED_COMPAT: set[str] = set()
+
+
+def warn_compat_keys(cfg: Any, defaults: Any = None, path: str = "") -> list[str]:
+    """Warn once per key path for each `COMPAT_ONLY_KEYS` entry set to a non-default value in `cfg`.
+
+    Args:
+        cfg: a config dataclass (the root or a section).
+        defaults: the same section with default values (default: `type(cfg)()`).
+        path: key path of `cfg` (for the message).
+
+    Returns:
+        The key paths warned about by this call.
+    """
+    import logging
+
+    defaults = type(cfg)() if defaults is None else defaults
+    warned = []
+    for f in dataclasses.fields(cfg):
+        value, default, full = getattr(cfg, f.name), getattr(defaults, f.name), f"{path}.{f.name}" if path else f.name
+        if dataclasses.is_dataclass(value):
+            warned += warn_compat_keys(value, default, full)
+            continue
+        note = COMPAT_ONLY_KEYS.get((type(cfg).__name__, f.name))
+        if note is not None and value != default and full not in _WARNED_COMPAT:
+            _WARNED_COMPAT.add(full)
+            warned.append(full)
+            logging.getLogger(__name__).warning("%s=%r is accepted for compatibility and not used (%s); default %r",
+                                                full, value, note, default)
+    return warned
+
+
 def load_dataclass_config(root: type, cfg: Any, yaml_path: str) -> Any:
     """Convert a Hydra `DictConfig` (or dict, or None for the YAML at `yaml_path`) into the dataclass `root`.
 
@@ -683,7 +789,9 @@ def load_dataclass_config(root: type, cfg: Any, yaml_path: str) -> Any:
         cfg = OmegaConf.load(yaml_path)
     if isinstance(cfg, DictConfig):
         cfg = OmegaConf.to_container(cfg, resolve=True)
-    return from_dict(root, cfg)
+    config = from_dict(root, cfg)
+    warn_compat_keys(config)
+    return config
 
 
 def load_config(cfg: Any = None, resolve_auto: bool = True) -> PPOConfig:

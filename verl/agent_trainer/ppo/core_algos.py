@@ -26,7 +26,6 @@ values at mask-0 positions do not change any result.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable, Optional
 
@@ -34,6 +33,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from verl.agent_trainer.config.schema import ActorConfig, AlgoConfig
 from verl.protocol import to_object_array
 from verl.utils import torch_functional as VF
 from verl.utils.registry import Registry
@@ -43,7 +43,6 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "AdvantageEstimator", "ADV_ESTIMATOR_REGISTRY", "register_adv_est", "get_adv_estimator_fn",
     "POLICY_LOSS_REGISTRY", "register_policy_loss", "get_policy_loss_fn",
-    "PolicyLossConfig", "ActorLossConfig",
     "compute_gae_advantage_return", "compute_grpo_outcome_advantage", "compute_grpo_passk_outcome_advantage",
     "compute_rloo_outcome_advantage", "compute_reinforce_plus_plus_outcome_advantage",
     "compute_reinforce_plus_plus_baseline_outcome_advantage", "compute_remax_outcome_advantage",
@@ -56,26 +55,23 @@ __all__ = [
     "compute_value_loss", "compute_entropy_loss", "apply_kl_penalty", "compute_advantage",
 ]
 
-_MISSING = object()
+_ALGO_DEFAULTS = AlgoConfig()
 
 
-def _resolve(name: str, explicit: Any, config: Any, default: Any = _MISSING, section: str = "algorithm") -> Any:
-    """explicit keyword > ``config.<name>`` (dotted path) > ``default``; a missing value raises."""
+def _resolve(name: str, explicit: Any, config: Any, required: bool = False) -> Any:
+    """explicit keyword > ``config.<name>`` (dotted path; any object with the attributes) > the
+    ``AlgoConfig`` default (defaults live once, in the config schema). A ``required`` hyperparameter
+    (gamma, lam) has no silent default: missing from both the keyword and ``config`` it raises."""
     if explicit is not None:
         return explicit
-    if config is not None:
-        node = config
+    for node in (config, None if required else _ALGO_DEFAULTS):
         for part in name.split("."):
-            try:
-                node = getattr(node, part)
-            except AttributeError:
-                node = _MISSING
+            node = getattr(node, part, None)
+            if node is None:
                 break
-        if node is not _MISSING and node is not None:
+        if node is not None:
             return node
-    if default is _MISSING:
-        raise ValueError(f"{section}.{name} is required here: pass {name.split('.')[-1]}=... or set it in the config")
-    return default
+    raise ValueError(f"algorithm.{name} is required here: pass {name.split('.')[-1]}=... or set it in the config")
 
 
 # ============================================================================ registries
@@ -237,8 +233,8 @@ def compute_gae_advantage_return(token_level_rewards: torch.Tensor, values: torc
     Returns:
         (advantages, returns), each (bs, T), 0 where response_mask is 0.
     """
-    gamma = float(_resolve("gamma", gamma, config))
-    lam = float(_resolve("lam", lam, config))
+    gamma = float(_resolve("gamma", gamma, config, required=True))
+    lam = float(_resolve("lam", lam, config, required=True))
     with torch.no_grad():
         _warn_rewards_off_mask(token_level_rewards, response_mask, "gae")
         r_c, v_c, slot = _compact(response_mask, token_level_rewards.float(), values.float())
@@ -260,7 +256,7 @@ def compute_grpo_outcome_advantage(token_level_rewards: torch.Tensor, response_m
     std is unbiased; a singleton group uses mean 0, std 1. ``norm_adv_by_std_in_grpo=False``
     (Dr.GRPO, arXiv:2503.20783) gives ``A_i = s_i - mean_g``. Default for the flag: True.
     """
-    norm = bool(_resolve("norm_adv_by_std_in_grpo", norm_adv_by_std_in_grpo, config, True))
+    norm = bool(_resolve("norm_adv_by_std_in_grpo", norm_adv_by_std_in_grpo, config))
     scores = token_level_rewards.sum(dim=-1).float()
     gid, n_groups = _group_ids(index, scores.shape[0])
     _, mean, std = _group_stats(scores, gid, n_groups)
@@ -279,7 +275,7 @@ def compute_grpo_passk_outcome_advantage(token_level_rewards: torch.Tensor, resp
     Raises:
         ValueError: if a group has fewer than 2 samples.
     """
-    norm = bool(_resolve("norm_adv_by_std_in_grpo", norm_adv_by_std_in_grpo, config, True))
+    norm = bool(_resolve("norm_adv_by_std_in_grpo", norm_adv_by_std_in_grpo, config))
     scores = token_level_rewards.sum(dim=-1).float()
     bs = scores.shape[0]
     gid, n_groups = _group_ids(index, bs)
@@ -325,7 +321,7 @@ def compute_reinforce_plus_plus_outcome_advantage(token_level_rewards: torch.Ten
     ``G_t = r_t + gamma * G_next`` on the mask-1 subsequence (observation tokens are skipped, not
     reset points); ``A = whiten(G)`` over the mask. ``returns = G``. Reads ``config.gamma``.
     """
-    gamma = float(_resolve("gamma", gamma, config))
+    gamma = float(_resolve("gamma", gamma, config, required=True))
     with torch.no_grad():
         _warn_rewards_off_mask(token_level_rewards, response_mask, "reinforce_plus_plus")
         r_c, slot = _compact(response_mask, token_level_rewards.float())
@@ -458,9 +454,9 @@ def compute_gigpo_outcome_advantage(token_level_rewards: torch.Tensor, response_
         ValueError: on missing inputs, when a sample has more rewards than anchors, or more
             model-token runs than anchors (single-turn samples with no anchor are allowed).
     """
-    gamma = float(_resolve("gamma", gamma, config))
-    w = float(_resolve("gigpo.step_advantage_w", step_advantage_w, config, 1.0))
-    mode = _resolve("gigpo.mode", mode, config, "mean_norm")
+    gamma = float(_resolve("gamma", gamma, config, required=True))
+    w = float(_resolve("gigpo.step_advantage_w", step_advantage_w, config))
+    mode = _resolve("gigpo.mode", mode, config)
     if mode not in ("mean_norm", "mean_std_norm"):
         raise ValueError(f"algorithm.gigpo.mode={mode!r}; choose one of ['mean_norm', 'mean_std_norm']")
     if turn_rewards is None:
@@ -559,36 +555,6 @@ def agg_loss(loss_mat: torch.Tensor, loss_mask: torch.Tensor, loss_agg_mode: str
 
 
 # ============================================================================ policy losses
-@dataclass
-class PolicyLossConfig:
-    """``actor.policy_loss`` (verl's sub-config): the loss and its variant-specific knobs."""
-
-    loss_mode: str = "vanilla"       # registry key of the policy loss
-    clip_cov_ratio: float = 0.0002   # clip_cov: fraction of tokens whose gradient is cut
-    clip_cov_lb: float = 1.0         # clip_cov: covariance window lower bound
-    clip_cov_ub: float = 5.0         # clip_cov: covariance window upper bound
-    kl_cov_ratio: float = 0.0002     # kl_cov: fraction of tokens that get the KL term
-    ppo_kl_coef: float = 0.1         # kl_cov: coefficient of |log ratio| on those tokens
-
-
-@dataclass
-class ActorLossConfig:
-    """The attributes of ``actor`` a policy loss reads (the OmegaConf ``actor`` node works as well).
-
-    Read: ``clip_ratio`` (fallback for low/high), ``clip_ratio_low``, ``clip_ratio_high`` (vanilla,
-    gspo, cispo, clip_cov), ``clip_ratio_c`` (vanilla dual-clip, must be > 1), ``loss_scale_factor``
-    (seq-mean-token-sum-norm), ``policy_loss.*`` (clip_cov, kl_cov).
-    """
-
-    clip_ratio: float = 0.2
-    clip_ratio_low: Optional[float] = None    # None -> clip_ratio
-    clip_ratio_high: Optional[float] = None   # None -> clip_ratio; DAPO clip-higher uses e.g. 0.28
-    clip_ratio_c: float = 3.0
-    loss_agg_mode: str = "token-mean"
-    loss_scale_factor: Optional[float] = None
-    policy_loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
-
-
 def _clip_range(config) -> tuple[float, float]:
     clip_ratio = config.clip_ratio
     low = config.clip_ratio_low if config.clip_ratio_low is not None else clip_ratio
@@ -611,7 +577,7 @@ def compute_policy_loss_vanilla(old_log_prob, log_prob, advantages, response_mas
     Returns:
         (loss scalar, {"actor/pg_clipfrac", "actor/pg_clipfrac_lower", "actor/ppo_kl"}).
     """
-    config = config if config is not None else ActorLossConfig()
+    config = config if config is not None else ActorConfig()
     low, high = _clip_range(config)
     clip_c = float(config.clip_ratio_c)
     scale = config.loss_scale_factor
@@ -640,7 +606,7 @@ def compute_policy_loss_gspo(old_log_prob, log_prob, advantages, response_mask, 
     """GSPO (arXiv:2507.18071): sequence-level ratio ``s_i = exp(mean_t(logp - logp_old))`` applied per
     token as ``exp(sg(log s_i) + logp - sg(logp))`` (log clamped <= 10), PPO-clipped; always
     aggregated with seq-mean-token-mean (the ``loss_agg_mode`` argument is ignored)."""
-    config = config if config is not None else ActorLossConfig()
+    config = config if config is not None else ActorConfig()
     low, high = _clip_range(config)
     lr = log_prob - old_log_prob
     seq_lr = VF.masked_sum(lr, response_mask, axis=-1) / response_mask.sum(dim=-1).clamp(min=1)
@@ -672,7 +638,7 @@ def compute_policy_loss_gpg(old_log_prob, log_prob, advantages, response_mask, l
 def compute_policy_loss_cispo(old_log_prob, log_prob, advantages, response_mask, loss_agg_mode="token-mean",
                               config=None, rollout_is_weights=None):
     """CISPO (arXiv:2506.13585): ``L = -sg(clip(r, 1-eps_low, 1+eps_high)) * A * logp``."""
-    config = config if config is not None else ActorLossConfig()
+    config = config if config is not None else ActorConfig()
     low, high = _clip_range(config)
     lr = torch.clamp(log_prob - old_log_prob, -20.0, 20.0)
     ratio = torch.exp(lr)
@@ -697,7 +663,7 @@ def compute_policy_loss_clip_cov(old_log_prob, log_prob, advantages, response_ma
                                  config=None, rollout_is_weights=None):
     """Clip-Cov (arXiv:2505.22617): PPO clip, plus the gradient of a random
     ``max(1, clip_cov_ratio * N_tok)`` tokens whose covariance lies in (clip_cov_lb, clip_cov_ub) is cut."""
-    config = config if config is not None else ActorLossConfig()
+    config = config if config is not None else ActorConfig()
     low, high = _clip_range(config)
     ratio_k = config.policy_loss.clip_cov_ratio
     lb, ub = config.policy_loss.clip_cov_lb, config.policy_loss.clip_cov_ub
@@ -728,7 +694,7 @@ def compute_policy_loss_kl_cov(old_log_prob, log_prob, advantages, response_mask
                                config=None, rollout_is_weights=None):
     """KL-Cov (arXiv:2505.22617): unclipped ``-A r``; the top ``max(1, kl_cov_ratio * N_tok)`` tokens by
     covariance get ``+ ppo_kl_coef * |logp - logp_old|``."""
-    config = config if config is not None else ActorLossConfig()
+    config = config if config is not None else ActorConfig()
     ratio_k = config.policy_loss.kl_cov_ratio
     kl_coef = config.policy_loss.ppo_kl_coef
     lr = log_prob - old_log_prob

@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import requests
 
+from verl.agent_trainer.config.schema import AgentGymConfig, as_section
 from verl.utils.registry import Registry
-from verl.workers.rollout.engine_base import cfg_get
 
 __all__ = [
     "ENV_CLIENTS",
@@ -86,26 +86,27 @@ def wait_for_env_server(env_addr: str, max_retries: int = 10, timeout: float = 3
     )
 
 
-def _client_kwargs(agentgym_config: Any) -> dict:
-    return {
-        "env_server_base": str(cfg_get(agentgym_config, "env_addr", "http://127.0.0.1:36001")).rstrip("/"),
-        "data_len": int(cfg_get(agentgym_config, "data_len", 0)),
-        "timeout": float(cfg_get(agentgym_config, "timeout", 300)),
-    }
+def _agentgym(agentgym_config: Any) -> AgentGymConfig:
+    return as_section(AgentGymConfig, agentgym_config, "actor_rollout_ref.agentgym")
 
 
 def init_env_client(agentgym_config: Any, wait: bool = True):
-    """Create one agentenv client for `agentgym_config` (task_name, env_addr, max_retries, timeout).
+    """Create one agentenv client for `agentgym_config` (task_name, env_addr, max_retries, timeout, data_len).
 
-    Waits for the server first (unless `wait=False`). Raises `EnvServerUnavailable` when it never
-    answers, `ValueError` for an unknown task name.
+    Args:
+        agentgym_config: the `actor_rollout_ref.agentgym` section (`AgentGymConfig`, or a mapping of
+            its keys, loaded with the dataclass's defaults and key checks).
+        wait: poll the server first.
+
+    Raises:
+        EnvServerUnavailable: the server never answered.
+        ValueError: an unknown task name or config key.
     """
-    task_name = cfg_get(agentgym_config, "task_name", "webshop")
-    cls = get_env_client_cls(task_name)
-    kwargs = _client_kwargs(agentgym_config)
-    max_retries = int(cfg_get(agentgym_config, "max_retries", 10))
+    cfg = _agentgym(agentgym_config)
+    cls = get_env_client_cls(cfg.task_name)
+    kwargs = {"env_server_base": str(cfg.env_addr).rstrip("/"), "data_len": cfg.data_len, "timeout": float(cfg.timeout)}
     if wait:
-        wait_for_env_server(kwargs["env_server_base"], max_retries, kwargs["timeout"], task_name=task_name)
+        wait_for_env_server(kwargs["env_server_base"], cfg.max_retries, cfg.timeout, task_name=cfg.task_name)
     # `max_retries` is the start-up wait (AgentGym-RL's meaning); per-call retries stay the client's own
     # small default, so a server that dies mid-rollout fails its trajectories in about a second.
     return cls(**kwargs)
@@ -120,15 +121,15 @@ class EnvClientPool:
     so no state leaks between trajectories.
 
     Args:
-        agentgym_config: the `actor_rollout_ref.agentgym` section.
+        agentgym_config: the `actor_rollout_ref.agentgym` section (`AgentGymConfig` or a mapping of its keys).
         factory: builds a client without waiting (default `init_env_client(cfg, wait=False)`);
             tests pass a fake.
         max_idle: most idle clients kept; extra released clients are closed.
     """
 
     def __init__(self, agentgym_config: Any, factory: Callable[[], Any] | None = None, max_idle: int = 256):
-        self.config = agentgym_config
-        self._factory = factory or (lambda: init_env_client(agentgym_config, wait=False))
+        self.config = _agentgym(agentgym_config)
+        self._factory = factory or (lambda: init_env_client(self.config, wait=False))
         self._waited = factory is not None
         self._idle: list = []
         self._lock = threading.Lock()
@@ -144,9 +145,8 @@ class EnvClientPool:
                 return self._idle.pop()
             need_wait = not self._waited
         if need_wait:
-            wait_for_env_server(str(cfg_get(self.config, "env_addr", "")), int(cfg_get(self.config, "max_retries", 10)),
-                                float(cfg_get(self.config, "timeout", 300)),
-                                task_name=cfg_get(self.config, "task_name", "webshop"))
+            cfg = self.config
+            wait_for_env_server(cfg.env_addr, cfg.max_retries, cfg.timeout, task_name=cfg.task_name)
             self._waited = True
         client = self._factory()
         with self._lock:

@@ -1,4 +1,4 @@
-"""Pieces shared by the PPO actor and critic: config access, batch slicing into mini/micro
+"""Pieces shared by the PPO actor and critic: batch slicing into mini/micro
 batches, gradient-accumulation weights, the clipped optimizer step and the response forward pass
 (with all-padding columns trimmed per micro-batch).
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
@@ -17,35 +17,13 @@ import torch.nn.functional as F
 
 from verl.agent_trainer.ppo import core_algos
 
-__all__ = ["cfg_get", "iter_slices", "micro_weight", "clip_grad_and_step", "run_ppo_epochs", "forward_response_logits",
+__all__ = ["iter_slices", "micro_weight", "clip_grad_and_step", "run_ppo_epochs", "forward_response_logits",
            "padding_trim_bounds", "response_forward"]
 
 logger = logging.getLogger(__name__)
 
 # Losses that aggregate per sequence whatever loss_agg_mode says (see core_algos).
 _SEQ_MEAN_LOSS_MODES = {"gspo", "sapo", "geo_mean"}
-
-
-def cfg_get(cfg: Any, key: str, default: Any = None) -> Any:
-    """Read `key` from an OmegaConf DictConfig, a dataclass or a dict; `default` when absent.
-
-    Dotted keys walk nested sections ("policy_loss.loss_mode").
-    """
-    node = cfg
-    for part in key.split("."):
-        if node is None:
-            return default
-        if isinstance(node, dict):
-            node = node.get(part, default)
-        else:
-            try:
-                node = getattr(node, part)
-            except (AttributeError, KeyError):
-                try:
-                    node = node[part]
-                except Exception:
-                    return default
-    return default if node is None else node
 
 
 def iter_slices(total: int, size: int) -> Iterator[slice]:

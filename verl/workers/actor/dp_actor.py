@@ -8,14 +8,14 @@ exact gradient accumulation, and the loss = policy loss - entropy_coeff * entrop
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 
 import torch
 
+from verl.agent_trainer.config.schema import ActorConfig, as_section
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import entropy_from_logits, logprobs_from_logits
-from verl.workers.actor.base import cfg_get, effective_agg_mode, iter_slices, response_forward, run_ppo_epochs
+from verl.workers.actor.base import effective_agg_mode, iter_slices, response_forward, run_ppo_epochs
 
 __all__ = ["DataParallelPPOActor", "logprobs_and_entropy"]
 
@@ -43,26 +43,12 @@ def logprobs_and_entropy(logits: torch.Tensor, labels: torch.Tensor, with_entrop
     return log_probs, entropy
 
 
-def _loss_config(cfg) -> core_algos.ActorLossConfig:
-    """The policy-loss knobs of `cfg` (DictConfig, dataclass or dict) as core_algos' ActorLossConfig."""
-
-    def fill(cls, prefix: str, **given):
-        defaults = cls()
-        values = {f.name: cfg_get(cfg, prefix + f.name, getattr(defaults, f.name)) for f in dataclasses.fields(cls)}
-        values.update(given)
-        return cls(**values)
-
-    clip_ratio = cfg_get(cfg, "clip_ratio", core_algos.ActorLossConfig().clip_ratio)
-    return fill(core_algos.ActorLossConfig, "", policy_loss=fill(core_algos.PolicyLossConfig, "policy_loss."),
-                clip_ratio_low=cfg_get(cfg, "clip_ratio_low", clip_ratio),
-                clip_ratio_high=cfg_get(cfg, "clip_ratio_high", clip_ratio))
-
-
 class DataParallelPPOActor:
     """PPO/GRPO actor over a (possibly FSDP-wrapped) causal LM.
 
     Args:
-        config: the `actor_rollout_ref.actor` section (DictConfig, dataclass or dict).
+        config: the `actor_rollout_ref.actor` section (`ActorConfig`, or a mapping of its keys loaded
+            with the dataclass's defaults and key checks); it is also the config the policy loss reads.
         actor_module: the causal LM; `module(input_ids, attention_mask, position_ids).logits`.
         actor_optimizer: its optimizer (None for a frozen reference policy).
         ppo_mini_batch_size: mini-batch size in *samples* (already prompts x rollout.n / dp size);
@@ -75,18 +61,14 @@ class DataParallelPPOActor:
 
     def __init__(self, config, actor_module: torch.nn.Module, actor_optimizer: torch.optim.Optimizer | None = None,
                  ppo_mini_batch_size: int | None = None):
-        self.config = config
+        self.config: ActorConfig = as_section(ActorConfig, config, "actor_rollout_ref.actor")
         self.actor_module = actor_module
         self.actor_optimizer = actor_optimizer
-        self.ppo_mini_batch_size = int(ppo_mini_batch_size or cfg_get(config, "ppo_mini_batch_size", 1))
-        self.micro_batch_size = int(cfg_get(config, "ppo_micro_batch_size_per_gpu", 0) or self.ppo_mini_batch_size)
-        self.log_prob_micro_batch_size = int(
-            cfg_get(config, "log_prob_micro_batch_size_per_gpu", 0) or self.micro_batch_size
-        )
-        self.loss_mode = cfg_get(config, "policy_loss.loss_mode", "vanilla")
-        self.loss_agg_mode = cfg_get(config, "loss_agg_mode", "token-mean")
+        self.ppo_mini_batch_size = int(ppo_mini_batch_size or self.config.ppo_mini_batch_size)
+        self.micro_batch_size = self.config.ppo_micro_batch_size_per_gpu
+        self.loss_mode = self.config.policy_loss.loss_mode
+        self.loss_agg_mode = self.config.loss_agg_mode
         self.policy_loss_fn = core_algos.get_policy_loss_fn(self.loss_mode)
-        self.loss_config = _loss_config(config)
         self._warned_rollout_fallback = False
         self.trim_padding = True
 
@@ -113,7 +95,7 @@ class DataParallelPPOActor:
             positions past the longest response of each micro-batch.
         """
         temperature = float(data.meta_info.get("temperature", 1.0))
-        micro_bs = int(data.meta_info.get("micro_batch_size") or self.log_prob_micro_batch_size)
+        micro_bs = int(data.meta_info.get("micro_batch_size") or self.micro_batch_size)
         batch = data.batch.select("input_ids", "attention_mask", "position_ids", "responses")
         was_training = self.actor_module.training
         self.actor_module.eval()
@@ -131,7 +113,7 @@ class DataParallelPPOActor:
 
     # ------------------------------------------------------------------ update
     def _old_log_prob_key(self, keys) -> str:
-        if cfg_get(self.config, "use_rollout_log_probs", False):
+        if self.config.use_rollout_log_probs:
             return "rollout_log_probs"
         if "old_log_probs" in keys:
             return "old_log_probs"
@@ -157,12 +139,8 @@ class DataParallelPPOActor:
             raise RuntimeError("update_policy called on an actor without an optimizer (a reference policy?)")
         cfg = self.config
         temperature = float(data.meta_info.get("temperature", 1.0))
-        entropy_coeff = float(cfg_get(cfg, "entropy_coeff", 0.0))
-        use_kl_loss = bool(cfg_get(cfg, "use_kl_loss", False))
-        kl_loss_coef = float(cfg_get(cfg, "kl_loss_coef", 0.0))
-        kl_loss_type = cfg_get(cfg, "kl_loss_type", "low_var_kl")
-        grad_clip = cfg_get(cfg, "grad_clip", None)
-        ppo_epochs = int(cfg_get(cfg, "ppo_epochs", 1))
+        entropy_coeff, use_kl_loss, kl_loss_coef = cfg.entropy_coeff, cfg.use_kl_loss, cfg.kl_loss_coef
+        kl_loss_type, grad_clip, ppo_epochs = cfg.kl_loss_type, cfg.grad_clip, cfg.ppo_epochs
         agg_mode = effective_agg_mode(self.loss_agg_mode, self.loss_mode)
 
         keys = set(data.batch.keys())
@@ -205,7 +183,7 @@ class DataParallelPPOActor:
         """Call the registered policy loss; normalise its metrics to actor/* names."""
         out = self.policy_loss_fn(
             old_log_prob=old_log_prob, log_prob=log_prob, advantages=advantages, response_mask=mask,
-            loss_agg_mode=self.loss_agg_mode, config=self.loss_config,
+            loss_agg_mode=self.loss_agg_mode, config=self.config,
         )
         if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict):
             pg_loss, raw = out

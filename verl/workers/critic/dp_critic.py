@@ -10,9 +10,10 @@ import logging
 
 import torch
 
+from verl.agent_trainer.config.schema import CriticConfig, as_section
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import masked_mean
-from verl.workers.actor.base import cfg_get, iter_slices, response_forward, run_ppo_epochs
+from verl.workers.actor.base import iter_slices, response_forward, run_ppo_epochs
 
 __all__ = ["DataParallelPPOCritic"]
 
@@ -23,7 +24,8 @@ class DataParallelPPOCritic:
     """Value model wrapper.
 
     Args:
-        config: the `critic` section (DictConfig, dataclass or dict).
+        config: the `critic` section (`CriticConfig`, or a mapping of its keys loaded with the
+            dataclass's defaults and key checks).
         critic_module: a model whose `.logits` are (bs, T, 1) (e.g.
             AutoModelForTokenClassification with num_labels=1).
         critic_optimizer: its optimizer.
@@ -37,12 +39,12 @@ class DataParallelPPOCritic:
 
     def __init__(self, config, critic_module: torch.nn.Module, critic_optimizer: torch.optim.Optimizer | None = None,
                  ppo_mini_batch_size: int | None = None):
-        self.config = config
+        self.config: CriticConfig = as_section(CriticConfig, config, "critic")
         self.critic_module = critic_module
         self.critic_optimizer = critic_optimizer
-        self.ppo_mini_batch_size = int(ppo_mini_batch_size or cfg_get(config, "ppo_mini_batch_size", 1))
-        self.micro_batch_size = int(cfg_get(config, "ppo_micro_batch_size_per_gpu", 0) or self.ppo_mini_batch_size)
-        self.loss_agg_mode = cfg_get(config, "loss_agg_mode", "token-mean")
+        self.ppo_mini_batch_size = int(ppo_mini_batch_size or self.config.ppo_mini_batch_size)
+        self.micro_batch_size = self.config.ppo_micro_batch_size_per_gpu
+        self.loss_agg_mode = self.config.loss_agg_mode
         self.trim_padding = True
 
     def _forward_micro_batch(self, micro) -> torch.Tensor:
@@ -79,9 +81,7 @@ class DataParallelPPOCritic:
         if self.critic_optimizer is None:
             raise RuntimeError("update_critic called on a critic without an optimizer")
         cfg = self.config
-        cliprange_value = float(cfg_get(cfg, "cliprange_value", 0.5))
-        grad_clip = cfg_get(cfg, "grad_clip", None)
-        ppo_epochs = int(cfg_get(cfg, "ppo_epochs", 1))
+        cliprange_value, grad_clip, ppo_epochs = cfg.cliprange_value, cfg.grad_clip, cfg.ppo_epochs
         batch = data.batch.select(
             "input_ids", "attention_mask", "position_ids", "responses", "response_mask", "values", "returns"
         )

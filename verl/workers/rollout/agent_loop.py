@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import hashlib
 import json
 import logging
@@ -40,7 +41,8 @@ import torch
 from verl.protocol import DataProto, to_object_array
 from verl.utils.agentgym.client import EnvClientPool
 from verl.utils.dataset import parse_item_id
-from verl.workers.rollout.engine_base import RolloutEngine, SamplingParams, cfg_get
+from verl.agent_trainer.config.schema import AgentGymConfig, DataConfig, RolloutConfig, as_section
+from verl.workers.rollout.engine_base import RolloutEngine, SamplingParams
 
 __all__ = ["AgentLoop", "Trajectory", "DEFAULT_SYSTEM_PROMPT", "initial_messages", "render_chat", "encode_text",
            "chat_template_pieces", "observation_token_ids"]
@@ -125,9 +127,11 @@ class AgentLoop:
     Args:
         engine: the rollout engine (HF, vLLM).
         tokenizer: HF tokenizer with a chat template (its EOS ends a turn).
-        rollout_config: `actor_rollout_ref.rollout` (n is applied by the trainer, not here).
-        agentgym_config: `actor_rollout_ref.agentgym` (task_name, env_addr, max_retries, timeout, max_rounds).
-        data_config: `data` (max_prompt_length, max_response_length).
+        rollout_config: `actor_rollout_ref.rollout` (`RolloutConfig` or a mapping of its keys; n is
+            applied by the trainer, not here).
+        agentgym_config: `actor_rollout_ref.agentgym` (`AgentGymConfig` or a mapping of its keys).
+        data_config: `data`: any typed section with max_prompt_length / max_response_length
+            (`DataConfig`, the evaluation's data section), or a mapping of `DataConfig` keys.
         env_client_factory: optional zero-argument callable building an env client (tests pass a
             fake); default: the agentgym client for `task_name`.
     """
@@ -136,26 +140,22 @@ class AgentLoop:
                  env_client_factory: Callable[[], Any] | None = None):
         self.engine = engine
         self.tokenizer = tokenizer
-        self.rollout_config = rollout_config
-        self.agentgym_config = agentgym_config
-        self.data_config = data_config
-        self.max_prompt_length = int(cfg_get(data_config, "max_prompt_length", 2048))
-        self.max_response_length = int(cfg_get(data_config, "max_response_length", 2048))
-        self.max_model_len = int(cfg_get(rollout_config, "max_model_len", 32768))
-        self.max_tokens = int(cfg_get(rollout_config, "max_tokens", 1024))
-        self.max_concurrency = int(cfg_get(rollout_config, "max_concurrency", 64))
-        self.send_interval = float(cfg_get(rollout_config, "send_interval", 0.0))
-        self.seed = int(cfg_get(rollout_config, "seed", 0))
-        self.log_dir = cfg_get(rollout_config, "rollout_log_dir", None)
-        self.system_prompt = cfg_get(rollout_config, "system_prompt", DEFAULT_SYSTEM_PROMPT)
-        self.task_name = cfg_get(agentgym_config, "task_name", "webshop")
-        self.default_max_rounds = int(cfg_get(agentgym_config, "max_rounds", 10))
-        self.pool = EnvClientPool(agentgym_config, factory=env_client_factory)
+        self.rollout_config = rollout = as_section(RolloutConfig, rollout_config, "actor_rollout_ref.rollout")
+        self.agentgym_config = agentgym = as_section(AgentGymConfig, agentgym_config, "actor_rollout_ref.agentgym")
+        self.data_config = data = (data_config if dataclasses.is_dataclass(data_config)
+                                   else as_section(DataConfig, data_config, "data"))
+        self.max_prompt_length, self.max_response_length = data.max_prompt_length, data.max_response_length
+        self.max_model_len, self.max_tokens = rollout.max_model_len, rollout.max_tokens
+        self.max_concurrency, self.send_interval = rollout.max_concurrency, rollout.send_interval
+        self.seed, self.log_dir = rollout.seed, rollout.rollout_log_dir
+        # null: AgentGym-RL's Qwen system line; "" for none
+        self.system_prompt = DEFAULT_SYSTEM_PROMPT if rollout.system_prompt is None else rollout.system_prompt
+        self.task_name, self.default_max_rounds = agentgym.task_name, agentgym.max_rounds
+        self.pool = EnvClientPool(agentgym, factory=env_client_factory)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         if tokenizer.eos_token_id is None:
             raise ValueError("the tokenizer has no eos_token; the agent loop needs it to end a turn")
-        extra_stops = cfg_get(rollout_config, "stop_token_ids", None) or ()
-        self.stop_ids = tuple(sorted({int(tokenizer.eos_token_id), *map(int, extra_stops)}))
+        self.stop_ids = tuple(sorted({int(tokenizer.eos_token_id), *map(int, rollout.stop_token_ids)}))
         self._closing, self._obs_template = self._template_pieces()
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, self.max_concurrency),
                                                                thread_name_prefix="env")
@@ -360,12 +360,12 @@ class AgentLoop:
         overridable per call (meta_info["val_temperature"]: the trainer's greedy and sampled passes)."""
         cfg = self.rollout_config
         if validate:
-            val = cfg_get(cfg, "val_kwargs", None)
-            temperature = val_temperature if val_temperature is not None else cfg_get(val, "temperature", 0.0)
-            return SamplingParams(max_tokens=self.max_tokens, temperature=float(temperature),
-                                  top_p=float(cfg_get(val, "top_p", 1.0)), top_k=int(cfg_get(val, "top_k", -1)))
-        return SamplingParams(max_tokens=self.max_tokens, temperature=float(cfg_get(cfg, "temperature", 1.0)),
-                              top_p=float(cfg_get(cfg, "top_p", 1.0)), top_k=int(cfg_get(cfg, "top_k", -1)))
+            val = cfg.val_kwargs
+            temperature = val_temperature if val_temperature is not None else val.temperature
+            return SamplingParams(max_tokens=self.max_tokens, temperature=float(temperature), top_p=val.top_p,
+                                  top_k=val.top_k)
+        return SamplingParams(max_tokens=self.max_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
+                              top_k=cfg.top_k)
 
     def _initial_messages(self, client, observation: str) -> list[dict]:
         return initial_messages(self.system_prompt, getattr(client, "conversation_start", ()), observation)

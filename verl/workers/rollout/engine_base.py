@@ -6,8 +6,8 @@ ids the engine sampled. Engines register under the `actor_rollout_ref.rollout.na
 (`hf`, `vllm`) with `register_engine`, and are looked up with `get_engine_cls`.
 
 Construction convention (all engines): `get_engine_cls(name)(model_path, config, **kwargs)` where
-`config` is the `actor_rollout_ref.rollout` section (mapping or dataclass; engines read the keys they
-need, e.g. dtype, seed, max_num_seqs, gpu_memory_utilization). `HFEngine` also accepts `model=`
+`config` is the `actor_rollout_ref.rollout` section (`RolloutConfig`; a mapping of its keys is loaded
+into one with `schema.as_section`, so defaults come from the dataclass, never from the engine). `HFEngine` also accepts `model=`
 (an already built transformers module) and `device=`.
 """
 from __future__ import annotations
@@ -27,22 +27,7 @@ __all__ = [
     "register_engine",
     "get_engine_cls",
     "ENGINES",
-    "cfg_get",
 ]
-
-
-def cfg_get(config, key: str, default=None):
-    """Read `key` from a config section given as a dataclass, a mapping (dict/DictConfig) or None.
-
-    Returns `default` when the section is None, lacks the key, or holds None for it.
-    """
-    if config is None:
-        return default
-    if hasattr(config, "__dataclass_fields__") or not hasattr(config, "get"):
-        value = getattr(config, key, default)
-    else:
-        value = config.get(key, default)
-    return default if value is None else value
 
 
 @dataclass(frozen=True)

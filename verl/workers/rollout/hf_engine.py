@@ -38,7 +38,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, cfg_get, register_engine
+from verl.agent_trainer.config.schema import RolloutConfig, as_section
+from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
 
 __all__ = ["HFEngine"]
 
@@ -60,7 +61,8 @@ class HFEngine(RolloutEngine):
 
     Args:
         model_path: HF model directory (loaded with AutoModelForCausalLM); or pass `model`.
-        config: the rollout config section (reads `dtype`, `seed`, `max_num_seqs`); optional.
+        config: the `actor_rollout_ref.rollout` section (`RolloutConfig` or a mapping of its keys;
+            reads `dtype`, `seed`, `max_num_seqs`); optional (the dataclass's defaults).
         model: an already built causal LM (copied by reference; the engine switches it to eval mode).
         device: "cpu", "cuda", ... (default: cuda when available, else cpu).
         dtype: torch dtype or name; default float32 on CPU, config dtype (bfloat16) on GPU.
@@ -92,9 +94,10 @@ class HFEngine(RolloutEngine):
     ):
         if model is None and model_path is None:
             raise ValueError("HFEngine needs model_path (actor_rollout_ref.model.path) or a model object")
+        config = as_section(RolloutConfig, config, "actor_rollout_ref.rollout")
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if dtype is None:
-            dtype = torch.float32 if self.device.type == "cpu" else cfg_get(config, "dtype", "bfloat16")
+            dtype = torch.float32 if self.device.type == "cpu" else config.dtype
         if isinstance(dtype, str):
             if not hasattr(torch, dtype) or not isinstance(getattr(torch, dtype), torch.dtype):
                 raise ValueError(f"actor_rollout_ref.rollout.dtype={dtype!r} is not a torch dtype (e.g. float32, bfloat16)")
@@ -104,8 +107,8 @@ class HFEngine(RolloutEngine):
 
             model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype, trust_remote_code=trust_remote_code)
         self.model = model.to(device=self.device, dtype=dtype).eval()
-        self.max_batch_size = int(max_batch_size or min(int(cfg_get(config, "max_num_seqs", 64)), 64))
-        self.seed = int(seed if seed is not None else cfg_get(config, "seed", 0))
+        self.max_batch_size = int(max_batch_size or min(config.max_num_seqs, 64))
+        self.seed = int(seed if seed is not None else config.seed)
         self._counter = itertools.count()
         self._queue: queue.Queue[_Request | None] = queue.Queue()
         self._weights_lock = threading.Lock()

@@ -39,9 +39,10 @@ from typing import Any, Iterable, Iterator
 
 import torch
 
-from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, cfg_get, register_engine
+from verl.agent_trainer.config.schema import RolloutConfig, as_section
+from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
 
-__all__ = ["VLLMEngine", "VLLMWorkerExtension"]
+__all__ = ["VLLMEngine", "VLLMWorkerExtension", "engine_args"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,40 @@ def _import_vllm():
     except ImportError as exc:
         raise ImportError(f"{_INSTALL_HINT} (import failed: {exc})") from exc
     return vllm, AsyncLLM
+
+
+def engine_args(model_path: str, config: RolloutConfig, on_cpu: bool, *, dtype=None, max_model_len=None,
+                gpu_memory_utilization=None, tensor_parallel_size=None, enforce_eager=None, seed=None,
+                max_num_seqs=None, trust_remote_code: bool = False) -> dict[str, Any]:
+    """`vllm.AsyncEngineArgs` fields from the rollout section (keywords override it; defaults live in
+    `RolloutConfig`). On CPU sets `VLLM_CPU_KVCACHE_SPACE` from `kv_cache_space_gb` (default 1 GiB)."""
+    if on_cpu:
+        # Read by the CPU worker (in vLLM's engine-core subprocess) when it sizes the KV cache.
+        if config.kv_cache_space_gb is not None:
+            os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(int(config.kv_cache_space_gb))
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    if dtype is None:
+        dtype = "float32" if on_cpu else config.dtype
+    if isinstance(dtype, torch.dtype):
+        dtype = str(dtype).removeprefix("torch.")
+    args: dict[str, Any] = dict(
+        model=str(model_path),
+        dtype=str(dtype),
+        seed=int(seed if seed is not None else config.seed),
+        tensor_parallel_size=int(tensor_parallel_size or config.tensor_model_parallel_size),
+        max_model_len=max_model_len or config.max_model_len,
+        gpu_memory_utilization=float(gpu_memory_utilization or config.gpu_memory_utilization),
+        enforce_eager=True if on_cpu else bool(enforce_eager if enforce_eager is not None else config.enforce_eager),
+        max_num_seqs=int(max_num_seqs or config.max_num_seqs),
+        enable_prefix_caching=config.enable_prefix_caching,
+        logprobs_mode=config.logprobs_mode,
+        worker_extension_cls=_WORKER_EXTENSION,
+        trust_remote_code=trust_remote_code,
+        disable_log_stats=True,
+    )
+    if config.max_num_batched_tokens:
+        args["max_num_batched_tokens"] = config.max_num_batched_tokens
+    return args
 
 
 @register_engine("vllm")
@@ -105,39 +140,13 @@ class VLLMEngine(RolloutEngine):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         vllm, async_llm_cls = _import_vllm()
+        config = as_section(RolloutConfig, config, "actor_rollout_ref.rollout")
         self.on_cpu = not torch.cuda.is_available()
-        if self.on_cpu:
-            # Read by the CPU worker (in vLLM's engine-core subprocess) when it sizes the KV cache.
-            kv_gb = cfg_get(config, "kv_cache_space_gb", None)
-            if kv_gb is not None:
-                os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(int(kv_gb))
-            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-
-        if dtype is None:
-            dtype = "float32" if self.on_cpu else cfg_get(config, "dtype", "auto")
-        if isinstance(dtype, torch.dtype):
-            dtype = str(dtype).removeprefix("torch.")
-        self.seed = int(seed if seed is not None else cfg_get(config, "seed", 0))
-        tp = tensor_parallel_size or cfg_get(config, "tensor_model_parallel_size", None) or cfg_get(
-            config, "tensor_parallel_size", 1)
-        args: dict[str, Any] = dict(
-            model=str(model_path),
-            dtype=str(dtype),
-            seed=self.seed,
-            tensor_parallel_size=int(tp),
-            max_model_len=max_model_len or cfg_get(config, "max_model_len", None),
-            gpu_memory_utilization=float(gpu_memory_utilization or cfg_get(config, "gpu_memory_utilization", 0.5)),
-            enforce_eager=True if self.on_cpu else bool(
-                enforce_eager if enforce_eager is not None else cfg_get(config, "enforce_eager", False)),
-            max_num_seqs=int(max_num_seqs or cfg_get(config, "max_num_seqs", 256)),
-            enable_prefix_caching=bool(cfg_get(config, "enable_prefix_caching", True)),
-            logprobs_mode=cfg_get(config, "logprobs_mode", "processed_logprobs"),
-            worker_extension_cls=_WORKER_EXTENSION,
-            trust_remote_code=trust_remote_code,
-            disable_log_stats=True,
-        )
-        if cfg_get(config, "max_num_batched_tokens", None):
-            args["max_num_batched_tokens"] = int(cfg_get(config, "max_num_batched_tokens"))
+        args = engine_args(model_path, config, self.on_cpu, dtype=dtype, max_model_len=max_model_len,
+                           gpu_memory_utilization=gpu_memory_utilization, tensor_parallel_size=tensor_parallel_size,
+                           enforce_eager=enforce_eager, seed=seed, max_num_seqs=max_num_seqs,
+                           trust_remote_code=trust_remote_code)
+        self.seed = args["seed"]
         if self.on_cpu and enforce_eager is False:
             logger.warning("VLLMEngine: enforce_eager=False is ignored on CPU (graph capture is GPU-only)")
         args.update(engine_kwargs or {})

@@ -97,3 +97,38 @@ def test_cli_rejects_unknown_key_before_starting():
         assert proc.returncode != 0
         assert "actor_rollout_ref.rollout.max_token" in proc.stderr
         assert "actor_rollout_ref.rollout.max_tokens" in proc.stderr
+
+
+@pytest.mark.parametrize("loader,root", [
+    ("verl.agent_trainer.config.schema:load_config", "verl.agent_trainer.config.schema:PPOConfig"),
+    ("verl.agent_trainer.config.generation_schema:load_generation_config",
+     "verl.agent_trainer.config.generation_schema:GenerationConfig"),
+    ("verl.agent_trainer.config.sft_schema:load_sft_config", "verl.agent_trainer.config.sft_schema:SFTConfig"),
+])
+def test_each_shipped_yaml_loads_into_its_dataclasses_with_their_defaults(loader, root):
+    import importlib
+
+    def attr(spec):
+        module, name = spec.split(":")
+        return getattr(importlib.import_module(module), name)
+
+    assert to_dict(attr(loader)(None, resolve_auto=False)) == to_dict(attr(root)())
+
+
+def test_compat_only_keys_warn_once_when_set_and_exist_in_the_schema(caplog):
+    import typing
+
+    from verl.agent_trainer.config import schema
+
+    for (section, key) in schema.COMPAT_ONLY_KEYS:
+        assert key in typing.get_type_hints(getattr(schema, section)), (section, key)
+    schema._WARNED_COMPAT.clear()
+    overrides = ["actor_rollout_ref.rollout.free_cache_engine=false", "critic.shuffle=true", "trainer.seed=7"]
+    with caplog.at_level("WARNING", logger="verl.agent_trainer.config.schema"):
+        load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(overrides)), resolve_auto=False)
+        load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(overrides)), resolve_auto=False)
+        load_config(_yaml(), resolve_auto=False)  # defaults: silent
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 3
+    for key in ("actor_rollout_ref.rollout.free_cache_engine=False", "critic.shuffle=True", "trainer.seed=7"):
+        assert sum(key in m for m in warned) == 1, key

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from verl.agent_trainer.config.schema import ActorConfig, PolicyLossConfig
 from verl.agent_trainer.ppo import core_algos as ca
 from verl.protocol import DataProto
 from verl.utils import torch_functional as VF
@@ -276,7 +277,7 @@ def test_vanilla_at_ratio_one_is_minus_mean_adv_with_reinforce_gradient():
     adv = torch.randn(3, 5)
     m = (torch.rand(3, 5) > 0.3).float()
     logp = old.clone().requires_grad_(True)
-    loss, metrics = ca.compute_policy_loss_vanilla(old, logp, adv, m, "token-mean", ca.ActorLossConfig())
+    loss, metrics = ca.compute_policy_loss_vanilla(old, logp, adv, m, "token-mean", ActorConfig())
     assert loss.item() == pytest.approx(-VF.masked_mean(adv, m).item(), abs=1e-6)
     assert metrics["actor/pg_clipfrac"] == 0.0 and metrics["actor/ppo_kl"] == 0.0
     (grad,) = torch.autograd.grad(loss, logp)
@@ -291,19 +292,19 @@ def test_vanilla_dual_clip_caps_negative_advantages_and_clip_higher():
     adv = torch.tensor([[-2.0, 1.0]])
     m = torch.tensor([[1.0, 0.0]])
     logp = torch.log(torch.tensor([[5.0, 1.0]])).requires_grad_(True)        # ratio 5 > c = 3
-    loss, metrics = ca.compute_policy_loss_vanilla(old, logp, adv, m, "token-mean", ca.ActorLossConfig(clip_ratio_c=3.0))
+    loss, metrics = ca.compute_policy_loss_vanilla(old, logp, adv, m, "token-mean", ActorConfig(clip_ratio_c=3.0))
     assert loss.item() == pytest.approx(6.0)                                 # -A * c
     (grad,) = torch.autograd.grad(loss, logp)
     assert grad.abs().sum().item() == 0.0
     assert metrics["actor/pg_clipfrac_lower"] == 1.0
     with pytest.raises(ValueError, match="clip_ratio_c"):
-        ca.compute_policy_loss_vanilla(old, logp, adv, m, "token-mean", ca.ActorLossConfig(clip_ratio_c=1.0))
+        ca.compute_policy_loss_vanilla(old, logp, adv, m, "token-mean", ActorConfig(clip_ratio_c=1.0))
     # Clip-higher: ratio 1.25 with A > 0 is clipped at 1.2 but not at 1.28.
     lp = torch.log(torch.tensor([[1.25]]))
     sym, _ = ca.compute_policy_loss_vanilla(torch.zeros(1, 1), lp, torch.ones(1, 1), torch.ones(1, 1), "token-mean",
-                                            ca.ActorLossConfig())
+                                            ActorConfig())
     high, _ = ca.compute_policy_loss_vanilla(torch.zeros(1, 1), lp, torch.ones(1, 1), torch.ones(1, 1), "token-mean",
-                                             ca.ActorLossConfig(clip_ratio_high=0.28))
+                                             ActorConfig(clip_ratio_high=0.28))
     assert sym.item() == pytest.approx(-1.2) and high.item() == pytest.approx(-1.25)
 
 
@@ -311,7 +312,7 @@ def test_other_policy_losses_hand_values():
     old = torch.zeros(2, 3)
     adv = torch.tensor([[1.0, 1.0, 1.0], [-1.0, -1.0, 0.0]])
     m = torch.tensor([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
-    cfg = ca.ActorLossConfig()
+    cfg = ActorConfig()
     # gspo at ratio 1: seq-mean-token-mean of -A = (-1 + 1) / 2 = 0
     loss, _ = ca.compute_policy_loss_gspo(old, old.clone(), adv, m, "token-mean", cfg)
     assert loss.item() == pytest.approx(0.0, abs=1e-7)
@@ -331,11 +332,11 @@ def test_kl_cov_penalises_top_covariance_token_and_clip_cov_runs():
     logp = torch.tensor([[-0.1, -2.0, -2.0, -2.0]])                          # token 0: high A, high logp -> top cov
     adv = torch.tensor([[3.0, 0.0, 0.0, 0.0]])
     m = torch.ones(1, 4)
-    cfg = ca.ActorLossConfig(policy_loss=ca.PolicyLossConfig(kl_cov_ratio=0.01, ppo_kl_coef=0.5))
+    cfg = ActorConfig(policy_loss=PolicyLossConfig(kl_cov_ratio=0.01, ppo_kl_coef=0.5))
     loss, _ = ca.compute_policy_loss_kl_cov(old, logp, adv, m, "token-mean", cfg)
     expected = (-3.0 * math.exp(-0.1) + 0.5 * 0.1) / 4
     assert loss.item() == pytest.approx(expected, rel=1e-5)
-    cfg2 = ca.ActorLossConfig(policy_loss=ca.PolicyLossConfig(clip_cov_ratio=0.01, clip_cov_lb=-1e9, clip_cov_ub=1e9))
+    cfg2 = ActorConfig(policy_loss=PolicyLossConfig(clip_cov_ratio=0.01, clip_cov_lb=-1e9, clip_cov_ub=1e9))
     loss2, _ = ca.compute_policy_loss_clip_cov(old, old.clone(), adv, m, "token-mean", cfg2)
     # Exactly one of the 4 tokens loses its term: the remaining sum is -3 (token 0 kept) or 0.
     assert loss2.item() * 4 in (pytest.approx(-3.0), pytest.approx(0.0))

@@ -220,3 +220,17 @@ def test_fsdp2_two_ranks_on_cpu(tiny_path, tmp_path):
     mp.spawn(_fsdp_rank, args=(2, free_port(), tiny_path, str(tmp_path)), nprocs=2)
     norms = [json.loads((tmp_path / f"rank{r}.json").read_text())["grad_norm"] for r in range(2)]
     assert norms[0] == pytest.approx(norms[1]) and norms[0] > 0  # one norm, reduced across both shards
+
+
+def test_model_override_config_applies_at_build_time(tiny_path):
+    cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist([
+        "actor_rollout_ref.model.override_config={num_hidden_layers: 1, attention_dropout: 0.25}",
+        "critic.model.override_config={num_hidden_layers: 1}"]))
+    worker = ActorRolloutRefWorker(cfg, role="ref")
+    worker.init_model()
+    layers = worker.ref_module.model.layers
+    assert len(layers) == 1 and worker.ref_module.config.num_hidden_layers == 1  # init-time field took effect
+    assert layers[0].self_attn.attention_dropout == 0.25
+    critic = CriticWorker(cfg)
+    critic.init_model()
+    assert len(critic.module.model.layers) == 1

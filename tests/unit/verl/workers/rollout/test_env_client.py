@@ -128,3 +128,29 @@ def test_webshop_interaction_round_trip():
         asyncio.run(inter.calculate_score("missing"))
     inter.close()
     assert made[0].closed
+
+
+def test_importing_the_env_router_does_not_load_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, verl.utils.agentgym.client as c; "
+            "print(sorted(m for m in ('torch', 'transformers', 'verl.workers') if m in sys.modules)); "
+            "print(c.init_env_client.__module__)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["[]", "verl.utils.agentgym.client"]
+
+
+def test_agentgym_data_len_reaches_the_client_and_unknown_keys_fail(monkeypatch):
+    seen = {}
+
+    class Client:
+        def __init__(self, env_server_base, data_len, timeout):
+            seen.update(data_len=data_len)
+
+    monkeypatch.setitem(agc.ENV_CLIENTS, "fakeshop", Client)
+    agc.init_env_client({"task_name": "fakeshop", "data_len": 200}, wait=False)
+    assert seen == {"data_len": 200}
+    with pytest.raises(ValueError, match=r"actor_rollout_ref\.agentgym\.env_adr.*env_addr"):
+        agc.init_env_client({"task_name": "fakeshop", "env_adr": "http://x"}, wait=False)

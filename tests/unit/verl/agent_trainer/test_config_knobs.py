@@ -1,0 +1,109 @@
+"""Knobs the code reads are settable from the config and change behaviour (one test per family)."""
+import numpy as np
+import pytest
+import torch
+from omegaconf import OmegaConf
+
+from verl.agent_trainer.config.schema import default_config_path, load_config
+from verl.agent_trainer.ppo import core_algos as ca
+from verl.workers.actor.dp_actor import DataParallelPPOActor
+
+
+def _cfg(*overrides):
+    return load_config(OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist(list(overrides))),
+                       resolve_auto=False)
+
+
+def _gigpo(algo):
+    m = torch.tensor([[1, 0, 1, 1], [1, 0, 1, 0], [1, 0, 1, 0]], dtype=torch.float32)
+    anchor = np.empty(3, dtype=object)
+    anchor[:] = [["s0", "s1"], ["s0", "s1"], ["s0", "s2"]]
+    rewards = np.empty(3, dtype=object)
+    rewards[:] = [[0.0, 0.0], [0.0, 1.0], [0.5, 0.0]]
+    r = torch.zeros(3, 4)
+    r[1, 2], r[2, 2] = 1.0, 0.5
+    adv, _ = ca.compute_gigpo_outcome_advantage(r, m, index=["u", "u", "u"], anchor_obs=anchor, turn_rewards=rewards,
+                                                config=algo)
+    return adv
+
+
+def test_gigpo_knobs_are_settable_and_change_advantages():
+    base = _cfg("algorithm.adv_estimator=gigpo")
+    assert base.algorithm.gigpo.step_advantage_w == 1.0 and base.algorithm.gigpo.mode == "mean_norm"
+    a = _gigpo(base.algorithm)
+    no_step = _gigpo(_cfg("algorithm.gigpo.step_advantage_w=0.0").algorithm)
+    std = _gigpo(_cfg("algorithm.gigpo.mode=mean_std_norm").algorithm)
+    assert not torch.allclose(a, no_step) and not torch.allclose(a, std)
+    # Without the step term only the episode advantage is left: one value per sample on its model tokens.
+    assert torch.allclose(no_step[:, 0], no_step[:, 2])
+    with pytest.raises(ValueError, match=r"algorithm\.gigpo\.mode='mean'"):
+        _cfg("algorithm.gigpo.mode=mean")
+
+
+def _actor_loss(*overrides):
+    actor = DataParallelPPOActor(_cfg(*overrides).actor_rollout_ref.actor, torch.nn.Linear(1, 1), None)
+    old = torch.zeros(2, 4)
+    logp = torch.tensor([[-0.1, -2.0, -2.0, -2.0], [-0.5, -0.3, -1.0, -2.0]])
+    adv = torch.tensor([[3.0, 0.0, 0.0, 0.0], [1.0, -1.0, 0.5, 0.0]])
+    mask = torch.tensor([[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 0.0]])
+    loss, _ = actor._policy_loss(old, logp, adv, mask)
+    return loss.item()
+
+
+def test_policy_loss_knobs_reach_the_loss():
+    kl_cov = "actor_rollout_ref.actor.policy_loss.loss_mode=kl_cov"
+    base = _actor_loss(kl_cov, "actor_rollout_ref.actor.policy_loss.kl_cov_ratio=0.2")
+    assert _actor_loss(kl_cov, "actor_rollout_ref.actor.policy_loss.kl_cov_ratio=0.2",
+                       "actor_rollout_ref.actor.policy_loss.ppo_kl_coef=5.0") != pytest.approx(base)
+    assert _actor_loss(kl_cov, "actor_rollout_ref.actor.policy_loss.kl_cov_ratio=0.0") != pytest.approx(base)
+    clip_cov = "actor_rollout_ref.actor.policy_loss.loss_mode=clip_cov"
+    # A covariance window no token falls in cuts nothing; a window holding every token with
+    # clip_cov_ratio=1 cuts all candidates (deterministic), so the A=3 token's term goes.
+    kept = _actor_loss(clip_cov, "actor_rollout_ref.actor.policy_loss.clip_cov_lb=1e8",
+                       "actor_rollout_ref.actor.policy_loss.clip_cov_ub=1e9")
+    cut = _actor_loss(clip_cov, "actor_rollout_ref.actor.policy_loss.clip_cov_lb=-1e9",
+                      "actor_rollout_ref.actor.policy_loss.clip_cov_ub=1e9",
+                      "actor_rollout_ref.actor.policy_loss.clip_cov_ratio=1.0")
+    assert kept == pytest.approx(_actor_loss()) and cut > kept + 0.3
+    with pytest.raises(ValueError, match=r"policy_loss\.clip_cov_lb"):
+        _cfg("actor_rollout_ref.actor.policy_loss.clip_cov_lb=9.0")
+
+
+def test_loss_scale_factor_divides_the_dr_grpo_loss():
+    mode = "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-sum-norm"
+    by_length = _actor_loss(mode)                                   # null: divide by the response length (4)
+    by_one = _actor_loss(mode, "actor_rollout_ref.actor.loss_scale_factor=1.0")
+    assert by_one == pytest.approx(4 * by_length)
+    with pytest.raises(ValueError, match=r"actor_rollout_ref\.actor\.loss_scale_factor"):
+        _cfg("actor_rollout_ref.actor.loss_scale_factor=-1")
+
+
+def test_rollout_vllm_knobs_reach_the_engine_args_with_the_schema_defaults(monkeypatch):
+    from verl.workers.rollout.vllm_engine import engine_args  # needs no vLLM install
+
+    rollout = _cfg().actor_rollout_ref.rollout
+    gpu = engine_args("m", rollout, on_cpu=False)
+    # One default for each: the schema's (the engine used to say enforce_eager=False, max_num_seqs=256).
+    assert gpu["enforce_eager"] is rollout.enforce_eager is True and gpu["max_num_seqs"] == rollout.max_num_seqs == 1024
+    assert gpu["logprobs_mode"] == "processed_logprobs"
+    raw = _cfg("actor_rollout_ref.rollout.logprobs_mode=raw_logprobs", "actor_rollout_ref.rollout.enforce_eager=false",
+               "actor_rollout_ref.rollout.kv_cache_space_gb=3").actor_rollout_ref.rollout
+    assert engine_args("m", raw, on_cpu=False)["logprobs_mode"] == "raw_logprobs"
+    assert engine_args("m", raw, on_cpu=False)["enforce_eager"] is False
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    assert engine_args("m", raw, on_cpu=True)["enforce_eager"] is True  # graph capture is GPU-only
+    import os
+    assert os.environ["VLLM_CPU_KVCACHE_SPACE"] == "3"
+    with pytest.raises(ValueError, match=r"actor_rollout_ref\.rollout\.logprobs_mode='logits'"):
+        _cfg("actor_rollout_ref.rollout.logprobs_mode=logits")
+
+
+def test_optimizer_and_actor_defaults_come_from_the_schema():
+    from verl.workers.fsdp_workers import build_optimizer
+
+    opt = build_optimizer(torch.nn.Linear(2, 2), {})          # a bare section: the OptimConfig defaults
+    assert opt.param_groups[0]["weight_decay"] == 0.01 and opt.param_groups[0]["lr"] == 1e-6
+    actor = DataParallelPPOActor({}, torch.nn.Linear(1, 1), None)
+    assert actor.config.entropy_coeff == 0.001 and actor.config.policy_loss.loss_mode == "vanilla"
+    with pytest.raises(ValueError, match=r"actor_rollout_ref\.actor\.entropy_coef\b.*entropy_coeff"):
+        DataParallelPPOActor({"entropy_coef": 0.1}, torch.nn.Linear(1, 1), None)
