@@ -56,7 +56,7 @@ import random
 import re
 import sqlite3
 from typing import Any, Callable, Iterable, Optional
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -1306,7 +1306,7 @@ def _rest_orders(conn: sqlite3.Connection, request: Request) -> Response:
 def _rest_reviews(conn: sqlite3.Connection, sku: str) -> Response:
     product = conn.execute("SELECT * FROM shop_products WHERE sku = ?", (sku,)).fetchone()
     if product is None:
-        return json_error(404, f"The product that was requested doesn't exist. Verify the product and try again.")
+        return json_error(404, "The product that was requested doesn't exist. Verify the product and try again.")
     rows = conn.execute("SELECT * FROM shop_reviews WHERE product_id = ? ORDER BY created_at, id",
                         (product["id"],)).fetchall()
     return JSONResponse([{

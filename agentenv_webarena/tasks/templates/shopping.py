@@ -27,7 +27,7 @@ from agentenv_webarena.sites.shop import (
 )
 from agentenv_webarena.sites.shop_data import CATEGORIES
 from agentenv_webarena.tasks.templates.base import (
-    DONE, clear_and_type, click, goto, html_eval, pick, stop, string_eval, tab_focus, target, task, type_text,
+    DONE, clear_and_type, click, html_eval, pick, stop, string_eval, tab_focus, target, task, type_text,
     url_eval,
 )
 
