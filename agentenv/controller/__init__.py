@@ -2,6 +2,7 @@
 from agentenv.controller.adapter import ActionParseError, BaseAdapter, ReActAdapter, get_adapter, register_adapter
 from agentenv.controller.env import BaseEnvClient
 from agentenv.controller.http import EnvClientError, EnvHttp
+from agentenv.controller.http_env import HttpEnvClient
 from agentenv.controller.task import BaseTask, Policy
 from agentenv.controller.types import (
     ActionFormat,
@@ -22,6 +23,7 @@ __all__ = [
     "EnvClientError",
     "EnvHttp",
     "ExperienceOutput",
+    "HttpEnvClient",
     "Policy",
     "ReActAdapter",
     "StepOutput",

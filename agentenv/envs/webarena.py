@@ -12,8 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional
 
-from agentenv.controller.env import BaseEnvClient
-from agentenv.controller.http import EnvClientError, EnvHttp
+from agentenv.controller.http_env import HttpEnvClient
 from agentenv.controller.task import BaseTask
 from agentenv.controller.types import ConversationMessage, StepOutput
 
@@ -63,7 +62,7 @@ _CONVERSATION_START: tuple[ConversationMessage, ...] = (
 )
 
 
-class WebarenaEnvClient(BaseEnvClient):
+class WebarenaEnvClient(HttpEnvClient):
     """A client bound to one env (browser context) on a WebArena server.
 
     Args:
@@ -78,24 +77,17 @@ class WebarenaEnvClient(BaseEnvClient):
 
     conversation_start = _CONVERSATION_START
 
+    env_label = "WebArena"
+
     def __init__(self, env_server_base: str, data_len: int = 0, *args: Any, timeout: float = 300,
                  max_retries: int = 3, **kwargs: Any):
-        super().__init__(**{k: v for k, v in kwargs.items() if k == "action_format"})
-        self.env_server_base = env_server_base
-        self.data_len = int(data_len)
-        self.timeout = timeout
-        self._http = EnvHttp(env_server_base, timeout=timeout, max_retries=max_retries)
-        self._closed = False
+        super().__init__(env_server_base, data_len, timeout=timeout, max_retries=max_retries,
+                         action_format=kwargs.get("action_format", "react"))
         self.info: Optional[dict] = None
-        try:
-            self.env_id = int(self._http.post("create")["env_idx"])
-        except EnvClientError:
-            self._http.close()
-            self._closed = True
-            raise
 
-    def __len__(self) -> int:
-        return self.data_len
+    @staticmethod
+    def _session_id(created: Any) -> int:
+        return int(created["env_idx"])
 
     def observe(self) -> str:
         """The current observation (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION)."""
@@ -116,48 +108,13 @@ class WebarenaEnvClient(BaseEnvClient):
 
         A session the server no longer knows (evicted, or the server restarted) is recreated once.
         """
-        try:
-            result = self._post("reset", {"idx": idx, "seed": 0})
-        except EnvClientError as exc:
-            if exc.status != 404 or "unknown_env_idx" not in exc.body:
-                raise
-            old = self.env_id
-            self.env_id = int(self._http.post("create")["env_idx"])
-            logger.info("env %s is gone on the server; continuing as new env %s", old, self.env_id)
-            result = self._post("reset", {"idx": idx, "seed": 0})
-        result = dict(result)
+        result = dict(self._reset_recreating(lambda: self._post("reset", {"idx": idx, "seed": 0})))
         result["observation"] = self.observe()
         return result
 
     def observation_metadata(self) -> dict:
         """Element metadata of the current observation (id -> role, name, bounds)."""
         return self._get("observation_metadata")
-
-    def close(self) -> None:
-        """Close the server env (POST /close); safe to call twice, a 404 counts as closed."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._http.post("close", {"env_idx": self.env_id})
-        except EnvClientError as exc:
-            if exc.status != 404:
-                raise
-        finally:
-            self._http.close()
-
-    def _post(self, path: str, payload: dict[str, Any]) -> Any:
-        self._check_open(path)
-        return self._http.post(path, {"env_idx": self.env_id, **payload})
-
-    def _get(self, path: str) -> Any:
-        self._check_open(path)
-        return self._http.get(path, params={"env_idx": self.env_id})
-
-    def _check_open(self, what: str) -> None:
-        if self._closed:
-            raise EnvClientError(f"cannot call /{what}: WebArena client for env {self.env_id} was closed",
-                                 url=f"{self._http.base_url}/{what}")
 
 
 class WebarenaTask(BaseTask):

@@ -11,8 +11,7 @@ import logging
 from typing import Any, Optional
 
 from agentenv.controller.adapter import ActionParseError, get_adapter
-from agentenv.controller.env import BaseEnvClient
-from agentenv.controller.http import EnvClientError, EnvHttp
+from agentenv.controller.http_env import HttpEnvClient
 from agentenv.controller.task import BaseTask
 from agentenv.controller.types import ActionFormat, ConversationMessage, StepOutput
 
@@ -91,7 +90,7 @@ def _conversation_start(action_format: ActionFormat) -> tuple[ConversationMessag
 _REACT_START = _conversation_start(ActionFormat.REACT)
 
 
-class WebshopEnvClient(BaseEnvClient):
+class WebshopEnvClient(HttpEnvClient):
     """A client bound to one session on a WebShop server.
 
     Args:
@@ -108,6 +107,8 @@ class WebshopEnvClient(BaseEnvClient):
 
     conversation_start = _REACT_START
 
+    env_label = "WebShop"
+
     def __init__(
         self,
         env_server_base: str,
@@ -118,24 +119,10 @@ class WebshopEnvClient(BaseEnvClient):
         max_retries: int = 3,
         **kwargs: Any,
     ):
-        super().__init__(action_format=action_format)
-        self.env_server_base = env_server_base
-        self.data_len = int(data_len)
-        self.timeout = timeout
+        super().__init__(env_server_base, data_len, timeout=timeout, max_retries=max_retries, action_format=action_format)
         self.adapter = get_adapter(self.action_format, fallback_markers=_WEBSHOP_ACTION_MARKERS, tools=_WEBSHOP_TOOLS)
         self.conversation_start = _conversation_start(self.action_format)
-        self._http = EnvHttp(env_server_base, timeout=timeout, max_retries=max_retries)
-        self._closed = False
         self._last_observation: Optional[str] = None
-        try:
-            self.env_id = int(self._http.post("create"))
-        except EnvClientError:
-            self._http.close()
-            self._closed = True
-            raise
-
-    def __len__(self) -> int:
-        return self.data_len
 
     def observe(self) -> str:
         """Current page text (GET /observation)."""
@@ -165,51 +152,12 @@ class WebshopEnvClient(BaseEnvClient):
     def reset(self, idx: int) -> list:
         """Start goal `idx` (POST /reset with session_id=idx); returns `[observation, None]`.
 
-        If the server no longer knows this client's session (evicted after its idle TTL, or the
-        server restarted), a new session is created and the reset sent once more: a reset starts
-        from scratch anyway, so long-lived pooled clients survive eviction.
+        A session the server evicted is recreated once (see `HttpEnvClient._reset_recreating`), so
+        long-lived pooled clients survive eviction.
         """
-        try:
-            result = self._post("reset", {"session_id": idx})
-        except EnvClientError as exc:
-            if exc.status != 404 or "unknown_env_idx" not in exc.body:
-                raise
-            old = self.env_id
-            self.env_id = int(self._http.post("create"))
-            logger.info("env %s is gone on the server (%s); continuing as new env %s", old, exc.status, self.env_id)
-            result = self._post("reset", {"session_id": idx})
+        result = self._reset_recreating(lambda: self._post("reset", {"session_id": idx}))
         self._last_observation = result[0]
         return result
-
-    def close(self) -> None:
-        """Free the server session (POST /close). Safe to call twice; a server without /close or a
-        session already evicted (HTTP 404) counts as closed."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._http.post("close", {"env_idx": self.env_id})
-        except EnvClientError as exc:
-            if exc.status != 404:
-                raise
-            logger.debug("env %s: /close answered 404 (already gone or unsupported)", self.env_id)
-        finally:
-            self._http.close()
-
-    def _post(self, path: str, payload: dict[str, Any]) -> Any:
-        self._check_open(path)
-        return self._http.post(path, {"env_idx": self.env_id, **payload})
-
-    def _get(self, path: str) -> Any:
-        self._check_open(path)
-        return self._http.get(path, params={"env_idx": self.env_id})
-
-    def _check_open(self, what: str) -> None:
-        if self._closed:
-            raise EnvClientError(
-                f"cannot call /{what}: WebShop client for env {self.env_id} was closed",
-                url=f"{self._http.base_url}/{what}",
-            )
 
 
 class WebshopTask(BaseTask):
