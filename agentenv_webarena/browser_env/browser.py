@@ -677,6 +677,10 @@ class BrowserSession:
                 await asyncio.wait_for(state.settled.wait(), timeout=remaining)
             except asyncio.TimeoutError:
                 logger.debug("navigation on %s did not settle within %.1f s", page.url, cap_s)
+        if state.nav_requested:
+            # the frame may report "stopped loading" as the new document commits; make sure the
+            # document the agent will observe has reached "load" (returns at once when it has)
+            await self._wait_load(page, max(0.0, cap_s - (time.monotonic() - started)))
 
     async def _wait_new_page(self, timeout_s: float) -> Page | None:
         if not self._new_pages:
