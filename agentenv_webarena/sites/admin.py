@@ -35,11 +35,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from agentenv_webarena.sites.common import db, esc, html_page, new_token, query_url, redirect
+from agentenv_webarena.sites.common import db, esc, form_fields, html_page, new_token, query_url, redirect
 from agentenv_webarena.sites.shop import (
     REVIEW_STATUS_LABELS,
     STATUS_LABELS,
-    form_fields,
     hash_password,
     long_date,
     money,

@@ -11,14 +11,14 @@ import html
 import secrets
 import sqlite3
 from typing import Iterator, Optional
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from agentenv_webarena.sites.store import InstanceStore, instance_of
 
-__all__ = ["esc", "html_page", "redirect", "db", "new_token", "query_url", "json_error"]
+__all__ = ["esc", "html_page", "redirect", "db", "new_token", "query_url", "json_error", "form_fields", "read_form"]
 
 
 def esc(value: object) -> str:
@@ -59,3 +59,22 @@ def query_url(path: str, **params: Optional[object]) -> str:
 def json_error(status: int, message: str) -> JSONResponse:
     """A JSON error body `{"message": ...}` (the shape Magento's REST API answers with)."""
     return JSONResponse({"message": message}, status_code=status)
+
+
+def form_fields(body: bytes) -> dict[str, str]:
+    """URL-encoded form body -> {field: first value}."""
+    text = body.decode("utf-8", errors="replace")
+    return {k: v for k, v in reversed(parse_qsl(text, keep_blank_values=True))}
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """The POSTed form fields (first value of each).
+
+    Browsers post our forms URL-encoded, which is parsed here directly: Starlette's own form parser
+    needs the optional `python-multipart` package, used only for other encodings.
+    """
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype in ("", "application/x-www-form-urlencoded"):
+        return form_fields(await request.body())
+    form = await request.form()
+    return {k: str(v) for k, v in form.items()}

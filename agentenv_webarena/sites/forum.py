@@ -69,7 +69,7 @@ import random
 import re
 import sqlite3
 from typing import Any, Iterable, Optional
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import quote, urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -77,7 +77,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from agentenv_webarena.sites import forum_data as data
-from agentenv_webarena.sites.common import db, esc, html_page, new_token, query_url, redirect
+from agentenv_webarena.sites.common import db, esc, html_page, new_token, query_url, read_form, redirect
 from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["SCHEMA", "seed", "create_app", "COOKIE", "PAGE_SIZE", "SORTS", "slugify", "post_path",
@@ -584,18 +584,7 @@ def _submission_row(conn: sqlite3.Connection, submission_id: int) -> Optional[sq
     return conn.execute(_SUBMISSION_SELECT + " WHERE s.id = ?", (submission_id,)).fetchone()
 
 
-async def _form(request: Request) -> dict[str, str]:
-    """The POSTed form fields (first value of each).
-
-    Browsers post our forms URL-encoded, which is parsed here directly: Starlette's own form
-    parser needs the optional `python-multipart` package, used only for other encodings.
-    """
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype in ("", "application/x-www-form-urlencoded"):
-        body = (await request.body()).decode("utf-8", errors="replace")
-        return {k: v for k, v in reversed(parse_qsl(body, keep_blank_values=True))}
-    form = await request.form()
-    return {k: str(v) for k, v in form.items()}
+_form = read_form
 
 
 def _safe_next(value: Optional[str], fallback: str) -> str:

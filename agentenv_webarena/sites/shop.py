@@ -56,7 +56,6 @@ import random
 import re
 import sqlite3
 from typing import Any, Callable, Iterable, Optional
-from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -64,12 +63,12 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from agentenv_webarena.sites import shop_data
-from agentenv_webarena.sites.common import db, esc, html_page, json_error, new_token, query_url, redirect
+from agentenv_webarena.sites.common import db, esc, form_fields, html_page, json_error, new_token, query_url, redirect
 from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = [
     "SCHEMA", "seed", "create_app", "COOKIE", "SEED", "STATUS_LABELS", "money", "short_date", "long_date",
-    "slugify", "product_options", "rating_summary", "search_index", "search_products", "form_fields", "site_now",
+    "slugify", "product_options", "rating_summary", "search_index", "search_products", "site_now",
     "hash_password",
 ]
 
@@ -257,12 +256,6 @@ def sort_products(rows: list[sqlite3.Row], order: str, direction: str) -> list[s
     if direction == "desc":
         rows.reverse()
     return rows
-
-
-def form_fields(body: bytes) -> dict[str, str]:
-    """URL-encoded form body -> {field: first value} (Starlette's parser needs python-multipart)."""
-    text = body.decode("utf-8", errors="replace")
-    return {k: v for k, v in reversed(parse_qsl(text, keep_blank_values=True))}
 
 
 def _int(value: Any, default: int = 0) -> int:
