@@ -584,6 +584,9 @@ class BrowserSession:
             RuntimeError: the page could not be read twice in a row (e.g. the browser died).
         """
         page, _ = await self._live_page()
+        # a navigation that committed after the action's settle window (busy machine, many envs)
+        # must reach "load" before its tree is read; returns at once for a loaded page
+        await self._wait_load(page)
         last_exc: Exception | None = None
         for attempt in (1, 2):
             try:
