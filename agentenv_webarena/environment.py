@@ -130,7 +130,9 @@ class WebarenaWorld:
         if not config.site_urls:
             config.site_urls = site_urls_from_env()
         if config.site_urls:
-            config.embedded = _answers_control(next(iter(config.site_urls.values())))
+            from agentenv_webarena.sites import is_embedded_site
+
+            config.embedded = is_embedded_site(next(iter(config.site_urls.values())))
         else:
             from agentenv_webarena.sites import EmbeddedSites
 
@@ -467,17 +469,6 @@ class WebarenaSession:
         url = self.world.to_display_url(self.observation.url) if self.observation is not None else ""
         previous = ep.descriptions[-1] if ep.descriptions else "None"
         return f"OBSERVATION:\n{tree}\nURL: {url}\nOBJECTIVE: {ep.intent}\nPREVIOUS ACTION: {previous}"
-
-
-def _answers_control(base_url: str) -> bool:
-    """True when `base_url` is one of our embedded sites (it answers the control health route)."""
-    import httpx
-
-    root = str(httpx.URL(base_url).copy_with(path="/", query=None)).rstrip("/")
-    try:
-        return httpx.get(root + "/__control/health", timeout=5.0).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def _existing_file(path: Optional[str]) -> Optional[str]:

@@ -25,6 +25,7 @@ judge prompts (`judge.py`) or the helpers (`helper_functions.py`).
 """
 from __future__ import annotations
 
+import abc
 import html
 import logging
 import re
@@ -66,7 +67,7 @@ class EvaluationError(RuntimeError):
     """A target could not be evaluated for a reason that is not the agent's: navigation failed."""
 
 
-class Evaluator:
+class Evaluator(abc.ABC):
     """Base class: an awaitable scorer of a finished trajectory.
 
     Subclasses implement `__call__(trajectory, config_file, page, client=None) -> float`.
@@ -78,8 +79,9 @@ class Evaluator:
     def __init__(self, eval_tag: str = ""):
         self.eval_tag = eval_tag
 
+    @abc.abstractmethod
     async def __call__(self, trajectory: Sequence[Any], config_file: str | dict, page: Any, client: Any = None) -> float:
-        raise NotImplementedError
+        """Score the trajectory in [0, 1]."""
 
     @staticmethod
     def get_last_action(trajectory: Sequence[Any]) -> Any:

@@ -22,7 +22,7 @@ import httpx
 
 from agentenv_webarena.sites.store import INSTANCE_HEADER  # noqa: F401  (re-exported for callers)
 
-__all__ = ["EmbeddedSites", "reset_instance", "drop_instance"]
+__all__ = ["EmbeddedSites", "reset_instance", "drop_instance", "control_url", "is_embedded_site"]
 
 logger = logging.getLogger(__name__)
 
@@ -103,10 +103,23 @@ class EmbeddedSites:
         self.close()
 
 
-def _control(base_url: str, verb: str, instance: str, client: Optional[httpx.Client], timeout_s: float) -> dict:
-    # the control routes live at the site root, also for the admin URL (".../admin")
+def control_url(base_url: str, route: str) -> str:
+    """URL of control route `route` (reset, drop, health) for a site at `base_url`: the control routes
+    live at the site root, also for the admin URL (".../admin")."""
     root = httpx.URL(base_url).copy_with(path="/", query=None)
-    url = str(root).rstrip("/") + f"/__control/{verb}"
+    return str(root).rstrip("/") + f"/__control/{route}"
+
+
+def is_embedded_site(base_url: str, timeout_s: float = 5.0) -> bool:
+    """True when `base_url` is one of our embedded sites (it answers the control health route)."""
+    try:
+        return httpx.get(control_url(base_url, "health"), timeout=timeout_s).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _control(base_url: str, verb: str, instance: str, client: Optional[httpx.Client], timeout_s: float) -> dict:
+    url = control_url(base_url, verb)
     resp = (client or httpx).post(url, params={"instance": instance}, timeout=timeout_s)
     if resp.status_code != 200:
         raise RuntimeError(f"{verb} of site instance {instance!r} at {url} failed: HTTP {resp.status_code} {resp.text[:200]}")

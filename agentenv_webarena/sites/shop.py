@@ -1034,14 +1034,20 @@ def _address_book(ctx: _Ctx) -> Response:
     return _account_page(ctx, "Address Book", main)
 
 
-def _address_edit(ctx: _Ctx, address_id: int) -> Response:
+def _owned_address(ctx: _Ctx, address_id: int) -> "sqlite3.Row | Response":
+    """The signed-in customer's address `address_id`, or the response to send instead (login / 404)."""
     denied = _login_required(ctx)
     if denied:
         return denied
     address = ctx.conn.execute("SELECT * FROM shop_addresses WHERE id = ? AND customer_id = ?",
                                (address_id, ctx.customer["id"])).fetchone()
-    if address is None:
-        return _not_found(ctx)
+    return _not_found(ctx) if address is None else address
+
+
+def _address_edit(ctx: _Ctx, address_id: int) -> Response:
+    address = _owned_address(ctx, address_id)
+    if not isinstance(address, sqlite3.Row):
+        return address  # the login page or 404
     main = (f'<form method="post" action="/customer/address/formPost/id/{address_id}/"><fieldset><legend>'
             f'Contact Information and Address</legend>{_address_inputs(address)}</fieldset>'
             '<button type="submit">Save Address</button></form>')
@@ -1049,13 +1055,9 @@ def _address_edit(ctx: _Ctx, address_id: int) -> Response:
 
 
 def _address_save(ctx: _Ctx, address_id: int) -> Response:
-    denied = _login_required(ctx)
-    if denied:
-        return denied
-    address = ctx.conn.execute("SELECT * FROM shop_addresses WHERE id = ? AND customer_id = ?",
-                               (address_id, ctx.customer["id"])).fetchone()
-    if address is None:
-        return _not_found(ctx)
+    address = _owned_address(ctx, address_id)
+    if not isinstance(address, sqlite3.Row):
+        return address  # the login page or 404
     values = {key: ctx.form.get(key, "").strip() for key, _ in _ADDRESS_FIELDS}
     missing = [label for key, label in _ADDRESS_FIELDS if not values[key]]
     if missing:
