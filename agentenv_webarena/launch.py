@@ -27,7 +27,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="WebArena task JSON (test.raw.json style list) or a directory of {i}.json files "
                              "(default: the embedded suite)")
     parser.add_argument("--chromium", default=None,
-                        help="Chromium executable (default $WEBARENA_CHROMIUM or /usr/bin/chromium)")
+                        help="Chromium executable (default $WEBARENA_CHROMIUM, else /usr/bin/chromium-headless-shell "
+                             "when installed, else /usr/bin/chromium)")
     parser.add_argument("--headful", action="store_true", help="show the browser windows (needs a display)")
     parser.add_argument("--viewport-width", type=int, default=1280)
     parser.add_argument("--viewport-height", type=int, default=720)

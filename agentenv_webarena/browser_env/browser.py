@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import inspect
 import logging
 import os
 import threading
@@ -53,6 +54,8 @@ from agentenv_webarena.browser_env.observation import (
 
 __all__ = [
     "CHROMIUM_ARGS",
+    "CHROMIUM_CANDIDATES",
+    "default_chromium",
     "BrowserConfig",
     "BrowserHost",
     "BrowserSession",
@@ -76,6 +79,11 @@ CHROMIUM_ARGS = (
     "--no-first-run",
     "--disable-quic",
 )
+# Debian's binaries, preferred first. The headless shell (package ``chromium-headless-shell``, what
+# Playwright itself uses for headless runs) has no browser UI: a step costs ~2x less CPU than with
+# the full browser, whose new-headless mode still runs the omnibox/WebUI renderers per window
+# (bench/RESULTS.md, section W). The full ``chromium`` is needed only for a visible window.
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # scrollTop += sign * innerHeight on the scrolling element (WebArena's scroll).
 _SCROLL_JS = ("(sign) => { const el = document.scrollingElement || document.body;"
@@ -97,7 +105,8 @@ class BrowserConfig:
     """How Chromium is launched and how sessions behave.
 
     Attributes:
-        executable_path: Chromium binary (env ``WEBARENA_CHROMIUM``, default ``/usr/bin/chromium``).
+        executable_path: Chromium binary; None = `default_chromium` (``WEBARENA_CHROMIUM``, else
+            Debian's headless shell when headless and installed, else ``/usr/bin/chromium``).
         headless: run without a window.
         viewport_width: page width in CSS pixels (WebArena: 1280).
         viewport_height: page height in CSS pixels (WebArena: 720).
@@ -114,8 +123,7 @@ class BrowserConfig:
             `observation`).
     """
 
-    executable_path: str = dataclasses.field(
-        default_factory=lambda: os.environ.get("WEBARENA_CHROMIUM", "/usr/bin/chromium"))
+    executable_path: str | None = None
     headless: bool = True
     viewport_width: int = 1280
     viewport_height: int = 720
@@ -127,6 +135,11 @@ class BrowserConfig:
     extra_ignored_properties: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.executable_path is None:
+            self.executable_path = default_chromium(self.headless)
+        elif not self.headless and os.path.basename(self.executable_path).startswith("chromium-headless-shell"):
+            raise ValueError(f"{self.executable_path} cannot show windows; use the full Chromium "
+                             "(e.g. /usr/bin/chromium) with headless=False")
         for key in ("viewport_width", "viewport_height", "action_timeout_ms", "settle_timeout_ms"):
             value = getattr(self, key)
             if not isinstance(value, int) or value <= 0:
@@ -146,6 +159,16 @@ class BrowserConfig:
             if not isinstance(entry, str) or not entry or "/" in entry:
                 raise ValueError(f"BrowserConfig.allowed_hosts entries are 'host:port' or 'host' "
                                  f"without a scheme or path, got {entry!r}")
+
+
+def default_chromium(headless: bool = True) -> str:
+    """The Chromium binary to drive: ``$WEBARENA_CHROMIUM``, else the first installed of
+    `CHROMIUM_CANDIDATES` (only the full browser when a window is wanted), else ``/usr/bin/chromium``."""
+    chosen = os.environ.get("WEBARENA_CHROMIUM")
+    if chosen:
+        return chosen
+    candidates = CHROMIUM_CANDIDATES if headless else CHROMIUM_CANDIDATES[1:]
+    return next((path for path in candidates if os.path.exists(path)), CHROMIUM_CANDIDATES[-1])
 
 
 def _host_port(netloc_or_entry: str, scheme: str | None) -> tuple[str, int | None]:
@@ -827,7 +850,7 @@ class BrowserSession:
         """One CDP command on the page's cached session, under the per-call limit."""
         state = await self._state(page)
         self.cdp_calls += 1
-        return await asyncio.wait_for(state.cdp.send(method, params or {}),
+        return await asyncio.wait_for(_raw_cdp_send(state.cdp, method, params or {}),
                                       timeout=self.config.action_timeout_ms / 1000)
 
     async def _state(self, page: Page) -> _PageState:
@@ -910,6 +933,22 @@ class BrowserSession:
         except (PlaywrightError, asyncio.TimeoutError) as exc:
             logger.debug("reading the title of %s failed: %s", page.url, exc)
             return ""
+
+
+async def _raw_cdp_send(cdp: CDPSession, method: str, params: dict) -> dict:
+    """`CDPSession.send` without the public wrapper's result mapping.
+
+    The wrapper walks the whole result converting implementation objects to API objects; a CDP
+    result holds only JSON, and for ``Accessibility.getFullAXTree`` (~100 KB) that walk was the
+    largest Python cost of a step (py-spy). Falls back to the public call if the wrapper changes.
+    """
+    impl = getattr(cdp, "_impl_obj", None)
+    send = getattr(impl, "send", None)
+    if send is None:
+        return await cdp.send(method, params)
+    if "timeout" in inspect.signature(send).parameters:  # the impl takes it since Playwright 1.5x
+        return await send(method=method, params=params, timeout=None)
+    return await send(method=method, params=params)
 
 
 def _first_line(exc: BaseException | None) -> str:

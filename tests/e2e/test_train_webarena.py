@@ -15,7 +15,8 @@ from helpers import free_port
 pytestmark = pytest.mark.timeout(600)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-if not os.path.exists(os.environ.get("WEBARENA_CHROMIUM", "/usr/bin/chromium")):
+from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
+if not os.path.exists(default_chromium()):
     pytest.skip("Chromium is not installed (bash scripts/install_chromium.sh)", allow_module_level=True)
 
 

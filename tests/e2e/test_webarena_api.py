@@ -15,7 +15,8 @@ import requests
 from helpers import launched_server
 
 pytest.importorskip("playwright")
-if not os.path.exists(os.environ.get("WEBARENA_CHROMIUM", "/usr/bin/chromium")):
+from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
+if not os.path.exists(default_chromium()):
     pytest.skip("Chromium is not installed (bash scripts/install_chromium.sh)", allow_module_level=True)
 
 from agentenv.controller.http import EnvClientError  # noqa: E402

@@ -27,7 +27,8 @@ from agentenv_webarena.browser_env import (
 )
 
 PAGES_DIR = Path(__file__).resolve().parents[1] / "data" / "webarena_pages"
-CHROMIUM = os.environ.get("WEBARENA_CHROMIUM", "/usr/bin/chromium")
+from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
+CHROMIUM = default_chromium()
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM}")
 

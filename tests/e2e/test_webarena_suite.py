@@ -17,7 +17,8 @@ from helpers import launched_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
-if not os.path.exists(os.environ.get("WEBARENA_CHROMIUM", "/usr/bin/chromium")):
+from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
+if not os.path.exists(default_chromium()):
     pytest.skip("Chromium is not installed (bash scripts/install_chromium.sh)", allow_module_level=True)
 
 

@@ -12,7 +12,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-CHROMIUM = os.environ.get("WEBARENA_CHROMIUM", "/usr/bin/chromium")
+from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
+CHROMIUM = default_chromium()
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",

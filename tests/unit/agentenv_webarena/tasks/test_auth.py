@@ -25,7 +25,8 @@ from agentenv_webarena.tasks.auth import (
     storage_state_path,
 )
 
-CHROMIUM = os.environ.get("WEBARENA_CHROMIUM", "/usr/bin/chromium")
+from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
+CHROMIUM = default_chromium()
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
