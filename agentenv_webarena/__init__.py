@@ -1,1 +1,2 @@
-"""WebArena environment server (Playwright + Chromium). Built in a later issue; empty for now."""
+"""WebArena environment server: Playwright-driven Chromium, WebArena's observations, actions and
+evaluators, embedded sites and task suite (`python -m agentenv_webarena.launch`)."""

@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 from typing import Optional, Sequence
 
-from agentenv.server import build_arg_parser, parse, serve, settings_from_args
+from agentenv.server import build_arg_parser, hide_accelerators, parse, serve, settings_from_args
 
 __all__ = ["main"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
-    """Parse flags, build the app and serve it until interrupted."""
+    """Parse flags, build the app and serve it until interrupted (CPU-only: see `hide_accelerators`)."""
+    hide_accelerators()
     parser = build_arg_parser("AgentGym-compatible WebArena environment server (Playwright + Chromium)",
                               default_port=36005, default_max_sessions=64, default_ttl_s=1800.0,
                               default_worker_threads=32)

@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 from typing import Optional, Sequence
 
-from agentenv.server import build_arg_parser, parse, serve, settings_from_args
+from agentenv.server import build_arg_parser, hide_accelerators, parse, serve, settings_from_args
 
 __all__ = ["main"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
-    """Parse flags, build the app and serve it until interrupted."""
+    """Parse flags, build the app and serve it until interrupted (CPU-only: see `hide_accelerators`)."""
+    hide_accelerators()
     parser = build_arg_parser("AgentGym-compatible WebShop environment server", default_port=36001)
     parser.add_argument("--data-dir", default=None,
                         help="folder with WebShop's items_shuffle*.json / items_ins_v2*.json / items_human_ins.json "

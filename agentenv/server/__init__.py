@@ -10,11 +10,12 @@ from agentenv.server.app import (
     json_response,
 )
 from agentenv.server.errors import EnvServerError, error_body, install_error_handlers
-from agentenv.server.launch import build_arg_parser, parse, serve, settings_from_args
+from agentenv.server.launch import CPU_ONLY_ENV, build_arg_parser, hide_accelerators, parse, serve, settings_from_args
 from agentenv.server.models import EnvIdxRequest, ResetRequest, StepRequest
 from agentenv.server.session_registry import SessionRegistry
 
 __all__ = [
+    "CPU_ONLY_ENV",
     "EnvIdxRequest",
     "EnvServerError",
     "ResetRequest",
@@ -28,6 +29,7 @@ __all__ = [
     "get_resources",
     "get_sessions",
     "get_settings",
+    "hide_accelerators",
     "install_error_handlers",
     "json_response",
     "parse",

@@ -3,11 +3,27 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from typing import Optional, Sequence
 
 from agentenv.server.app import ServerSettings
 
-__all__ = ["build_arg_parser", "parse", "settings_from_args", "serve"]
+__all__ = ["CPU_ONLY_ENV", "hide_accelerators", "build_arg_parser", "parse", "settings_from_args", "serve"]
+
+# An env server needs no GPU. Without these, `import bm25s` imports JAX when it is installed and JAX
+# preallocates 75% of every visible GPU (61 GB measured on an H100 node), and torch may create a CUDA
+# context; both happen in the server process before any request.
+CPU_ONLY_ENV = {
+    "CUDA_VISIBLE_DEVICES": "",
+    "HIP_VISIBLE_DEVICES": "",
+    "JAX_PLATFORMS": "cpu",
+    "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+}
+
+
+def hide_accelerators() -> None:
+    """Make this process CPU-only (`CPU_ONLY_ENV`); call before importing an env's engine."""
+    os.environ.update(CPU_ONLY_ENV)
 
 _LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
