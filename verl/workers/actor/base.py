@@ -114,8 +114,12 @@ def run_ppo_epochs(module: torch.nn.Module, optimizer: torch.optim.Optimizer, ba
                 mask = micro["response_mask"].float()
                 weight = micro_weight(mask, mini["response_mask"], micro_sl.start, loss_agg_mode)
                 loss = micro_loss(micro, mask, metrics)
-                if weight > 0:
-                    (loss * weight).backward()
+                # Backward runs for every micro-batch, weight 0 included (all of it masked, e.g. an env
+                # that failed): under FSDP each backward issues the gradient collectives, and a rank
+                # that skipped one would wait forever on (or abort) its peers.
+                if weight == 0.0:
+                    loss = torch.where(torch.isfinite(loss), loss, torch.zeros_like(loss))
+                (loss * weight).backward()
             metrics[f"{prefix}/grad_norm"].append(clip_grad_and_step(module, optimizer, grad_clip))
     metrics[f"{prefix}/lr"].append(float(optimizer.param_groups[0]["lr"]))
     return {k: float(np.mean(v)) for k, v in metrics.items()}
