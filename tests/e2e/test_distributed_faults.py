@@ -58,3 +58,127 @@ def test_all_masked_micro_batch_on_one_rank_keeps_collectives_matched(tmp_path):
     _run_ranks(_all_masked_micro_batch_rank, (free_port(), model_path, str(tmp_path)))
     norms = [json.loads((tmp_path / f"rank{r}.json").read_text())["grad_norm"] for r in range(2)]
     assert norms[0] == pytest.approx(norms[1]) and norms[0] > 0
+
+
+# ---------------------------------------------------------------- rollouts split across 2 ranks
+def _split_like_call_dp(batch, world: int = 2):
+    """What `WorkerGroup.call_dp` sends each rank: the batch padded to a multiple of world, chunked."""
+    from verl.protocol import pad_dataproto_to_divisor
+
+    padded, _ = pad_dataproto_to_divisor(batch, world)
+    return padded.chunk(world)
+
+
+def _prompts_times_n(num_prompts: int, n: int, item_ids=None):
+    """The trainer's batch: one uid per prompt, n interleaved samples, rows numbered before the split."""
+    import numpy as np
+
+    from verl.protocol import DataProto
+
+    ntb = {"uid": np.array([f"u{i}" for i in range(num_prompts)], dtype=object)}
+    if item_ids is not None:
+        ntb["item_id"] = np.array(item_ids, dtype=object)
+    else:
+        ntb["prompt"] = np.array([[{"role": "user", "content": f"question {i}"}] for i in range(num_prompts)],
+                                 dtype=object)
+    batch = DataProto.from_dict(non_tensors=ntb, meta_info={"global_step": 3, "max_rounds": 5}).repeat(n, interleave=True)
+    batch.non_tensor_batch["rollout_row"] = np.arange(len(batch))  # RayPPOTrainer._generate
+    return batch
+
+
+class _SeedRecorder:
+    """Wraps an engine and records the sampling seed of every request."""
+
+    def __init__(self, inner):
+        self.inner, self.seeds = inner, []
+
+    async def generate(self, prompt_ids, sampling):
+        self.seeds.append(sampling.seed)
+        return await self.inner.generate(prompt_ids, sampling)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from transformers import AutoTokenizer
+
+    from verl.utils.tiny_model import build_tiny_model
+
+    return AutoTokenizer.from_pretrained(build_tiny_model())
+
+
+def _loop(engine, tok, url="http://127.0.0.1:9", **agentgym):
+    from verl.workers.rollout.agent_loop import AgentLoop
+
+    return AgentLoop(engine, tok, {"max_tokens": 32, "temperature": 1.0, "max_model_len": 4096},
+                     {"task_name": "webshop", "env_addr": url, "max_retries": 0, "timeout": 10, **agentgym},
+                     {"max_prompt_length": 1024, "max_response_length": 1024})
+
+
+def test_seeds_unique_across_two_ranks_when_n_does_not_divide_the_share(tok):
+    from verl.workers.rollout.scripted_engine import ScriptedWebshopEngine
+
+    batch = _prompts_times_n(num_prompts=3, n=3)  # 9 rows -> 5 + 5 (one pad): groups straddle the ranks
+    seeds = []
+    for share in _split_like_call_dp(batch):
+        engine = _SeedRecorder(ScriptedWebshopEngine(tok))
+        loop = _loop(engine, tok)
+        try:
+            loop.run(share)
+        finally:
+            loop.close()
+        seeds.append(engine.seeds)
+    assert len(seeds[0]) == len(seeds[1]) == 5
+    real = seeds[0] + seeds[1][:4]  # the pad row repeats row 0 and is dropped after the call
+    assert len(set(real)) == 9, "two samples got the same seed"
+
+
+def test_uneven_env_failures_across_ranks_are_masked_and_leave_their_groups(webshop_url, tok):
+    import numpy as np
+
+    from verl.agent_trainer.ppo import core_algos
+    from verl.protocol import DataProto
+    from verl.workers.rollout.scripted_engine import ScriptedWebshopEngine
+
+    batch = _prompts_times_n(3, 2, item_ids=["webshop_0", "webshop_1", "webshop_2"])  # 6 rows -> 3 + 3
+    shares = _split_like_call_dp(batch)
+    outs = []
+    for rank, share in enumerate(shares):  # rank 1's env server is down (nothing listens on port 9)
+        loop = _loop(ScriptedWebshopEngine(tok), tok, webshop_url if rank == 0 else "http://127.0.0.1:9")
+        try:
+            outs.append(loop.run(share))
+        finally:
+            loop.close()
+    assert outs[0].meta_info["rollout/env_errors"] == 0 and outs[1].meta_info["rollout/env_errors"] == 3
+    out = DataProto.concat(outs)
+    failed = np.array([bool(e) for e in out.non_tensor_batch["env_error"]])
+    assert failed.tolist() == [False, False, False, True, True, True]
+    mask = out.batch["response_mask"]
+    assert int(mask[failed].sum()) == 0 and all(int(m.sum()) > 0 for m in mask[~failed])
+    # group u1 straddles the ranks (row 2 ok, row 3 failed): the failed rows leave their groups, so
+    # the real samples get exactly the advantages they would get had the failures never been drawn
+    uids = list(out.non_tensor_batch["uid"])
+    assert uids[:3] == ["u0", "u0", "u1"] and all("#env_error" in u for u in uids[3:])
+    scores = out.batch["token_level_scores"]
+    adv, _ = core_algos.compute_grpo_outcome_advantage(scores, mask, np.array(uids, dtype=object))
+    alone, _ = core_algos.compute_grpo_outcome_advantage(scores[:3], mask[:3], np.array(uids[:3], dtype=object))
+    assert torch.equal(adv[:3], alone)
+    assert float(adv[failed].abs().sum()) == 0.0
+
+
+def test_a_rollout_where_most_env_calls_fail_stops_the_step(tok):
+    from verl.workers.rollout.agent_loop import TooManyEnvFailures, check_env_failures
+    from verl.workers.rollout.scripted_engine import ScriptedWebshopEngine
+
+    batch = _prompts_times_n(2, 2, item_ids=["webshop_0", "webshop_1"])
+    loop = _loop(ScriptedWebshopEngine(tok), tok)  # nothing listens: every reset fails
+    try:
+        out = loop.run(batch)  # the loop itself reports, it does not raise
+    finally:
+        loop.close()
+    assert out.meta_info["rollout/env_errors"] == 4
+    with pytest.raises(TooManyEnvFailures, match=r"4/4 trajectories failed .*max_failed_frac=0.5.*127.0.0.1:9"):
+        check_env_failures(out, 0.5, "http://127.0.0.1:9")
+    assert check_env_failures(out, 1.0) == 4

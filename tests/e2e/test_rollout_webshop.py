@@ -93,6 +93,8 @@ def test_server_killed_mid_rollout_gives_failed_trajectories(tiny):
     for i in range(4):
         if nt["env_error"][i]:
             assert nt["reward"][i] == 0.0 and float(out.batch["token_level_scores"][i].abs().sum()) == 0.0
+            assert int(out.batch["response_mask"][i].sum()) == 0  # not trained on: the env failed
+            assert nt["uid"][i] == f"{i}#env_error{i}"  # and out of its group
         else:
-            assert nt["terminated"][i]
+            assert nt["terminated"][i] and nt["uid"][i] == str(i)
     assert all(after.non_tensor_batch["env_error"]) and out.meta_info["rollout/env_errors"] == len(errors)

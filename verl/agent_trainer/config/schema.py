@@ -316,9 +316,13 @@ class AgentGymConfig:
     timeout: float = 300
     max_rounds: int = 10
     data_len: int = 0          # AgentGym's client argument (number of items the server holds; 0: unknown)
+    max_failed_frac: float = 0.5  # a training rollout with more failed trajectories (env errors) aborts
 
     def __post_init__(self):
         p = "actor_rollout_ref.agentgym"
+        if not 0.0 <= float(self.max_failed_frac) <= 1.0:
+            raise ValueError(f"{p}.max_failed_frac={self.max_failed_frac!r} must be in [0, 1] "
+                             "(the fraction of failed trajectories a training step tolerates)")
         if not self.task_name:
             raise ValueError(f"{p}.task_name is empty; choose webshop or webarena")
         if not str(self.env_addr).startswith(("http://", "https://")):

@@ -34,6 +34,7 @@ from verl.protocol import DataProto
 from verl.utils.checkpoint import CheckpointManager
 from verl.utils.dataset import AgentDataset, StatefulDataLoader, rows_to_dataproto
 from verl.utils.tracking import Tracking
+from verl.workers.rollout.agent_loop import check_env_failures
 
 __all__ = ["RayPPOTrainer", "WorkerGroup"]
 
@@ -268,10 +269,18 @@ class RayPPOTrainer:
         batch.non_tensor_batch["uid"] = np.array([str(uuid.uuid4()) for _ in rows], dtype=object)
         return batch.repeat(n or self.config.actor_rollout_ref.rollout.n, interleave=True)
 
+    def _generate(self, batch: DataProto, first_row: int = 0) -> DataProto:
+        """Roll out `batch` across the ranks. Rows are numbered before the split (`rollout_row`), so
+        the agent loop's sampling seeds are unique over the whole batch, not per rank."""
+        batch.non_tensor_batch["rollout_row"] = np.arange(first_row, first_row + len(batch), dtype=np.int64)
+        return self.actor_wg.call_dp("generate_sequences", batch)
+
     def _rollout(self, batch: DataProto, metrics: dict) -> DataProto:
         batch.meta_info.update(global_step=self.global_steps, validate=False,
                                max_rounds=self.rounds.max_rounds(self.global_steps))
-        out = self.actor_wg.call_dp("generate_sequences", batch)
+        out = self._generate(batch)
+        agentgym = self.config.actor_rollout_ref.agentgym
+        check_env_failures(out, agentgym.max_failed_frac, agentgym.env_addr)
         # The loop's own timers (engine-busy, env-busy, ...) sit beside the stage timers as timing_s/rollout_*.
         metrics.update({k.replace("timing_s/", "timing_s/rollout_"): v for k, v in out.meta_info.items()
                         if _is_metric(k, v) and k != "timing_s/rollout"})
@@ -287,7 +296,7 @@ class RayPPOTrainer:
         n = self.config.actor_rollout_ref.rollout.n
         prompts = batch.slice(step=n)
         prompts.meta_info.update(validate=True, val_temperature=0.0)
-        greedy = prompts.union(self.actor_wg.call_dp("generate_sequences", prompts))
+        greedy = prompts.union(self._generate(prompts))
         return self.reward_fn(greedy).sum(-1).repeat_interleave(n)
 
     def _rewards(self, batch: DataProto, metrics: dict) -> DataProto:
@@ -352,7 +361,7 @@ class RayPPOTrainer:
                 batch = self._new_batch(rows, n=n)
                 batch.meta_info.update(global_step=self.global_steps, validate=True, val_temperature=temperature,
                                        max_rounds=self.config.actor_rollout_ref.agentgym.max_rounds)
-                results.append(self.actor_wg.call_dp("generate_sequences", batch))
+                results.append(self._generate(batch, first_row=start * n))
             out = DataProto.concat(results)
             rewards = np.asarray(out.non_tensor_batch["reward"], dtype=float)
             metrics[f"val/{mode}/success_rate"] = float(np.mean(rewards >= 1.0))

@@ -14,8 +14,17 @@ Per trajectory (row of the input batch):
 Model output is never re-encoded: the ids trained on are exactly the ids sampled. When a turn hits
 `max_tokens` without EOS, the closing tokens appended to keep the chat well-formed carry mask 0.
 The final reward (the last env step's reward, AgentGym's convention) sits on the last model token.
-An env failure (server down, timeout, EnvClientError) ends only that trajectory: `env_error` is
-recorded and its reward is 0. Rows with a `prompt` (chat messages, non-env datasets) run one turn.
+An env failure (server down, timeout, `EnvClientError`; never a bug's exception) ends only that
+trajectory: `env_error` is recorded, its reward is 0, its tokens are masked out of the loss and it
+leaves its group (its uid gets an `#env_error` suffix), so the policy is not punished for the
+infrastructure and group baselines see only real samples. A training rollout where more than
+`agentgym.max_failed_frac` of the trajectories failed (over all ranks) is stopped by the trainer
+with `check_env_failures`. Rows with a
+`prompt` (chat messages, non-env datasets) run one turn.
+
+Sampling seeds come from (rollout.seed, step, mode, global row): the trainer numbers the rows of the
+whole batch (`non_tensor_batch["rollout_row"]`) before splitting it across ranks, so two ranks never
+share a seed.
 
 Env calls run in a dedicated thread pool, so env calls of different trajectories overlap each other
 and generation; the engine batches the generate calls that are waiting at the same time.
@@ -44,7 +53,7 @@ from verl.utils.dataset import parse_item_id
 from verl.agent_trainer.config.schema import AgentGymConfig, DataConfig, RolloutConfig, as_section
 from verl.workers.rollout.engine_base import RolloutEngine, SamplingParams
 
-__all__ = ["AgentLoop", "Trajectory", "DEFAULT_SYSTEM_PROMPT", "initial_messages", "render_chat", "encode_text",
+__all__ = ["AgentLoop", "Trajectory", "TooManyEnvFailures", "check_env_failures", "DEFAULT_SYSTEM_PROMPT", "initial_messages", "render_chat", "encode_text",
            "chat_template_pieces", "observation_token_ids"]
 
 logger = logging.getLogger(__name__)
@@ -186,6 +195,7 @@ class AgentLoop:
         if "item_id" not in ntb and "prompt" not in ntb:
             raise ValueError("AgentLoop.run: the batch needs non_tensor_batch['item_id'] (env rows) or ['prompt'] (chat rows)")
         item_ids = [str(x) for x in ntb.get("item_id", [f"row_{i}" for i in range(n)])]
+        rows = [int(r) for r in ntb["rollout_row"]] if "rollout_row" in ntb else list(range(n))
         prompts = ntb.get("prompt")
 
         clock = _ActivityClock()
@@ -195,7 +205,7 @@ class AgentLoop:
 
         async def one(i: int) -> Trajectory:
             async with sem:
-                seed_base = _seed(self.seed, global_step, int(validate), i)
+                seed_base = _seed(self.seed, global_step, int(validate), rows[i])
                 sampling = self._sampling(validate, meta.get("val_temperature"))
                 chat = prompts[i] if prompts is not None else None
                 if chat is not None and not (isinstance(chat, float) and np.isnan(chat)):
@@ -341,6 +351,9 @@ class AgentLoop:
             clock.leave("gen")
         if len(gen.log_probs) != len(gen.token_ids):
             raise RuntimeError(f"engine returned {len(gen.token_ids)} ids but {len(gen.log_probs)} log-probs")
+        if gen.finish_reason != "stop" and gen.token_ids and gen.token_ids[-1] in self.stop_ids:
+            # vLLM reports a stop token sampled exactly at max_tokens as "length"; the turn did end
+            gen = dataclasses.replace(gen, finish_reason="stop")
         traj.add_model_tokens(list(gen.token_ids), list(gen.log_probs))
         return gen
 
@@ -399,6 +412,8 @@ class AgentLoop:
                 prompt_attn[i, P - len(p):] = 1
             if len(p) < len(t.prompt_ids):  # prompt_too_long rows: never trained on
                 t.response_ids, t.response_mask, t.log_probs = [], [], []
+            if t.env_error:  # the env failed, not the policy: nothing of it is trained on
+                t.response_mask = [0] * len(t.response_ids)
             L = len(t.response_ids)
             if L > R:
                 raise RuntimeError(f"trajectory {t.item_id} has {L} response tokens > data.max_response_length={R}")
@@ -424,6 +439,10 @@ class AgentLoop:
         non_tensors = {k: v for k, v in batch.non_tensor_batch.items()}  # pass through (uid, reward_model, ...)
         if "uid" not in non_tensors:  # no group ids given: samples of one item form a group
             non_tensors["uid"] = to_object_array([t.item_id for t in trajs])
+        # a failed trajectory leaves its group: group baselines (GRPO, RLOO, ...) see real samples only
+        rows = non_tensors.get("rollout_row", range(len(trajs)))
+        non_tensors["uid"] = to_object_array([f"{uid}#env_error{row}" if t.env_error else uid
+                                              for uid, row, t in zip(non_tensors["uid"], rows, trajs)])
         non_tensors.update({
             "item_id": to_object_array([t.item_id for t in trajs]),
             "num_turns": to_object_array([t.num_turns for t in trajs]),
@@ -557,6 +576,24 @@ def _as_messages(chat) -> list[dict]:
     return [{"role": str(m["role"]), "content": str(m["content"])} for m in list(chat)]
 
 
+class TooManyEnvFailures(RuntimeError):
+    """More trajectories of a training rollout failed than `agentgym.max_failed_frac` allows."""
+
+
+def check_env_failures(rollout: DataProto, max_failed_frac: float, env_addr: str = "") -> int:
+    """Raise `TooManyEnvFailures` when more than `max_failed_frac` of the rollout's trajectories (all
+    ranks' rows) failed; return the number that failed."""
+    errors = [str(e) for e in rollout.non_tensor_batch.get("env_error", []) if e]
+    n = len(rollout)
+    if n and len(errors) / n > max_failed_frac:
+        where = f" at {env_addr}" if env_addr else ""
+        raise TooManyEnvFailures(
+            f"{len(errors)}/{n} trajectories failed in this rollout, more than "
+            f"actor_rollout_ref.agentgym.max_failed_frac={max_failed_frac} allows; first error: {errors[0]}. "
+            f"Check the env server{where} (or raise max_failed_frac to go on with fewer samples)")
+    return len(errors)
+
+
 def _seed(base: int, step: int, validate: int, row: int) -> int:
     """A request seed that depends only on (rollout.seed, step, mode, row), never on timing."""
     digest = hashlib.sha256(f"{base}/{step}/{validate}/{row}".encode()).digest()
@@ -573,8 +610,9 @@ def _is_env_error(exc: BaseException) -> bool:
 
     from verl.utils.agentgym.client import EnvServerUnavailable
 
+    # transport and server errors only: a KeyError or AssertionError is a bug and must surface
     return isinstance(exc, (EnvClientError, EnvServerUnavailable, requests.RequestException, TimeoutError,
-                            ConnectionError, OSError, AssertionError, KeyError))
+                            ConnectionError))
 
 
 def _progress(total: int, validate: bool):

@@ -107,3 +107,10 @@ def test_optimizer_and_actor_defaults_come_from_the_schema():
     assert actor.config.entropy_coeff == 0.001 and actor.config.policy_loss.loss_mode == "vanilla"
     with pytest.raises(ValueError, match=r"actor_rollout_ref\.actor\.entropy_coef\b.*entropy_coeff"):
         DataParallelPPOActor({"entropy_coef": 0.1}, torch.nn.Linear(1, 1), None)
+
+
+def test_max_failed_frac_is_settable_and_checked():
+    assert _cfg().actor_rollout_ref.agentgym.max_failed_frac == 0.5
+    assert _cfg("actor_rollout_ref.agentgym.max_failed_frac=0.9").actor_rollout_ref.agentgym.max_failed_frac == 0.9
+    with pytest.raises(ValueError, match=r"actor_rollout_ref\.agentgym\.max_failed_frac=1\.5"):
+        _cfg("actor_rollout_ref.agentgym.max_failed_frac=1.5")

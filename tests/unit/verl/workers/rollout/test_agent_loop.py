@@ -210,7 +210,10 @@ def test_env_failures_fail_only_their_trajectories(tokenizer, scripted_engine_cl
     assert "timed out" in nt["env_error"][1] and "failed to connect" in nt["env_error"][2]
     assert list(nt["reward"]) == [0.75, 0.0, 0.0, 0.75]
     assert out.batch["token_level_scores"][1:3].abs().sum() == 0
-    assert out.batch["response_mask"][2].sum() == 0 and out.batch["response_mask"][1].sum() > 0
+    # neither is trained on: the step that failed had sampled tokens, but the env failed, not the policy
+    assert out.batch["response_mask"][2].sum() == 0 and out.batch["response_mask"][1].sum() == 0
+    assert out.batch["responses"][1].ne(tokenizer.pad_token_id).any()  # the tokens are still there
+    assert list(nt["uid"]) == ["u0", "u0#env_error1", "u1#env_error2", "u1"]  # out of their groups
     assert out.meta_info["rollout/env_errors"] == 2
     assert any("2/4 trajectories failed" in r.getMessage() for r in caplog.records)
     failed_envs = [e for e in made if e.idx == 1 or (e.idx is None)]
@@ -296,3 +299,19 @@ def test_rollout_is_reproducible_for_a_seed(tiny_model_dir, tokenizer):
     assert torch.equal(a.batch["responses"], b.batch["responses"])
     torch.testing.assert_close(a.batch["rollout_log_probs"], b.batch["rollout_log_probs"], atol=2e-4, rtol=0)
     assert not torch.equal(a.batch["responses"], c.batch["responses"])
+
+
+def test_stop_token_sampled_at_max_tokens_counts_as_a_stop(tokenizer, scripted_engine_cls):
+    """vLLM reports an end-of-turn token sampled exactly at max_tokens as "length"; the turn did end."""
+    action_ids, _ = _action_script(tokenizer)
+    eng = scripted_engine_cls(lambda p, s: (action_ids + [tokenizer.eos_token_id], "length"))
+    loop = _loop(eng, tokenizer, max_tokens=len(action_ids) + 1)  # the EOS is the last token allowed
+    out = loop.run(_batch(1, max_rounds=2))
+    closing = tokenizer.encode("\n<|im_start|>user\npage 1 of goal 0<|im_end|>\n<|im_start|>assistant\n",
+                               add_special_tokens=False)
+    turn = action_ids + [tokenizer.eos_token_id]
+    L = 2 * len(turn) + len(closing)
+    assert out.batch["responses"][0, :L].tolist() == turn + closing + turn  # one <|im_end|>, not two
+    assert out.batch["response_mask"][0, :L].tolist() == [1] * len(turn) + [0] * len(closing) + [1] * len(turn)
+    assert len(FakeEnv.instances[-1].actions) == 2  # both actions reached the env
+    loop.close()
