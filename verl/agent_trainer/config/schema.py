@@ -27,7 +27,13 @@ __all__ = [
 ]
 
 _LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
-_KL_TYPES = ("kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3", "full")
+# The KL estimators core_algos implements; a trailing "+" is the straight-through form (k2's gradient).
+# verl's "full" (the whole-vocabulary KL) needs both full distributions and is not offered: it used to
+# pass here and fail after a whole rollout.
+KL_TYPES = ("kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3")
+_KL_CHOICES = KL_TYPES + tuple(k + "+" for k in KL_TYPES)
+# Estimators whose baseline is the other samples of the same prompt: with rollout.n=1 they have none.
+GROUP_BASELINE_ESTIMATORS = ("grpo", "grpo_passk", "rloo", "opo", "reinforce_plus_plus_baseline", "gpg", "gigpo")
 _LOGGERS = ("console", "file", "tensorboard", "wandb")
 
 
@@ -211,7 +217,7 @@ class ActorConfig:
         if self.clip_ratio_c <= 1.0:
             raise ValueError(f"{p}.clip_ratio_c must be > 1.0 (dual-clip bound), got {self.clip_ratio_c}")
         _check_choice(f"{p}.loss_agg_mode", self.loss_agg_mode, _LOSS_AGG_MODES)
-        _check_choice(f"{p}.kl_loss_type", self.kl_loss_type, _KL_TYPES)
+        _check_choice(f"{p}.kl_loss_type", self.kl_loss_type, _KL_CHOICES)
         _check_positive(f"{p}.grad_clip", self.grad_clip, allow_zero=True)
         _check_positive(f"{p}.kl_loss_coef", self.kl_loss_coef, allow_zero=True)
         _check_positive(f"{p}.loss_scale_factor", self.loss_scale_factor)
@@ -254,6 +260,11 @@ class ValKwargsConfig:
     def __post_init__(self):
         _check_positive("actor_rollout_ref.rollout.val_kwargs.n", self.n)
         _check_positive("actor_rollout_ref.rollout.val_kwargs.temperature", self.temperature, allow_zero=True)
+        if self.temperature > 0 and not self.do_sample:
+            raise ValueError(
+                f"actor_rollout_ref.rollout.val_kwargs.temperature={self.temperature} has no effect while "
+                "val_kwargs.do_sample=false (validation is greedy); set val_kwargs.do_sample=true for a sampled "
+                "validation pass at that temperature, or leave the temperature at 0")
 
 
 @dataclass(frozen=True)
@@ -475,7 +486,7 @@ class AlgoConfig:
             value = getattr(self, key)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"algorithm.{key} must be in [0, 1], got {value}")
-        _check_choice("algorithm.kl_penalty", self.kl_penalty, _KL_TYPES)
+        _check_choice("algorithm.kl_penalty", self.kl_penalty, _KL_CHOICES)
         if not self.adv_estimator:
             raise ValueError("algorithm.adv_estimator is empty; use e.g. grpo or gae")
 
@@ -576,6 +587,11 @@ class PPOConfig:
             raise ValueError(
                 f"data.train_batch_size={self.data.train_batch_size} must be divisible by "
                 f"critic.ppo_mini_batch_size={self.critic.ppo_mini_batch_size} (or lower critic.ppo_mini_batch_size)")
+        if self.algorithm.adv_estimator in GROUP_BASELINE_ESTIMATORS and arr.rollout.n < 2:
+            raise ValueError(
+                f"algorithm.adv_estimator={self.algorithm.adv_estimator} compares the samples of one prompt, but "
+                f"actor_rollout_ref.rollout.n={arr.rollout.n} gives each prompt a single sample (no baseline); set "
+                "rollout.n >= 2 or use an estimator without groups (gae, reinforce_plus_plus, remax)")
         if arr.rollout.max_model_len < self.data.max_prompt_length + arr.rollout.max_tokens:
             raise ValueError(
                 f"actor_rollout_ref.rollout.max_model_len={arr.rollout.max_model_len} is smaller than "

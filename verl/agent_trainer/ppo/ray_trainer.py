@@ -119,6 +119,24 @@ class WorkerGroup:
         self.workers = []
 
 
+def check_batch_divides_ranks(cfg: PPOConfig, world: int) -> None:
+    """Refuse a training batch the ranks cannot share exactly.
+
+    The update splits the batch's train_batch_size x rollout.n trajectories over the ranks; a
+    remainder would be padded with copies of real rows, trained twice. Fails before any worker starts,
+    naming the numbers to change.
+    """
+    rows = cfg.data.train_batch_size * cfg.actor_rollout_ref.rollout.n
+    if world > 1 and rows % world:
+        fits = [b for b in range(1, 4 * cfg.data.train_batch_size + 1)
+                if b * cfg.actor_rollout_ref.rollout.n % world == 0][:3]
+        raise ValueError(
+            f"data.train_batch_size={cfg.data.train_batch_size} x actor_rollout_ref.rollout.n="
+            f"{cfg.actor_rollout_ref.rollout.n} = {rows} trajectories per step cannot be split evenly over "
+            f"{world} ranks (trainer.nnodes x trainer.n_gpus_per_node); choose a train_batch_size such as "
+            f"{fits} or a rollout.n that makes the product a multiple of {world}")
+
+
 def _gpu_placement_group(world_size: int, cpus_per_bundle: float):
     """One bundle of {GPU: 1} per rank (colocated roles share it), ready before actors are placed."""
     import ray
@@ -187,6 +205,7 @@ class RayPPOTrainer:
         critic_cls = self.worker_classes.get("critic", fsdp_workers.CriticWorker)
         on_gpu = cfg.trainer.device == "cuda"
         world = cfg.trainer.nnodes * cfg.trainer.n_gpus_per_node if on_gpu else 1
+        check_batch_divides_ranks(cfg, world)
         n_groups = 1 + int(self.use_critic)
         opts = dict(world_size=world, num_cpus=cfg.ray_init.worker_num_cpus,
                     num_gpus=(1.0 / n_groups) if on_gpu else 0.0,

@@ -28,7 +28,7 @@ def _gigpo(algo):
 
 
 def test_gigpo_knobs_are_settable_and_change_advantages():
-    base = _cfg("algorithm.adv_estimator=gigpo")
+    base = _cfg("algorithm.adv_estimator=gigpo", "actor_rollout_ref.rollout.n=3")
     assert base.algorithm.gigpo.step_advantage_w == 1.0 and base.algorithm.gigpo.mode == "mean_norm"
     a = _gigpo(base.algorithm)
     no_step = _gigpo(_cfg("algorithm.gigpo.step_advantage_w=0.0").algorithm)
@@ -114,3 +114,39 @@ def test_max_failed_frac_is_settable_and_checked():
     assert _cfg("actor_rollout_ref.agentgym.max_failed_frac=0.9").actor_rollout_ref.agentgym.max_failed_frac == 0.9
     with pytest.raises(ValueError, match=r"actor_rollout_ref\.agentgym\.max_failed_frac=1\.5"):
         _cfg("actor_rollout_ref.agentgym.max_failed_frac=1.5")
+
+
+@pytest.mark.parametrize("estimator", ["grpo", "rloo", "opo", "gigpo", "grpo_passk"])
+def test_group_estimators_without_a_group_fail_at_start_up(estimator):
+    with pytest.raises(ValueError, match=rf"adv_estimator={estimator} compares .*rollout\.n=1"):
+        _cfg(f"algorithm.adv_estimator={estimator}", "actor_rollout_ref.rollout.n=1")
+    assert _cfg(f"algorithm.adv_estimator={estimator}", "actor_rollout_ref.rollout.n=2").actor_rollout_ref.rollout.n == 2
+    assert _cfg("algorithm.adv_estimator=reinforce_plus_plus", "actor_rollout_ref.rollout.n=1")  # no groups: fine
+
+
+def test_kl_modes_are_those_core_algos_implements():
+    from verl.agent_trainer.config.schema import KL_TYPES
+
+    assert KL_TYPES == ca.KL_PENALTY_TYPES
+    for key in ("algorithm.kl_penalty", "actor_rollout_ref.actor.kl_loss_type"):
+        with pytest.raises(ValueError, match=rf"{key.replace('.', '[.]')}='full'"):
+            _cfg(f"{key}=full")
+        _cfg(f"{key}=k3+")  # straight-through forms are accepted
+
+
+def test_val_temperature_without_sampling_is_refused():
+    with pytest.raises(ValueError, match=r"val_kwargs\.temperature=0\.6 has no effect while val_kwargs\.do_sample=false"):
+        _cfg("actor_rollout_ref.rollout.val_kwargs.temperature=0.6")
+    cfg = _cfg("actor_rollout_ref.rollout.val_kwargs.temperature=0.6", "actor_rollout_ref.rollout.val_kwargs.do_sample=true")
+    assert cfg.actor_rollout_ref.rollout.val_kwargs.temperature == 0.6
+
+
+def test_a_batch_the_ranks_cannot_share_fails_before_workers_start():
+    from verl.agent_trainer.ppo.ray_trainer import check_batch_divides_ranks
+
+    cfg = _cfg("data.train_batch_size=5", "actor_rollout_ref.rollout.n=3", "actor_rollout_ref.actor.ppo_mini_batch_size=5",
+               "critic.ppo_mini_batch_size=5")
+    with pytest.raises(ValueError, match=r"train_batch_size=5 x actor_rollout_ref\.rollout\.n=3 = 15 .* 4 ranks.*\[4, 8, 12\]"):
+        check_batch_divides_ranks(cfg, 4)
+    check_batch_divides_ranks(cfg, 5)  # 15 rows over 5 ranks: 3 each
+    check_batch_divides_ranks(cfg, 1)
