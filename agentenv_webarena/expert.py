@@ -21,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from agentenv.controller.types import is_success
+
 __all__ = ["resolve_element", "reference_actions", "play_task", "ReplayError", "main"]
 
 logger = logging.getLogger(__name__)
@@ -179,7 +181,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for index in chunk:
                 res = play_task(client, index, tasks[index], site_urls, wrong=args.wrong)
                 out.append(res)
-                expected_ok = res.reward == 0.0 if args.wrong else res.reward == 1.0
+                expected_ok = res.reward == 0.0 if args.wrong else is_success(res.reward)
                 if res.error or not expected_ok:
                     print(f"task {index} (template {tasks[index].get('intent_template_id')}): reward {res.reward} "
                           f"eval_status={res.eval_status!r} {res.error} {res.info.get('eval_error', '')}",
@@ -190,7 +192,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     chunks = [ids[i::n] for i in range(n)]
     with ThreadPoolExecutor(n) as pool:
         results = [r for part in pool.map(worker, chunks) for r in part]
-    success = sum(r.reward == 1.0 for r in results)
+    success = sum(is_success(r.reward) for r in results)
     zero = sum(r.reward == 0.0 for r in results)
     summary = {
         "tasks": len(results),

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
+from agentenv.controller.types import SUCCESS_REWARD, is_success
+
 __all__ = ["ExpertPolicy", "ExpertEnv", "Episode", "SessionEnv", "HttpEnv", "candidate_queries", "request_text",
            "to_conversation", "evaluate", "main"]
 
@@ -104,7 +106,7 @@ class Episode:
     @property
     def success(self) -> bool:
         """True when the purchase earned the full reward."""
-        return self.done and self.reward == 1.0
+        return self.done and is_success(self.reward)
 
 
 class ExpertPolicy:
@@ -315,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.server:
         env.close()
     steps = sum(len(e.actions) for e in episodes)
-    print(f"goals: {len(episodes)}  success (reward == 1.0): {rate:.4f}  "
+    print(f"goals: {len(episodes)}  success (reward >= {SUCCESS_REWARD}): {rate:.4f}  "
           f"found: {sum(e.found for e in episodes) / max(1, len(episodes)):.4f}  "
           f"mean reward: {sum(e.reward for e in episodes) / max(1, len(episodes)):.4f}  "
           f"steps: {steps}  time: {elapsed:.1f}s")

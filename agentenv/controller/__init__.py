@@ -10,6 +10,8 @@ from agentenv.controller.types import (
     ConversationMessage,
     ExperienceOutput,
     StepOutput,
+    SUCCESS_REWARD,
+    is_success,
 )
 
 __all__ = [
@@ -27,6 +29,8 @@ __all__ = [
     "Policy",
     "ReActAdapter",
     "StepOutput",
+    "SUCCESS_REWARD",
     "get_adapter",
+    "is_success",
     "register_adapter",
 ]

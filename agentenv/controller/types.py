@@ -9,12 +9,25 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, TypedDict
 
 __all__ = [
+    "SUCCESS_REWARD",
+    "is_success",
     "ConversationMessage",
     "StepOutput",
     "ActionFormat",
     "ActionWithThought",
     "ExperienceOutput",
 ]
+
+
+# An episode succeeded when it earned the full reward (WebShop: bought the exact item, every attribute
+# and option right; WebArena: the evaluator passed). The one definition used by rollouts, validation,
+# evaluation, metrics and the experts.
+SUCCESS_REWARD = 1.0
+
+
+def is_success(reward: float) -> bool:
+    """Whether an episode's reward counts as success (``reward >= SUCCESS_REWARD``)."""
+    return float(reward) >= SUCCESS_REWARD
 
 
 # One chat turn in AgentGym's format: `from` is "human" (user / environment) or "gpt" (the agent),

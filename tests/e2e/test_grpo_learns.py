@@ -53,11 +53,14 @@ def _write_task(tmp_path) -> tuple[str, str]:
     return str(data), str(scorer)
 
 
-def _train(tmp_path, tiny_model, estimator: str) -> list[dict]:
+def _train(tmp_path, tiny_model, estimator: str, steps: int = STEPS, validate: bool = False) -> list[dict]:
     data, scorer = _write_task(tmp_path)
     logs = tmp_path / "logs"
+    val = [f"data.val_files={data}", "trainer.val_before_train=True", "trainer.test_freq=1",
+           "actor_rollout_ref.rollout.val_kwargs.do_sample=True", "actor_rollout_ref.rollout.val_kwargs.n=4",
+           "actor_rollout_ref.rollout.val_kwargs.temperature=1.0"] if validate else ["data.val_file=null"]
     args = [
-        f"algorithm.adv_estimator={estimator}", f"data.train_files={data}", "data.val_file=null",
+        f"algorithm.adv_estimator={estimator}", f"data.train_files={data}", *val,
         "data.prompt_key=prompt", "data.train_batch_size=4", "data.max_prompt_length=64",
         "data.max_response_length=8", "data.seed=0",
         f"custom_reward_function.path={scorer}", "custom_reward_function.name=compute_score",
@@ -68,7 +71,7 @@ def _train(tmp_path, tiny_model, estimator: str) -> list[dict]:
         "actor_rollout_ref.actor.ppo_mini_batch_size=2", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=32",
         "actor_rollout_ref.actor.optim.lr=1e-2", "actor_rollout_ref.actor.entropy_coeff=0",
         "actor_rollout_ref.actor.use_kl_loss=False", "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=32",
-        f"trainer.total_training_steps={STEPS}", "trainer.device=cpu", "trainer.seed=0", "trainer.export_hf=False",
+        f"trainer.total_training_steps={steps}", "trainer.device=cpu", "trainer.seed=0", "trainer.export_hf=False",
         "trainer.logger=[file]", f"trainer.default_local_dir={tmp_path / 'ckpt'}", f"trainer.log_dir={logs}",
         "trainer.resume_mode=disable", "ray_init.num_cpus=2", "ray_init.object_store_memory=200000000",
     ]
@@ -91,3 +94,31 @@ def test_policy_gradient_raises_rule_reward(tiny_model, tmp_path, estimator):
     print(estimator, "score/mean per step:", [round(s, 3) for s in scores])
     assert 0.0 < first < 0.2, scores  # the random model gets the reward only partially
     assert last > first + 0.1 and last > 2 * first, scores
+
+
+def test_rule_scored_single_turn_rows_validate_with_the_training_reward(tiny_model, tmp_path):
+    """Validation reads the reward manager's result, as training does (it used to read the env reward,
+    which single-turn rows do not have, and always reported 0)."""
+    rows = _train(tmp_path, tiny_model, "grpo", steps=1, validate=True)
+    val = [r for r in rows if "val/sampled/mean_reward" in r]
+    assert len(val) == 2, rows  # before training and after the step
+    for r in val:
+        assert 0.0 < r["val/sampled/mean_reward"] < 0.5, r  # sampled: the random model's share of "e"s
+        assert 0.0 <= r["val/greedy/mean_reward"] < 1.0, r
+        assert r["val/sampled/success_rate"] == 0.0  # a fraction below 1 is never a success
+    train = [r for r in rows if "critic/score/mean" in r]
+    assert train and train[0]["env/reward/mean"] == pytest.approx(train[0]["critic/score/mean"])
+
+
+def test_remax_gets_its_greedy_baseline_through_the_estimator_registry(tiny_model, tmp_path):
+    """ReMax declares the need `reward_baselines` when it registers; the trainer produces it (one greedy
+    rollout per prompt, scored by the reward manager) without naming the estimator."""
+    from verl.agent_trainer.ppo import core_algos
+
+    assert core_algos.estimator_needs("remax") == {"reward_baselines"}
+    assert core_algos.estimator_needs("grpo") == frozenset()
+    rows = _train(tmp_path, tiny_model, "remax", steps=2)
+    assert [r["step"] for r in rows] == [1, 2]
+    for r in rows:  # A = score - greedy score: both signs appear, and the update ran
+        assert r["critic/advantages/max"] > r["critic/advantages/min"], r
+        assert "actor/pg_loss" in r

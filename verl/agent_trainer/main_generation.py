@@ -10,9 +10,9 @@ rolls out `data.n_samples` trajectories per item with the trainer's agent loop a
 process, no Ray), then prints and writes per category and overall:
 
 * `mean_reward`     Avg@k: mean final reward over all k samples of all items;
-* `success_rate`    share of trajectories with reward == 1 (WebShop's success);
+* `success_rate`    share of trajectories that succeeded (`agentenv.controller.is_success`);
 * `pass_at_k`       share of items whose best of k rewards is > 0 (AgentGym-RL's Pass@k: partial credit counts);
-* `pass_at_k_success` share of items with at least one sample of reward == 1;
+* `pass_at_k_success` share of items with at least one successful sample;
 * `mean_turns`, `env_errors` (trajectories ended by a failed env call; they score 0), counts.
 
 Outputs in `data.output_path` (default `saves/eval/<model dir>`): `metrics.json` and `trajectories.jsonl` (one line per trajectory:
@@ -33,6 +33,7 @@ from typing import Any, Sequence
 import hydra
 import numpy as np
 
+from agentenv.controller.types import is_success
 from verl.agent_trainer.config.generation_schema import (GenerationConfig, check_generation_override_keys,
                                                          load_generation_config)
 
@@ -94,9 +95,9 @@ def compute_metrics(records: Sequence[dict]) -> dict:
         "num_trajectories": len(records),
         "k": max(len(r) for r in rewards),
         "mean_reward": float(np.mean([r.mean() for r in rewards])),
-        "success_rate": float(np.mean([(r == 1.0).mean() for r in rewards])),
+        "success_rate": float(np.mean([np.mean([is_success(x) for x in r]) for r in rewards])),
         "pass_at_k": float(np.mean([r.max() > 0 for r in rewards])),
-        "pass_at_k_success": float(np.mean([(r == 1.0).any() for r in rewards])),
+        "pass_at_k_success": float(np.mean([any(is_success(x) for x in r) for r in rewards])),
         "mean_turns": float(np.mean([float(rec["num_turns"]) for rec in records])),
         "env_errors": int(sum(bool(rec["env_error"]) for rec in records)),
     }

@@ -42,6 +42,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "AdvantageEstimator", "ADV_ESTIMATOR_REGISTRY", "register_adv_est", "get_adv_estimator_fn",
+    "ESTIMATOR_NEEDS", "estimator_needs",
     "POLICY_LOSS_REGISTRY", "register_policy_loss", "get_policy_loss_fn",
     "compute_gae_advantage_return", "compute_grpo_outcome_advantage", "compute_grpo_passk_outcome_advantage",
     "compute_rloo_outcome_advantage", "compute_reinforce_plus_plus_outcome_advantage",
@@ -94,13 +95,31 @@ ADV_ESTIMATOR_REGISTRY = Registry("advantage estimator", "algorithm.adv_estimato
 POLICY_LOSS_REGISTRY = Registry("policy loss", "actor.policy_loss.loss_mode")
 
 
-def register_adv_est(name_or_enum) -> Callable:
+# What an estimator needs beyond the rollout and the rewards, by name; the trainer produces each
+# need it knows (e.g. "reward_baselines": the reward of one greedy rollout per prompt, for ReMax).
+ESTIMATOR_NEEDS: dict[str, frozenset] = {}
+
+
+def register_adv_est(name_or_enum, needs: tuple[str, ...] = ()) -> Callable:
     """Decorator: register an advantage estimator under ``name_or_enum`` (str or AdvantageEstimator).
+
+    Args:
+        needs: inputs the trainer must produce for it before the advantage step (see
+            `estimator_needs`); they reach the estimator as keyword arguments of the same name.
 
     Raises:
         ValueError: if a different function already holds the name.
     """
+    name = name_or_enum.value if isinstance(name_or_enum, Enum) else str(name_or_enum)
+    ESTIMATOR_NEEDS[name] = frozenset(needs)
     return ADV_ESTIMATOR_REGISTRY.register(name_or_enum)
+
+
+def estimator_needs(name_or_enum) -> frozenset:
+    """The extra inputs the estimator registered under ``name_or_enum`` needs (empty for most)."""
+    get_adv_estimator_fn(name_or_enum)  # unknown names fail here, listing the choices
+    name = name_or_enum.value if isinstance(name_or_enum, Enum) else str(name_or_enum)
+    return ESTIMATOR_NEEDS.get(name, frozenset())
 
 
 def get_adv_estimator_fn(name_or_enum) -> Callable:
@@ -342,7 +361,7 @@ def compute_reinforce_plus_plus_baseline_outcome_advantage(token_level_rewards: 
     return adv, adv
 
 
-@register_adv_est(AdvantageEstimator.REMAX)
+@register_adv_est(AdvantageEstimator.REMAX, needs=("reward_baselines",))
 def compute_remax_outcome_advantage(token_level_rewards: torch.Tensor, reward_baselines: Optional[torch.Tensor] = None,
                                     response_mask: Optional[torch.Tensor] = None, config=None, **kwargs):
     """ReMax (arXiv:2310.10505): ``A_t = sum_{k>=t} r_k m_k - b``, b = greedy-rollout reward (bs,).

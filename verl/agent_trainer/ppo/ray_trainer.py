@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import torch
 
+from agentenv.controller.types import is_success
 from verl.agent_trainer.config.schema import PPOConfig, to_dict
 from verl.agent_trainer.ppo import core_algos, metric_utils
 from verl.protocol import DataProto
@@ -172,6 +173,10 @@ class RayPPOTrainer:
         from verl.workers.reward_manager import get_reward_manager_cls
 
         core_algos.get_adv_estimator_fn(config.algorithm.adv_estimator)  # fail fast, listing the choices
+        unmet = core_algos.estimator_needs(config.algorithm.adv_estimator) - self._ESTIMATOR_NEEDS.keys()
+        if unmet:
+            raise ValueError(f"algorithm.adv_estimator={config.algorithm.adv_estimator} needs {sorted(unmet)}, which "
+                             f"this trainer cannot produce (it produces {sorted(self._ESTIMATOR_NEEDS)})")
         self.train_loader = StatefulDataLoader(
             AgentDataset(config.data.train_paths, config.data.prompt_key),
             config.data.train_batch_size, shuffle=config.data.shuffle, seed=config.data.seed)
@@ -303,24 +308,38 @@ class RayPPOTrainer:
         # The loop's own timers (engine-busy, env-busy, ...) sit beside the stage timers as timing_s/rollout_*.
         metrics.update({k.replace("timing_s/", "timing_s/rollout_"): v for k, v in out.meta_info.items()
                         if _is_metric(k, v) and k != "timing_s/rollout"})
-        baselines = self._remax_baselines(batch) if self.config.algorithm.adv_estimator == "remax" else None
+        # what the advantage estimator needs beyond the rollout (registry: core_algos.estimator_needs)
+        extra = {need: self._ESTIMATOR_NEEDS[need](self, batch)
+                 for need in core_algos.estimator_needs(self.config.algorithm.adv_estimator)}
         batch = batch.union(out)
-        if baselines is not None:
-            batch.batch["reward_baselines"] = baselines
+        batch.batch.update(extra)
         return batch
 
-    def _remax_baselines(self, batch: DataProto) -> torch.Tensor:
+    def _greedy_baselines(self, batch: DataProto) -> torch.Tensor:
         """ReMax's baseline (as in verl): the score of one greedy rollout per prompt, repeated for its
         n interleaved samples. The greedy pass runs as a validation-mode rollout (temperature 0)."""
         n = self.config.actor_rollout_ref.rollout.n
         prompts = batch.slice(step=n)
         prompts.meta_info.update(validate=True, val_temperature=0.0)
-        greedy = prompts.union(self._generate(prompts))
-        return self.reward_fn(greedy).sum(-1).repeat_interleave(n)
+        greedy = self._score(prompts.union(self._generate(prompts)))
+        return greedy.batch["token_level_scores"].sum(-1).repeat_interleave(n)
+
+    # need -> how the trainer produces it (the estimators that need it say so when they register)
+    _ESTIMATOR_NEEDS = {"reward_baselines": _greedy_baselines}
+
+    def _score(self, batch: DataProto) -> DataProto:
+        """The one owner of the reward: the reward manager turns what the rollout returned (env score,
+        rule score, ...) into `token_level_scores`; `reward` (the sequence score) and `success`
+        (`is_success`) are rewritten from that result, so training metrics and validation read it."""
+        scores = self.reward_fn(batch)
+        batch.batch["token_level_scores"] = scores
+        totals = scores.sum(-1).tolist()
+        batch.non_tensor_batch["reward"] = np.array(totals, dtype=object)
+        batch.non_tensor_batch["success"] = np.array([is_success(r) for r in totals], dtype=object)
+        return batch
 
     def _rewards(self, batch: DataProto, metrics: dict) -> DataProto:
-        batch.batch["token_level_scores"] = self.reward_fn(batch)
-        return batch
+        return self._score(batch)
 
     def _old_log_probs(self, batch: DataProto, metrics: dict) -> DataProto:
         return batch.union(self.actor_wg.call_dp("compute_log_prob", batch))
@@ -381,9 +400,9 @@ class RayPPOTrainer:
                 batch.meta_info.update(global_step=self.global_steps, validate=True, val_temperature=temperature,
                                        max_rounds=self.config.actor_rollout_ref.agentgym.max_rounds)
                 results.append(self._generate(batch, first_row=start * n))
-            out = DataProto.concat(results)
+            out = self._score(DataProto.concat(results))
             rewards = np.asarray(out.non_tensor_batch["reward"], dtype=float)
-            metrics[f"val/{mode}/success_rate"] = float(np.mean(rewards >= 1.0))
+            metrics[f"val/{mode}/success_rate"] = float(np.mean(out.non_tensor_batch["success"].astype(bool)))
             metrics[f"val/{mode}/mean_reward"] = float(rewards.mean())
             metrics[f"val/{mode}/num_turns"] = float(np.mean(out.non_tensor_batch["num_turns"].astype(float)))
         return metrics

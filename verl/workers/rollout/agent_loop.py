@@ -47,6 +47,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from agentenv.controller.types import is_success
 from verl.protocol import DataProto, to_object_array
 from verl.utils.agentgym.client import EnvClientPool
 from verl.utils.dataset import parse_item_id
@@ -448,7 +449,7 @@ class AgentLoop:
             "num_turns": to_object_array([t.num_turns for t in trajs]),
             "turn_rewards": to_object_array([list(t.turn_rewards) for t in trajs]),
             "reward": to_object_array([float(t.reward) for t in trajs]),
-            "success": to_object_array([bool(t.reward == 1.0) for t in trajs]),
+            "success": to_object_array([is_success(t.reward) for t in trajs]),
             "terminated": to_object_array([t.terminated for t in trajs]),
             "truncated": to_object_array([t.truncated for t in trajs]),
             "env_error": to_object_array([t.env_error for t in trajs]),
@@ -475,7 +476,7 @@ class AgentLoop:
             "rollout/gen_tokens_per_s": gen_tokens / wall if wall > 0 else 0.0,
             "rollout/generated_tokens": gen_tokens,
             "rollout/reward_mean": sum(t.reward for t in trajs) / n,
-            "rollout/success_rate": sum(t.reward == 1.0 for t in trajs) / n,
+            "rollout/success_rate": sum(is_success(t.reward) for t in trajs) / n,
             "rollout/num_turns_mean": sum(t.num_turns for t in trajs) / n,
             "rollout/terminated_frac": sum(t.terminated for t in trajs) / n,
             "rollout/truncated_frac": sum(t.truncated for t in trajs) / n,
@@ -503,7 +504,7 @@ class AgentLoop:
         with open(path, "a", encoding="utf-8") as fh:
             for t in trajs:
                 fh.write(json.dumps({
-                    "item_id": t.item_id, "reward": t.reward, "success": t.reward == 1.0, "turns": t.num_turns,
+                    "item_id": t.item_id, "reward": t.reward, "success": is_success(t.reward), "turns": t.num_turns,
                     "turn_rewards": t.turn_rewards, "terminated": t.terminated, "truncated": t.truncated,
                     "env_error": t.env_error, "gen_s": round(t.gen_s, 4), "env_s": round(t.env_s, 4),
                     "messages": t.messages,
