@@ -23,7 +23,7 @@ from typing import Any, Protocol, Sequence
 
 from agentenv.controller.types import SUCCESS_REWARD, is_success
 
-__all__ = ["ExpertPolicy", "ExpertEnv", "Episode", "SessionEnv", "HttpEnv", "candidate_queries", "request_text",
+__all__ = ["ExpertPolicy", "ExpertEnv", "Episode", "SessionEnv", "ClientEnv", "candidate_queries", "request_text",
            "to_conversation", "evaluate", "main"]
 
 logger = logging.getLogger(__name__)
@@ -196,8 +196,9 @@ class SessionEnv:
         return self.session.available_actions()["clickables"]
 
 
-class HttpEnv:
-    """`ExpertEnv` over an AgentGym-compatible WebShop server (``/create``, ``/reset``, ``/step``, ...).
+class ClientEnv:
+    """`ExpertEnv` over an AgentGym-compatible WebShop server, through `WebshopEnvClient` (the client
+    the trainer uses), so the expert exercises the same client and server path as training.
 
     Args:
         base_url: server base URL, e.g. ``http://127.0.0.1:36001``.
@@ -205,44 +206,30 @@ class HttpEnv:
     """
 
     def __init__(self, base_url: str, timeout: float = 30.0):
-        import requests  # noqa: PLC0415 - only the HTTP mode needs it
+        from agentenv.envs.webshop import WebshopEnvClient  # noqa: PLC0415 - only the HTTP mode needs it
 
-        self.base = base_url.rstrip("/")
-        self.timeout = timeout
-        self.http = requests.Session()
-        self.env_idx = self._call("post", "/create")
-
-    def _call(self, method: str, path: str, **kwargs) -> Any:
-        resp = self.http.request(method, self.base + path, timeout=self.timeout, **kwargs)
-        if resp.status_code != 200:
-            raise RuntimeError(f"{method.upper()} {path} -> HTTP {resp.status_code}: {resp.text[:300]}")
-        return resp.json()
+        self.client = WebshopEnvClient(base_url, data_len=0, timeout=timeout)
 
     def reset(self, goal_index: int) -> str:
-        """POST /reset; returns the observation."""
-        out = self._call("post", "/reset", json={"env_idx": self.env_idx, "session_id": goal_index})
-        return out[0] if isinstance(out, list) else out
+        """Start goal `goal_index`; returns the first observation."""
+        return self.client.reset(goal_index).observation
 
     def step(self, action: str) -> tuple[str, float, bool]:
-        """POST /step."""
-        out = self._call("post", "/step", json={"env_idx": self.env_idx, "action": action})
-        return out["state"], float(out["reward"]), bool(out["done"])
+        """Send a bare `search[...]` / `click[...]` action."""
+        out = self.client.step(action)
+        return out.observation, out.reward, out.done
 
     def clickables(self) -> list[str]:
-        """GET /available_actions."""
-        return self._call("get", "/available_actions", params={"env_idx": self.env_idx})["clickables"]
+        """What can be clicked on the current page."""
+        return self.client.available_actions()["clickables"]
 
     def instruction_text(self) -> str:
-        """GET /instruction_text."""
-        return self._call("get", "/instruction_text", params={"env_idx": self.env_idx})
+        """The current goal's instruction."""
+        return self.client.instruction_text()
 
     def close(self) -> None:
-        """POST /close (ignored if the server lacks it)."""
-        try:
-            self._call("post", "/close", json={"env_idx": self.env_idx})
-        except RuntimeError:
-            pass
-        self.http.close()
+        """Free the server session."""
+        self.client.close()
 
 
 # ---- demonstrations ----
@@ -298,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
 
         catalog = load_catalog(args.data_dir, args.num_products, human_goals=args.human_goals)
         goals = build_goals(catalog.products, human_goals=args.human_goals)
-        env: Any = HttpEnv(args.server)
+        env: Any = ClientEnv(args.server)
     else:
         world = WebshopWorld.load(args.data_dir, args.num_products, human_goals=args.human_goals)
         goals = world.goals

@@ -1,15 +1,16 @@
 """`BaseEnvClient`: the abstract client for one environment session on an env server.
 
-Owns the client contract shared by every environment (AgentGym's method names): a
-`conversation_start` prompt, `__len__` (number of data items), `observe`, `step`, `reset(idx)` and
-`close`. Concrete clients (agentenv.envs.*) map these onto their server's HTTP API.
+Owns the client contract shared by every environment (AgentGym's method names, typed results): a
+`conversation_start` prompt, `__len__` (number of data items), `reset(idx) -> ResetResult`,
+`step(action) -> StepResult`, `observe() -> str` and `close()`. Concrete clients (agentenv.envs.*)
+map these onto their server's HTTP API; callers never guess a result's shape.
 """
 from __future__ import annotations
 
 import abc
 from typing import Any, Sequence
 
-from agentenv.controller.types import ActionFormat, ConversationMessage, StepOutput
+from agentenv.controller.types import ActionFormat, ConversationMessage, ResetResult, StepResult
 
 __all__ = ["BaseEnvClient"]
 
@@ -43,12 +44,12 @@ class BaseEnvClient(abc.ABC):
         """Return the current observation text."""
 
     @abc.abstractmethod
-    def step(self, action: str) -> StepOutput:
-        """Apply the agent's raw text `action` and return the new observation, reward and done flag."""
+    def step(self, action: str) -> StepResult:
+        """Apply the agent's raw text `action`; an unusable action gives an observation saying so."""
 
     @abc.abstractmethod
-    def reset(self, idx: int) -> Any:
-        """Start data item `idx` (for WebShop: the goal index)."""
+    def reset(self, idx: int) -> ResetResult:
+        """Start data item `idx` (WebShop: the goal index; WebArena: the task index)."""
 
     @abc.abstractmethod
     def close(self) -> None:

@@ -58,9 +58,9 @@ class BaseTask:
         client = self.clients[client_index]
         results = []
         for idx in idxs:
-            client.reset(idx)
+            first = client.reset(idx)
             conversation: list[ConversationMessage] = [dict(m) for m in client.conversation_start]  # type: ignore[misc]
-            conversation.append({"from": "human", "loss": None, "value": client.observe()})
+            conversation.append({"from": "human", "loss": None, "value": first.observation})
             reward, done, rounds = 0.0, False, 0
             while not done and (max_rounds is None or rounds < max_rounds):
                 text = policy(conversation)
@@ -68,7 +68,7 @@ class BaseTask:
                 out = client.step(text)
                 rounds += 1
                 reward, done = out.reward, out.done
-                conversation.append({"from": "human", "loss": None, "value": out.state})
+                conversation.append({"from": "human", "loss": None, "value": out.observation})
             logger.debug("episode idx=%s rounds=%d reward=%.3f done=%s", idx, rounds, reward, done)
             results.append(ExperienceOutput(item_idx=idx, conversation=conversation, reward=reward, done=done, num_rounds=rounds))
         return results

@@ -12,7 +12,8 @@ __all__ = [
     "SUCCESS_REWARD",
     "is_success",
     "ConversationMessage",
-    "StepOutput",
+    "ResetResult",
+    "StepResult",
     "ActionFormat",
     "ActionWithThought",
     "ExperienceOutput",
@@ -37,24 +38,49 @@ ConversationMessage = TypedDict("ConversationMessage", {"from": str, "loss": Opt
 
 
 @dataclass
-class StepOutput:
-    """Result of one environment step.
+class ResetResult:
+    """What `BaseEnvClient.reset` returns.
 
     Attributes:
-        state: the observation text shown to the agent next.
-        reward: the step reward (WebShop: 0 until the purchase, then the score in [0, 1]).
-        done: True when the task ended (purchase made); a round limit is NOT reported here.
-        info: optional server-provided extra data (None when the server sends none).
+        observation: the first observation text shown to the agent.
+        info: extra data the server sent with it (WebArena: sites, objective, task id, timings).
     """
 
-    state: str
+    observation: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class StepResult:
+    """What `BaseEnvClient.step` returns (gymnasium's split of "done").
+
+    Attributes:
+        observation: the observation text shown to the agent next.
+        reward: the step reward (WebShop: 0 until the purchase, then the score in [0, 1]; WebArena:
+            the task score on the last step).
+        terminated: the task ended (a purchase, a `stop` action, an early stop by the env).
+        truncated: the env cut the episode (WebArena's step limit); a round limit imposed by the
+            caller is not reported here.
+        info: extra data the server sent (None when it sends none).
+
+    ``state`` and ``done`` (= terminated or truncated) are AgentGym's names for the same fields.
+    """
+
+    observation: str
     reward: float
-    done: bool
+    terminated: bool
+    truncated: bool = False
     info: Optional[dict[str, Any]] = None
 
-    def __iter__(self):
-        """Allow `state, reward, done = step_output` like AgentGym's tuple-style use."""
-        return iter((self.state, self.reward, self.done))
+    @property
+    def state(self) -> str:
+        """AgentGym's name for `observation`."""
+        return self.observation
+
+    @property
+    def done(self) -> bool:
+        """AgentGym's "episode over": terminated or truncated."""
+        return self.terminated or self.truncated
 
 
 class ActionFormat(str, enum.Enum):

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from agentenv.controller.http_env import HttpEnvClient
 from agentenv.controller.task import BaseTask
-from agentenv.controller.types import ConversationMessage, StepOutput
+from agentenv.controller.types import ConversationMessage, ResetResult, StepResult
 
 __all__ = ["WEBARENA_INSTRUCTION", "WebarenaEnvClient", "WebarenaTask"]
 
@@ -93,24 +93,26 @@ class WebarenaEnvClient(HttpEnvClient):
         """The current observation (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION)."""
         return self._get("observation")
 
-    def step(self, action: str) -> StepOutput:
-        """Send the agent's text; `done` is terminated or truncated, reward the task score at the end."""
+    def step(self, action: str) -> StepResult:
+        """Send the agent's text; the reward is the task score once the episode is over."""
         if action.endswith("</s>"):
             action = action[: -len("</s>")]
         result = self._post("step", {"action": action})
         self.info = result.get("info")
-        done = bool(result["terminated"]) or bool(result["truncated"])
-        return StepOutput(state=result["observation"], reward=float(result["reward"]) if done else 0.0, done=done,
-                          info=self.info)
+        terminated, truncated = bool(result["terminated"]), bool(result["truncated"])
+        reward = float(result["reward"]) if terminated or truncated else 0.0
+        return StepResult(observation=result["observation"], reward=reward, terminated=terminated,
+                          truncated=truncated, info=self.info)
 
-    def reset(self, idx: int) -> dict:
-        """Start task `idx`; returns the server's reset answer with `observation` in the prompt layout.
+    def reset(self, idx: int) -> ResetResult:
+        """Start task `idx`; the observation is in the prompt layout (`observe`), `info` the server's
+        reset answer (sites, objective, task id, timings).
 
         A session the server no longer knows (evicted, or the server restarted) is recreated once.
         """
         result = dict(self._reset_recreating(lambda: self._post("reset", {"idx": idx, "seed": 0})))
-        result["observation"] = self.observe()
-        return result
+        result.pop("observation", None)
+        return ResetResult(observation=self.observe(), info=result)
 
     def observation_metadata(self) -> dict:
         """Element metadata of the current observation (id -> role, name, bounds)."""

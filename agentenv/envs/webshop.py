@@ -13,7 +13,7 @@ from typing import Any, Optional
 from agentenv.controller.adapter import ActionParseError, get_adapter
 from agentenv.controller.http_env import HttpEnvClient
 from agentenv.controller.task import BaseTask
-from agentenv.controller.types import ActionFormat, ConversationMessage, StepOutput
+from agentenv.controller.types import ActionFormat, ConversationMessage, ResetResult, StepResult
 
 __all__ = [
     "INVALID_ACTION_PREFIX",
@@ -129,7 +129,7 @@ class WebshopEnvClient(HttpEnvClient):
         self._last_observation = self._get("observation")
         return self._last_observation
 
-    def step(self, action: str) -> StepOutput:
+    def step(self, action: str) -> StepResult:
         """Parse the agent's text and, if it holds an action, POST /step with it.
 
         An unparseable text yields `"Invalid Action.\\n\\n" + <current observation>` with reward 0
@@ -142,22 +142,29 @@ class WebshopEnvClient(HttpEnvClient):
         except ActionParseError as exc:
             logger.debug("env %s: unparseable action (%s)", getattr(self, "env_id", "?"), exc)
             observation = self._last_observation if self._last_observation is not None else self.observe()
-            return StepOutput(state=INVALID_ACTION_PREFIX + observation, reward=0.0, done=False)
+            return StepResult(observation=INVALID_ACTION_PREFIX + observation, reward=0.0, terminated=False)
         result = self._post("step", {"action": parsed.action})
         self._last_observation = result["state"]
-        return StepOutput(
-            state=result["state"], reward=float(result["reward"]), done=bool(result["done"]), info=result.get("info")
-        )
+        return StepResult(observation=result["state"], reward=float(result["reward"]), terminated=bool(result["done"]),
+                          info=result.get("info"))
 
-    def reset(self, idx: int) -> list:
-        """Start goal `idx` (POST /reset with session_id=idx); returns `[observation, None]`.
+    def reset(self, idx: int) -> ResetResult:
+        """Start goal `idx` (POST /reset with session_id=idx).
 
         A session the server evicted is recreated once (see `HttpEnvClient._reset_recreating`), so
         long-lived pooled clients survive eviction.
         """
         result = self._reset_recreating(lambda: self._post("reset", {"session_id": idx}))
         self._last_observation = result[0]
-        return result
+        return ResetResult(observation=result[0])
+
+    def available_actions(self) -> dict:
+        """What can be clicked / whether search is possible on the current page (GET /available_actions)."""
+        return self._get("available_actions")
+
+    def instruction_text(self) -> str:
+        """The current goal's instruction (GET /instruction_text)."""
+        return self._get("instruction_text")
 
 
 class WebshopTask(BaseTask):

@@ -123,10 +123,10 @@ def _plans(url, n_items=3):
     """Expert plans that succeed and "buy the first hit" plans that do not, with their true rewards."""
     from agentenv_webshop.engine.catalog import load_catalog
     from agentenv_webshop.engine.goal import build_goals
-    from agentenv_webshop.expert import ExpertPolicy, HttpEnv, candidate_queries
+    from agentenv_webshop.expert import ExpertPolicy, ClientEnv, candidate_queries
 
     goals = build_goals(load_catalog().products)
-    env = HttpEnv(url)
+    env = ClientEnv(url)
     chosen = {}
     try:
         for entry in json.load(open(TEST_IDS))[:30]:

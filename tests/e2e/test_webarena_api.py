@@ -130,9 +130,12 @@ def test_repeated_parse_failures_truncate_the_episode(server, tasks):
 def test_max_steps_truncates(server, tasks):
     # WebArena's max_steps is 30; alternate scrolls so no repeated-action stop fires first
     with WebarenaEnvClient(server, data_len=len(tasks), timeout=120) as client:
-        client.reset(0)
+        first = client.reset(0)
+        assert "Tab 0 (current)" in first.observation and first.info["sites"] == tasks[0]["sites"]
+        assert "observation" not in first.info  # the observation is the typed field, in the prompt layout
         outs = [client.step(f"```scroll [{'down' if i % 2 == 0 else 'up'}]```") for i in range(30)]
         assert [o.done for o in outs] == [False] * 29 + [True]
+        assert outs[-1].truncated and not outs[-1].terminated  # the env's step limit, not the task's end
         assert "max steps" in outs[-1].info["early_stop"]
 
 

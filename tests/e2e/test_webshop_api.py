@@ -94,10 +94,10 @@ def test_every_endpoint_and_shape(api):
 def test_agentgym_client_flow_and_invalid_action(api):
     """Our client, used exactly as AgentGym-RL's rollout uses AgentGym's client."""
     with WebshopEnvClient(api.url, data_len=num_goals(api), timeout=30) as env:
-        obs = env.reset(5)
-        assert obs[1] is None and env.observe() == obs[0]
+        obs = env.reset(5).observation
+        assert env.observe() == obs
         bad = env.step("I am not sure what to do.")
-        assert bad.state == INVALID_ACTION_PREFIX + obs[0] and bad.reward == 0 and not bad.done
+        assert bad.state == INVALID_ACTION_PREFIX + obs and bad.reward == 0 and not bad.done
         out = env.step("Thought:\nI think I should search.\n\nAction:\nsearch[comfortable shoes]")
         assert "Page 1" in out.state and not out.done
         env_id = env.env_id
@@ -198,5 +198,5 @@ def test_idle_sessions_are_evicted_after_ttl():
         assert "evicted" in err["message"]
         assert requests.post(f"{base}/create", timeout=10).json() == 3  # a slot is free again; ids not reused
         # the evicted pooled client gets a fresh session on its next reset instead of failing
-        assert pooled.reset(0)[0].startswith("WebShop [SEP] Instruction:") and pooled.env_id == 4
+        assert pooled.reset(0).observation.startswith("WebShop [SEP] Instruction:") and pooled.env_id == 4
         pooled.close()

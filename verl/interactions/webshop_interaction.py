@@ -63,8 +63,7 @@ class WebshopInteraction(BaseInteraction):
         except Exception:
             self.pool.release(client, healthy=False)
             raise
-        observation = result[0] if isinstance(result, (list, tuple)) else str(result)
-        self._instances[instance_id] = _Instance(client=client, observation=observation)
+        self._instances[instance_id] = _Instance(client=client, observation=result.observation)
         return instance_id
 
     def get_observation(self, instance_id: str) -> str:
@@ -79,7 +78,7 @@ class WebshopInteraction(BaseInteraction):
         if action is None:
             raise ValueError("WebshopInteraction.generate_response: messages contain no assistant turn to act on")
         step = await asyncio.to_thread(inst.client.step, action)
-        inst.observation, inst.reward, inst.done = step.state, float(step.reward), bool(step.done)
+        inst.observation, inst.reward, inst.done = step.observation, float(step.reward), step.done
         inst.turns += 1
         return inst.done, inst.observation, inst.reward, {"reward": inst.reward, "done": inst.done, "turns": inst.turns}
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from agentenv_webshop.environment import WebshopSession, WebshopWorld
-from agentenv_webshop.expert import (ExpertPolicy, HttpEnv, SessionEnv, candidate_queries, evaluate,
+from agentenv_webshop.expert import (ExpertPolicy, ClientEnv, SessionEnv, candidate_queries, evaluate,
                                      request_text, to_conversation)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -59,7 +59,7 @@ def test_demonstration_conversation(world):
 
 
 def test_expert_over_http(webshop_url, world):
-    env = HttpEnv(webshop_url)
+    env = ClientEnv(webshop_url)
     try:
         rate, episodes = evaluate(env, world.goals, [0, 1, 2])
     finally:

@@ -47,7 +47,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from agentenv.controller.types import is_success
+from agentenv.controller.types import ResetResult, StepResult, is_success
 from verl.protocol import DataProto, to_object_array
 from verl.utils.agentgym.client import EnvClientPool
 from verl.utils.dataset import parse_item_id
@@ -271,12 +271,15 @@ class AgentLoop:
                 if self.send_interval > 0:
                     await asyncio.sleep(self.send_interval)
                 step = await self._env_call(clock, traj, client.step, text)
-                state, reward, done = step.state, float(step.reward), bool(step.done)
+                if not isinstance(step, StepResult):
+                    raise TypeError(f"{type(client).__name__}.step must return agentenv.controller.StepResult, "
+                                    f"got {type(step).__name__}")
+                state, reward = step.observation, float(step.reward)
                 traj.turn_rewards.append(reward)
                 traj.reward = reward
                 traj.messages.append({"role": "user", "content": state})
-                if done:
-                    traj.terminated = True
+                if step.done:
+                    traj.terminated, traj.truncated = step.terminated, step.truncated
                     break
                 if turn == max_rounds - 1:
                     traj.truncated = True
@@ -324,13 +327,10 @@ class AgentLoop:
             was_reused = self.pool.reused > reused_before
             try:
                 result = await self._env_call(clock, traj, client.reset, index)
-                if isinstance(result, (list, tuple)) and result and isinstance(result[0], str):
-                    observation = result[0]
-                elif isinstance(result, str):
-                    observation = result
-                else:
-                    observation = await self._env_call(clock, traj, client.observe)
-                return client, observation
+                if not isinstance(result, ResetResult):  # a contract violation is a bug, not an env error
+                    raise TypeError(f"{type(client).__name__}.reset must return agentenv.controller.ResetResult, "
+                                    f"got {type(result).__name__}")
+                return client, result.observation
             except Exception as exc:
                 self.pool.release(client, healthy=False)
                 if attempt == 0 and was_reused and _is_env_error(exc):

@@ -1,7 +1,7 @@
 """WebshopEnvClient against a scripted local server: request shapes, invalid actions, close."""
 import pytest
 
-from agentenv.controller import EnvClientError, StepOutput
+from agentenv.controller import EnvClientError, ResetResult, StepResult
 from agentenv.envs import WebshopEnvClient, WebshopTask
 from agentenv.envs import webshop
 from agentenv.envs.webshop import INVALID_ACTION_PREFIX
@@ -28,10 +28,11 @@ def test_create_reset_step_shapes(server):
     assert env.conversation_start[0]["from"] == "human" and "search[" in env.conversation_start[0]["value"]
     assert env.conversation_start[1] == {"from": "gpt", "loss": False, "value": "Ok."}
     obs = env.reset(12)
-    assert obs[0].startswith("WebShop") and obs[1] is None
+    assert isinstance(obs, ResetResult) and obs.observation.startswith("WebShop") and obs.info == {}
     assert server.calls("/reset")[0][3] == {"env_idx": 7, "session_id": 12}
     out = env.step("Thought:\nI think I should search.\n\nAction:\nsearch[wool socks]</s>")
-    assert out == StepOutput(state="results page", reward=0.0, done=False, info=None)
+    assert out == StepResult(observation="results page", reward=0.0, terminated=False, truncated=False, info=None)
+    assert out.state == "results page" and out.done is False  # AgentGym's names
     assert server.calls("/step")[0][3] == {"env_idx": 7, "action": "search[wool socks]"}
     assert env.observe() == "current page"
     assert server.calls("/observation")[0][2] == "env_idx=7"
@@ -94,7 +95,9 @@ def test_task_generate_experience_plays_until_done(server):
     assert exp.item_idx == 3 and exp.reward == 0.75 and exp.done and exp.num_rounds == 2
     turns = [m["from"] for m in exp.conversation]
     assert turns == ["human", "gpt", "human", "gpt", "human", "gpt", "human"]
-    assert exp.conversation[2]["value"] == "current page"
+    # the first observation is the one the reset returned (typed ResetResult): no extra GET /observation
+    assert exp.conversation[2]["value"] == "WebShop [SEP] Instruction: [SEP] buy socks [SEP] Search"
+    assert server.calls("/observation") == []
     assert len(server.calls("/close")) == 1
 
 
@@ -111,7 +114,7 @@ def test_reset_recreates_a_session_the_server_evicted(server):
         (200, ["WebShop [SEP] fresh", None], 0),
     ]
     server.routes["/create"] = [(200, 8, 0)]
-    assert env.reset(4) == ["WebShop [SEP] fresh", None]
+    assert env.reset(4) == ResetResult(observation="WebShop [SEP] fresh")
     assert env.env_id == 8
     assert [c[3] for c in server.calls("/reset")] == [{"env_idx": 7, "session_id": 4}, {"env_idx": 8, "session_id": 4}]
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from agentenv.controller import StepOutput
+from agentenv.controller import ResetResult, StepResult
 from verl.agent_trainer.main_sft import load_conversations, tokenize_conversation
 from verl.protocol import DataProto
 from verl.workers.rollout.agent_loop import DEFAULT_SYSTEM_PROMPT, AgentLoop
@@ -120,13 +120,13 @@ class _ReplayEnv:
 
     def reset(self, idx):
         self.t = 0
-        return [OBS[0], None]
+        return ResetResult(observation=OBS[0])
 
     def step(self, action):
         assert action == ACTS[self.t]
         self.t += 1
         done = self.t == len(ACTS)
-        return StepOutput(state=FINAL if done else OBS[self.t], reward=1.0 if done else 0.0, done=done)
+        return StepResult(observation=FINAL if done else OBS[self.t], reward=1.0 if done else 0.0, terminated=done)
 
     def close(self):
         pass

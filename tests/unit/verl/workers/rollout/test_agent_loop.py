@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from agentenv.controller import EnvClientError, StepOutput
+from agentenv.controller import EnvClientError, ResetResult, StepResult
 from verl.protocol import DataProto
 from verl.workers.rollout.agent_loop import AgentLoop
 
@@ -34,7 +34,7 @@ class FakeEnv:
         if idx in self.fail_reset_for:
             raise EnvClientError("POST http://fake/reset failed to connect", url="http://fake/reset")
         self.idx, self.t = idx, 0
-        return [f"WebShop [SEP] Instruction: [SEP] goal {idx} [SEP] Search", None]
+        return ResetResult(observation=f"WebShop [SEP] Instruction: [SEP] goal {idx} [SEP] Search")
 
     def step(self, action):
         if self.idx in self.fail_step_for:
@@ -42,7 +42,8 @@ class FakeEnv:
         self.t += 1
         self.actions.append(action)
         done = self.t >= self.done_after
-        return StepOutput(state=f"page {self.t} of goal {self.idx}", reward=self.reward if done else 0.0, done=done)
+        return StepResult(observation=f"page {self.t} of goal {self.idx}", reward=self.reward if done else 0.0,
+                          terminated=done)
 
     def close(self):
         self.closed = True

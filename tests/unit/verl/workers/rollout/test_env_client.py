@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from agentenv.controller import StepOutput
+from agentenv.controller import ResetResult, StepResult
 from verl.utils.agentgym import client as agc
 
 
@@ -67,12 +67,12 @@ class _Env:
 
     def reset(self, idx):
         self.idx, self.t = idx, 0
-        return [f"goal {idx}", None]
+        return ResetResult(observation=f"goal {idx}")
 
     def step(self, action):
         self.t += 1
         done = "buy now" in action
-        return StepOutput(state=f"page {self.t}", reward=0.5 if done else 0.0, done=done)
+        return StepResult(observation=f"page {self.t}", reward=0.5 if done else 0.0, terminated=done)
 
     def close(self):
         self.closed = True
