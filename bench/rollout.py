@@ -25,6 +25,10 @@ import time
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # the repo, and tests/ for the scripted shopper
+
+from scripted_engine import ScriptedWebshopEngine  # noqa: E402  (a test helper, not trainer code)
 
 
 @contextlib.contextmanager
@@ -68,7 +72,6 @@ def main() -> None:
     from verl.utils.tiny_model import build_tiny_model
     from verl.workers.rollout.agent_loop import AgentLoop
     from verl.workers.rollout.hf_engine import HFEngine
-    from verl.workers.rollout.scripted_engine import ScriptedWebshopEngine
 
     path = build_tiny_model()
     tok = AutoTokenizer.from_pretrained(path)

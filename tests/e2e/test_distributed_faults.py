@@ -118,7 +118,7 @@ def _loop(engine, tok, url="http://127.0.0.1:9", **agentgym):
 
 
 def test_seeds_unique_across_two_ranks_when_n_does_not_divide_the_share(tok):
-    from verl.workers.rollout.scripted_engine import ScriptedWebshopEngine
+    from scripted_engine import ScriptedWebshopEngine
 
     batch = _prompts_times_n(num_prompts=3, n=3)  # 9 rows -> 5 + 5 (one pad): groups straddle the ranks
     seeds = []
@@ -140,7 +140,7 @@ def test_uneven_env_failures_across_ranks_are_masked_and_leave_their_groups(webs
 
     from verl.agent_trainer.ppo import core_algos
     from verl.protocol import DataProto
-    from verl.workers.rollout.scripted_engine import ScriptedWebshopEngine
+    from scripted_engine import ScriptedWebshopEngine
 
     batch = _prompts_times_n(3, 2, item_ids=["webshop_0", "webshop_1", "webshop_2"])  # 6 rows -> 3 + 3
     shares = _split_like_call_dp(batch)
@@ -170,7 +170,7 @@ def test_uneven_env_failures_across_ranks_are_masked_and_leave_their_groups(webs
 
 def test_a_rollout_where_most_env_calls_fail_stops_the_step(tok):
     from verl.workers.rollout.agent_loop import TooManyEnvFailures, check_env_failures
-    from verl.workers.rollout.scripted_engine import ScriptedWebshopEngine
+    from scripted_engine import ScriptedWebshopEngine
 
     batch = _prompts_times_n(2, 2, item_ids=["webshop_0", "webshop_1"])
     loop = _loop(ScriptedWebshopEngine(tok), tok)  # nothing listens: every reset fails

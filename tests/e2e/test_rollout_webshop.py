@@ -8,7 +8,7 @@ import pytest
 from helpers import launched_server
 from verl.protocol import DataProto
 from verl.workers.rollout.agent_loop import AgentLoop
-from verl.workers.rollout.scripted_engine import ScriptedWebshopEngine
+from scripted_engine import ScriptedWebshopEngine
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +98,31 @@ def test_server_killed_mid_rollout_gives_failed_trajectories(tiny):
         else:
             assert nt["terminated"][i] and nt["uid"][i] == str(i)
     assert all(after.non_tensor_batch["env_error"]) and out.meta_info["rollout/env_errors"] == len(errors)
+
+
+def test_interaction_path_gives_the_same_batch_as_the_env_client_path(webshop_url, tiny):
+    """WebshopInteraction driven by the one agent loop (through InteractionEnvClient) and
+    WebshopEnvClient produce identical batches for the same item ids and seeds."""
+    import torch
+
+    from verl.interactions import WebshopInteraction, interaction_client_factory
+    from verl.workers.rollout.agent_loop import AgentLoop
+
+    _, tok = tiny
+    ids = [0, 1, 2, 5]
+    direct = _loop(ScriptedWebshopEngine(tok), tok, webshop_url)
+    interaction = WebshopInteraction({"env_addr": webshop_url, "timeout": 10})
+    via = AgentLoop(ScriptedWebshopEngine(tok), tok, direct.rollout_config, direct.agentgym_config, direct.data_config,
+                    env_client_factory=interaction_client_factory(interaction, "webshop"))
+    try:
+        a, b = direct.run(_batch(ids)), via.run(_batch(ids))
+    finally:
+        direct.close()
+        via.close()
+        interaction.close()
+    assert list(b.non_tensor_batch["env_error"]) == [""] * 4
+    for key in ("prompts", "responses", "response_mask", "attention_mask", "token_level_scores"):
+        assert torch.equal(a.batch[key], b.batch[key]), key
+    for key in ("reward", "num_turns", "terminated", "turn_rewards", "messages"):
+        assert list(a.non_tensor_batch[key]) == list(b.non_tensor_batch[key]), key
+    assert max(b.non_tensor_batch["reward"]) > 0  # real purchases were scored through the interaction

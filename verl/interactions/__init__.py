@@ -1,5 +1,7 @@
-"""verl-style interactions (BaseInteraction) and the WebShop interaction."""
+"""verl-style interactions (BaseInteraction), the WebShop interaction, and the adapter that lets the
+one agent loop drive any interaction like an env client."""
 from verl.interactions.base import BaseInteraction
+from verl.interactions.env_adapter import InteractionEnvClient, interaction_client_factory
 from verl.interactions.webshop_interaction import WebshopInteraction
 
-__all__ = ["BaseInteraction", "WebshopInteraction"]
+__all__ = ["BaseInteraction", "InteractionEnvClient", "WebshopInteraction", "interaction_client_factory"]

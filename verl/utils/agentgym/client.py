@@ -1,6 +1,10 @@
 """Routing from `actor_rollout_ref.agentgym` to an agentenv client, and a pool of live sessions.
 
-`init_env_client(config)` maps `task_name` to the agentenv client class (registry below), waits for
+`envclient_classes` maps each task name to its agentenv client class (AgentGym-RL's name; the
+registry below, imported on first access). Extending with a new env = one client class + one
+`register_env_client(task_name, cls)` (or an entry in `ENV_CLIENTS`).
+
+`init_env_client(config)` maps `task_name` to the agentenv client class, waits for
 the server at `env_addr` (up to `max_retries` attempts; the error names the address and how to start
 the server), and creates one client with the configured `timeout`. `EnvClientPool` keeps idle
 clients (server sessions) between trajectories and training steps, so a step does not POST /create
@@ -11,7 +15,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator
 
 import requests
 
@@ -20,6 +25,7 @@ from verl.utils.registry import Registry
 
 __all__ = [
     "ENV_CLIENTS",
+    "envclient_classes",
     "register_env_client",
     "get_env_client_cls",
     "wait_for_env_server",
@@ -40,6 +46,24 @@ _LAUNCH_HINT = {
     "webshop": "python -m agentenv_webshop.launch --host 127.0.0.1 --port <port>",
     "webarena": "python -m agentenv_webarena.launch --host 127.0.0.1 --port <port>",
 }
+
+
+class _EnvClientClasses(Mapping):
+    """Read-only view of `ENV_CLIENTS`: task name -> client class, imported on first access."""
+
+    def __getitem__(self, task_name: str) -> type:
+        if task_name not in ENV_CLIENTS:
+            raise KeyError(task_name)
+        return ENV_CLIENTS.get(task_name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(ENV_CLIENTS))
+
+    def __len__(self) -> int:
+        return len(ENV_CLIENTS)
+
+
+envclient_classes: Mapping[str, type] = _EnvClientClasses()
 
 
 class EnvServerUnavailable(RuntimeError):

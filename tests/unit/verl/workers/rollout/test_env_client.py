@@ -21,6 +21,16 @@ def test_webarena_routes_to_its_client():
     assert agc.get_env_client_cls("webarena") is WebarenaEnvClient
 
 
+def test_envclient_classes_maps_task_names_to_client_classes(monkeypatch):
+    from agentenv.envs.webshop import WebshopEnvClient
+
+    assert sorted(agc.envclient_classes) == ["webarena", "webshop"]
+    assert agc.envclient_classes["webshop"] is WebshopEnvClient
+    assert "nope" not in agc.envclient_classes
+    monkeypatch.setitem(agc.ENV_CLIENTS, "toy", "agentenv.envs.webshop:WebshopEnvClient")  # one entry = a new env
+    assert agc.envclient_classes["toy"] is WebshopEnvClient and len(agc.envclient_classes) == 3
+
+
 def test_wait_names_the_address_when_server_never_answers():
     from helpers import free_port  # tests/ is on sys.path (tests/conftest.py)
 
@@ -154,3 +164,38 @@ def test_agentgym_data_len_reaches_the_client_and_unknown_keys_fail(monkeypatch)
     assert seen == {"data_len": 200}
     with pytest.raises(ValueError, match=r"actor_rollout_ref\.agentgym\.env_adr.*env_addr"):
         agc.init_env_client({"task_name": "fakeshop", "env_adr": "http://x"}, wait=False)
+
+
+def test_interaction_env_client_runs_any_interaction_behind_the_contract():
+    from verl.interactions import BaseInteraction, InteractionEnvClient
+
+    class Guess(BaseInteraction):  # verl's gsm8k-style interaction: no first observation of its own
+        def __init__(self):
+            super().__init__({"name": "guess"})
+            self.finalized, self.started = [], {}
+
+        async def start_interaction(self, instance_id=None, session_id=None, **kwargs):
+            instance_id = await super().start_interaction(instance_id)
+            self.started[instance_id] = (session_id, kwargs)
+            return instance_id
+
+        async def generate_response(self, instance_id, messages, **kwargs):
+            right = messages[-1]["content"].strip() == "42"
+            return right, "correct" if right else "try again", 1.0 if right else 0.0, {"turn": len(messages)}
+
+        async def finalize_interaction(self, instance_id, **kwargs):
+            self.finalized.append(instance_id)
+
+    interaction = Guess()
+    client = InteractionEnvClient(interaction, data_len=3, start_kwargs={"ground_truth": "42"})
+    with pytest.raises(RuntimeError, match="before reset"):
+        client.step("41")
+    first = client.reset(7)
+    assert isinstance(first, ResetResult) and first.observation == ""
+    assert interaction.started[first.info["instance_id"]] == (7, {"ground_truth": "42"})
+    assert client.step("41") == StepResult(observation="try again", reward=0.0, terminated=False, info={"turn": 1})
+    assert client.step("42").done and client.observe() == "correct"
+    client.reset(8)  # a new episode finalizes the previous instance
+    client.close()
+    client.close()
+    assert len(interaction.finalized) == 2 and len(client) == 3

@@ -1,4 +1,6 @@
-"""A rule-based WebShop "model" behind the engine interface, for smoke tests and benchmarks.
+"""A rule-based WebShop "model" behind the engine interface, for tests and benchmarks (not part of the
+trainer: import it as `scripted_engine` with tests/ on the path, as tests/conftest.py and
+bench/rollout.py do).
 
 `ScriptedWebshopEngine` reads the last observation in the prompt and answers with a ReAct action
 as token ids ending with EOS: search the first words of the goal, click the first product, buy.
