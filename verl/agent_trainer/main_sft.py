@@ -26,9 +26,7 @@ import logging
 import math
 import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 from typing import Any, Sequence
 
@@ -190,22 +188,10 @@ def _batches(n: int, batch_size: int, shuffle: bool, seed: int):
 
 
 def _save(model, tokenizer, out_dir: str, metrics: dict) -> None:
-    """Write model + tokenizer + metrics to a sibling temp dir, then swap it in."""
-    out_dir = os.path.abspath(os.path.expanduser(out_dir))
-    parent = os.path.dirname(out_dir)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".sft-", dir=parent)
-    try:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        with open(os.path.join(tmp, SFT_METRICS_FILE), "w", encoding="utf-8") as fh:
-            json.dump(metrics, fh, indent=1, default=str)
-        if os.path.exists(out_dir):
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
+    """Write model + tokenizer + metrics atomically (`model_utils.save_hf_dir`)."""
+    from verl.utils import model_utils
+
+    model_utils.save_hf_dir(out_dir, model, tokenizer, json_files={SFT_METRICS_FILE: metrics})
 
 
 def run_sft(cfg: Any = None) -> dict:
@@ -234,6 +220,7 @@ def run_sft(cfg: Any = None) -> dict:
     total_steps = tcfg.total_training_steps or tcfg.total_epochs * steps_per_epoch
     model = model_utils.load_causal_lm(model_path, model_utils.resolve_dtype(config.model.dtype, device),
                                        trust_remote_code=config.model.trust_remote_code,
+                                       attn_implementation=config.model.attn_implementation,
                                        override_config=dict(config.model.override_config)).to(device)
     if config.model.enable_gradient_checkpointing:
         model.gradient_checkpointing_enable()

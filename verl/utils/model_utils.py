@@ -6,12 +6,16 @@ name the path. Does not own FSDP wrapping or optimizers (see `verl.workers.fsdp_
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
+import shutil
+import tempfile
+from typing import Any, Callable, Optional
 
 import torch
 
-__all__ = ["resolve_device", "resolve_dtype", "load_tokenizer", "load_causal_lm", "load_value_model"]
+__all__ = ["resolve_device", "resolve_dtype", "load_tokenizer", "load_causal_lm", "load_value_model", "save_hf_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -20,13 +24,11 @@ _DTYPES = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat
 
 
 def resolve_device(device: str | None = None) -> torch.device:
-    """`device` ("cpu", "cuda", "auto"/None) -> torch.device; "auto" picks CUDA when available."""
-    if device in (None, "", "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if str(device).startswith("cuda") and not torch.cuda.is_available():
-        logger.warning("device=%s requested but CUDA is not available; using CPU", device)
-        return torch.device("cpu")
-    return torch.device(device)
+    """`device` ("cpu", "cuda", "auto"/None) as a torch.device, by the config's one rule
+    (`schema.resolve_device`: auto picks CUDA when visible; cuda without CUDA is an error)."""
+    from verl.agent_trainer.config.schema import resolve_device as resolve_device_name
+
+    return torch.device(resolve_device_name(str(device or "auto")))
 
 
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
@@ -101,3 +103,47 @@ def load_value_model(path: str, dtype: torch.dtype = torch.float32, trust_remote
     return AutoModelForTokenClassification.from_pretrained(
         path, config=config, dtype=dtype, trust_remote_code=trust_remote_code
     )
+
+
+def save_hf_dir(out_dir: str, model, tokenizer=None, *, state_dict: Optional[dict] = None, config=None,
+                json_files: Optional[dict[str, Any]] = None,
+                keep_existing: Optional[Callable[[str], bool]] = None) -> str:
+    """Write an HF model directory atomically: everything goes to a sibling temp dir, which then
+    replaces `out_dir`, so a reader (or a crash) never sees a half-written model.
+
+    Args:
+        out_dir: the directory to (re)place.
+        model: saved with `save_pretrained` (`state_dict` overrides its weights, e.g. gathered FSDP
+            shards); `config`, when given, is saved after it (e.g. the HF class's architectures).
+        tokenizer: saved alongside when given.
+        json_files: extra `{file name: JSON-able object}` written into the directory.
+        keep_existing: when the final swap fails because another writer put `out_dir` there first,
+            `keep_existing(out_dir)` True accepts that directory instead of raising.
+
+    Returns:
+        The absolute path of `out_dir`.
+    """
+    out_dir = os.path.abspath(os.path.expanduser(out_dir))
+    parent = os.path.dirname(out_dir)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}-", dir=parent)
+    try:
+        model.save_pretrained(tmp, **({"state_dict": state_dict} if state_dict is not None else {}))
+        if config is not None:
+            config.save_pretrained(tmp)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp)
+        for name, obj in (json_files or {}).items():
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
+                json.dump(obj, fh, indent=1, default=str)
+        if os.path.exists(out_dir):
+            shutil.rmtree(out_dir, ignore_errors=True)
+        try:
+            os.replace(tmp, out_dir)
+        except OSError:
+            if keep_existing is None or not keep_existing(out_dir):
+                raise
+    finally:
+        if os.path.exists(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out_dir

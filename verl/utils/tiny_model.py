@@ -16,8 +16,6 @@ import json
 import logging
 import os
 import random
-import shutil
-import tempfile
 
 __all__ = ["build_tiny_model", "default_tiny_model_path", "CHATML_TEMPLATE", "SPECIAL_TOKENS"]
 
@@ -202,25 +200,12 @@ def build_tiny_model(
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
 
-    # Write to a sibling temp dir, then swap in, so concurrent builders never see a half-written model.
-    parent = os.path.dirname(out_dir)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".tiny-model-", dir=parent)
-    try:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        with open(os.path.join(tmp, _MARKER), "w") as f:
-            json.dump(params, f)
-        if os.path.exists(out_dir):
-            shutil.rmtree(out_dir, ignore_errors=True)
-        try:
-            os.replace(tmp, out_dir)
-        except OSError:
-            if not _is_complete(out_dir, params):  # lost a race to a builder that did not finish
-                raise
-    finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
+    # Atomic: concurrent builders never see a half-written model; losing the race to a builder that
+    # finished is fine.
+    from verl.utils.model_utils import save_hf_dir
+
+    save_hf_dir(out_dir, model, tokenizer, json_files={_MARKER: params},
+                keep_existing=lambda path: _is_complete(path, params))
     logger.info("built tiny model (%d params, vocab %d) in %s",
                 sum(p.numel() for p in model.parameters()), config.vocab_size, out_dir)
     return out_dir

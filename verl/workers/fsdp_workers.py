@@ -23,7 +23,7 @@ import time
 import torch
 
 from verl.agent_trainer.config.schema import (ActorRolloutRefConfig, CheckpointConfig, CriticConfig, DataConfig,
-                                              FSDPConfig, OptimConfig, PPOConfig, RolloutConfig, as_section,
+                                              FSDPConfig, ModelConfig, OptimConfig, PPOConfig, RolloutConfig, as_section,
                                               load_config)
 from verl.protocol import DataProto
 from verl.utils import model_utils
@@ -302,11 +302,13 @@ class _ModelWorkerBase:
 
 
 # --------------------------------------------------------------------------------- actor/rollout/ref
-def build_rollout_engine(model_path: str, rollout_cfg: RolloutConfig, device: torch.device, trust_remote_code: bool = False):
+def build_rollout_engine(model_path: str, rollout_cfg: RolloutConfig, device: torch.device,
+                         model_cfg: ModelConfig | None = None):
     """Build the rollout engine named by `rollout_cfg.name` (`auto`: vllm on CUDA, else hf) for `model_path`.
 
     Engines follow engine_base's convention `cls(model_path, rollout_config, **kwargs)`; the HF engine
-    also gets the device. Shared by the actor worker and `verl.agent_trainer.main_generation`.
+    also gets the device and builds its model as the actor does (`model_cfg`: trust_remote_code,
+    attn_implementation, override_config). Shared by the actor worker and `main_generation`.
     """
     from verl.workers.rollout.engine_base import get_engine_cls
 
@@ -314,7 +316,10 @@ def build_rollout_engine(model_path: str, rollout_cfg: RolloutConfig, device: to
     name = rollout_cfg.name
     if name == "auto":
         name = "vllm" if device.type == "cuda" else "hf"
-    kwargs = {"device": str(device), "trust_remote_code": trust_remote_code} if name == "hf" else {}
+    model_cfg = model_cfg or ModelConfig(path=model_path)
+    kwargs = {"device": str(device), "trust_remote_code": model_cfg.trust_remote_code,
+              "attn_implementation": model_cfg.attn_implementation,
+              "override_config": dict(model_cfg.override_config)} if name == "hf" else {}
     return get_engine_cls(name)(model_path, rollout_cfg, **kwargs)
 
 
@@ -371,6 +376,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         if self._is_actor:
             # Master weights stay fp32 (AdamW on bf16 weights loses small updates); compute is cast.
             module = model_utils.load_causal_lm(model_path, dtype=torch.float32, trust_remote_code=trust,
+                                                attn_implementation=cfg.model.attn_implementation,
                                                 override_config=override)
             module.config.use_cache = False
             self.module = self._place(module, actor_cfg.fsdp_config, cfg.model.enable_gradient_checkpointing)
@@ -385,7 +391,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
         if self._is_ref:
             ref_dtype = self.compute_dtype if self.device.type == "cuda" else torch.float32
-            ref = model_utils.load_causal_lm(model_path, dtype=ref_dtype, trust_remote_code=trust, override_config=override)
+            ref = model_utils.load_causal_lm(model_path, dtype=ref_dtype, trust_remote_code=trust, override_config=override,
+                                             attn_implementation=cfg.model.attn_implementation)
             ref.requires_grad_(False)
             ref.eval()
             self.ref_module = self._place(ref, FSDPConfig(param_offload=cfg.ref.fsdp_config.param_offload), False)
@@ -399,7 +406,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
         rollout_cfg = self.config.rollout
         # The engine keeps its own copy of the weights (FSDP shards cannot be shared), refreshed by sync_weights().
-        self.engine = build_rollout_engine(self.model_path, rollout_cfg, self.device, self.config.model.trust_remote_code)
+        self.engine = build_rollout_engine(self.model_path, rollout_cfg, self.device, self.config.model)
         self.agent_loop = AgentLoop(self.engine, self.tokenizer, rollout_cfg, self.config.agentgym, self.data_config)
 
     # ------------------------------------------------------------------------------ rollout
@@ -489,10 +496,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         """Save the actor as a HuggingFace model + tokenizer that AutoModelForCausalLM loads."""
         state = _full_state_dict(self.module)
         if self.rank == 0:
-            os.makedirs(path, exist_ok=True)
-            self.module.save_pretrained(path, state_dict=state)
-            self._hf_config().save_pretrained(path)  # architectures of the HF class, not the FSDP wrapper
-            self.tokenizer.save_pretrained(path)
+            # the HF class's config (its architectures), not the FSDP wrapper's
+            model_utils.save_hf_dir(path, self.module, self.tokenizer, state_dict=state, config=self._hf_config())
             logger.info("exported HF model to %s", path)
         return path
 

@@ -33,6 +33,7 @@ _LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "s
 KL_TYPES = ("kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3")
 _KL_CHOICES = KL_TYPES + tuple(k + "+" for k in KL_TYPES)
 # Estimators whose baseline is the other samples of the same prompt: with rollout.n=1 they have none.
+ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2")
 GROUP_BASELINE_ESTIMATORS = ("grpo", "grpo_passk", "rloo", "opo", "reinforce_plus_plus_baseline", "gpg", "gigpo")
 _LOGGERS = ("console", "file", "tensorboard", "wandb")
 
@@ -109,8 +110,10 @@ class ModelConfig:
     use_remove_padding: bool = False
     dtype: str = "auto"
     override_config: dict = field(default_factory=dict)
+    attn_implementation: str = "sdpa"   # transformers' attention kernel: eager | sdpa | flash_attention_2 (GPU)
 
     def __post_init__(self):
+        _check_choice("actor_rollout_ref.model.attn_implementation", self.attn_implementation, ATTN_IMPLEMENTATIONS)
         if not self.path:
             raise ValueError("actor_rollout_ref.model.path is empty; set it to an HF model directory "
                              "(e.g. one built by `python -m verl.utils.tiny_model --out DIR`)")
@@ -733,6 +736,13 @@ def resolve_model_and_rollout(model: "ModelConfig", rollout: "RolloutConfig | No
     """Concrete `model.dtype` (bf16 on GPU, fp32 on CPU) and `rollout.name` (vllm on GPU when installed, else hf)."""
     if model.dtype == "auto":
         model = dataclasses.replace(model, dtype="bfloat16" if device == "cuda" else "float32")
+    if model.attn_implementation == "flash_attention_2":
+        if device != "cuda":
+            raise ValueError("actor_rollout_ref.model.attn_implementation=flash_attention_2 needs a CUDA device "
+                             f"(trainer.device resolved to {device}); use sdpa (the default) or eager")
+        if importlib.util.find_spec("flash_attn") is None:
+            raise ValueError("actor_rollout_ref.model.attn_implementation=flash_attention_2 needs the flash-attn "
+                             "package (pip install '.[gpu]'); use sdpa (the default) or eager")
     if rollout is not None and rollout.name == "auto":
         use_vllm = device == "cuda" and importlib.util.find_spec("vllm") is not None
         rollout = dataclasses.replace(rollout, name="vllm" if use_vllm else "hf")

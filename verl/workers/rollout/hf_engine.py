@@ -39,6 +39,7 @@ import torch
 import torch.nn.functional as F
 
 from verl.agent_trainer.config.schema import RolloutConfig, as_section
+from verl.utils import model_utils
 from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
 
 __all__ = ["HFEngine"]
@@ -68,6 +69,8 @@ class HFEngine(RolloutEngine):
         dtype: torch dtype or name; default float32 on CPU, config dtype (bfloat16) on GPU.
         max_batch_size: most requests generated together (default `config.max_num_seqs`, capped at 64).
         seed: base seed for requests that carry none (default `config.seed`, else 0).
+        attn_implementation, override_config: as `actor_rollout_ref.model.*` (the engine's copy of
+            the policy is built like the actor's).
         num_threads: torch intra-op threads of the engine's worker thread (a per-thread setting).
             Default on CPU: 1 for models under 50M parameters (tiny ops gain nothing from more
             threads, and OpenMP spinning on a loaded 2-core machine slowed generation 30x), else
@@ -88,6 +91,8 @@ class HFEngine(RolloutEngine):
         max_batch_size: int | None = None,
         seed: int | None = None,
         trust_remote_code: bool = False,
+        attn_implementation: str | None = None,
+        override_config: dict | None = None,
         num_threads: int | None = None,
         prefix_cache_mb: float = 512,
         join_min_frac: float = 0.5,
@@ -95,17 +100,14 @@ class HFEngine(RolloutEngine):
         if model is None and model_path is None:
             raise ValueError("HFEngine needs model_path (actor_rollout_ref.model.path) or a model object")
         config = as_section(RolloutConfig, config, "actor_rollout_ref.rollout")
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        if dtype is None:
-            dtype = torch.float32 if self.device.type == "cpu" else config.dtype
-        if isinstance(dtype, str):
-            if not hasattr(torch, dtype) or not isinstance(getattr(torch, dtype), torch.dtype):
-                raise ValueError(f"actor_rollout_ref.rollout.dtype={dtype!r} is not a torch dtype (e.g. float32, bfloat16)")
-            dtype = getattr(torch, dtype)
+        self.device = model_utils.resolve_device(device)
+        if dtype is None:  # float32 on CPU, the rollout's dtype on GPU
+            dtype = None if self.device.type == "cpu" else config.dtype
+        dtype = model_utils.resolve_dtype(dtype, self.device)
         if model is None:
-            from transformers import AutoModelForCausalLM
-
-            model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype, trust_remote_code=trust_remote_code)
+            model = model_utils.load_causal_lm(model_path, dtype, trust_remote_code=trust_remote_code,
+                                               attn_implementation=attn_implementation,
+                                               override_config=override_config)
         self.model = model.to(device=self.device, dtype=dtype).eval()
         self.max_batch_size = int(max_batch_size or min(config.max_num_seqs, 64))
         self.seed = int(seed if seed is not None else config.seed)

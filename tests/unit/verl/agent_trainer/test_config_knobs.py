@@ -150,3 +150,42 @@ def test_a_batch_the_ranks_cannot_share_fails_before_workers_start():
         check_batch_divides_ranks(cfg, 4)
     check_batch_divides_ranks(cfg, 5)  # 15 rows over 5 ranks: 3 each
     check_batch_divides_ranks(cfg, 1)
+
+
+def test_attn_implementation_is_selectable_and_reaches_the_models(tmp_path):
+    from verl.agent_trainer.config.schema import resolve_model_and_rollout
+    from verl.utils import model_utils
+    from verl.utils.tiny_model import build_tiny_model
+    from verl.workers.fsdp_workers import build_rollout_engine
+
+    assert _cfg().actor_rollout_ref.model.attn_implementation == "sdpa"
+    model = _cfg("actor_rollout_ref.model.attn_implementation=eager").actor_rollout_ref.model
+    with pytest.raises(ValueError, match=r"attn_implementation='flash'"):
+        _cfg("actor_rollout_ref.model.attn_implementation=flash")
+    flash = _cfg("actor_rollout_ref.model.attn_implementation=flash_attention_2").actor_rollout_ref.model
+    with pytest.raises(ValueError, match="flash_attention_2 needs a CUDA device"):
+        resolve_model_and_rollout(flash, None, "cpu")
+    path = build_tiny_model(str(tmp_path / "tiny"))
+    lm = model_utils.load_causal_lm(path, attn_implementation="eager")
+    assert lm.config._attn_implementation == "eager"
+    # the HF rollout engine builds its copy like the actor: attention kernel and override_config
+    import dataclasses
+
+    model = dataclasses.replace(model, path=path, override_config={"num_hidden_layers": 1})
+    engine = build_rollout_engine(path, _cfg().actor_rollout_ref.rollout, torch.device("cpu"), model)
+    try:
+        assert engine.model.config._attn_implementation == "eager" and len(engine.model.model.layers) == 1
+    finally:
+        engine.shutdown()
+
+
+def test_one_device_rule():
+    from verl.agent_trainer.config.schema import resolve_device
+    from verl.utils import model_utils
+
+    assert model_utils.resolve_device("cpu") == torch.device(resolve_device("cpu"))
+    assert model_utils.resolve_device(None) == torch.device(resolve_device("auto"))
+    if not torch.cuda.is_available():
+        for fn in (resolve_device, model_utils.resolve_device):  # one behaviour: an error, not a silent CPU
+            with pytest.raises(ValueError, match="no CUDA device is visible"):
+                fn("cuda")
