@@ -71,7 +71,7 @@ def main() -> None:
     from verl.protocol import DataProto
     from verl.utils.tiny_model import build_tiny_model
     from verl.workers.rollout.agent_loop import AgentLoop
-    from verl.workers.rollout.hf_engine import HFEngine
+    from verl.workers.rollout.hf_rollout import HFEngine
 
     path = build_tiny_model()
     tok = AutoTokenizer.from_pretrained(path)

@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def _throughput(engine, batch: int, tokens: int, repeats: int) -> float:
-    from verl.workers.rollout.engine_base import SamplingParams
+    from verl.workers.rollout.base import SamplingParams
 
     sp = SamplingParams(max_tokens=tokens, temperature=1.0)
     prompts = [[(13 * i + j) % 1900 + 3 for j in range(32)] for i in range(batch)]
@@ -53,7 +53,7 @@ def main() -> None:
     rows = []
 
     t0 = time.perf_counter()
-    from verl.workers.rollout.vllm_engine import VLLMEngine  # noqa: E402  (timed: vllm import happens in start)
+    from verl.workers.rollout.agent_vllm_rollout.vllm_rollout import VLLMEngine  # noqa: E402  (timed: vllm import happens in start)
 
     engine = VLLMEngine(path, {"max_model_len": 1024, "max_num_seqs": 64, "seed": 0})
     rows.append(("vllm", "engine start (import + init)", f"{time.perf_counter() - t0:.1f} s"))
@@ -70,7 +70,7 @@ def main() -> None:
     engine.shutdown()
     rows.append(("vllm", "shutdown", f"{time.perf_counter() - t0:.1f} s"))
 
-    from verl.workers.rollout.hf_engine import HFEngine
+    from verl.workers.rollout.hf_rollout import HFEngine
 
     t0 = time.perf_counter()
     hf = HFEngine(path)

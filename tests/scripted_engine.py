@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 
-from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams
+from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams
 
 __all__ = ["ScriptedWebshopEngine", "webshop_rule_action"]
 

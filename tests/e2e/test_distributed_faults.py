@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from helpers import free_port
-from unit.verl.workers.actor.test_fsdp_workers import dict_config, make_batch
+from unit.verl.workers.agent_actor.test_fsdp_workers import dict_config, make_batch
 
 
 def _run_ranks(fn, args: tuple, world: int = 2, deadline_s: float = 150.0) -> None:

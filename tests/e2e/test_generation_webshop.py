@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from verl.agent_trainer.main_generation import compute_metrics, load_categories, run_generation
-from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams
+from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEST_IDS = os.path.join(ROOT, "AgentItemId", "webshop_test.json")

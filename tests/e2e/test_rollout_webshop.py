@@ -53,7 +53,7 @@ def test_scripted_shopper_buys_through_the_loop(webshop_url, tiny):
 
 
 def test_tiny_model_rollout_against_server(webshop_url, tiny):
-    from verl.workers.rollout.hf_engine import HFEngine
+    from verl.workers.rollout.hf_rollout import HFEngine
 
     path, tok = tiny
     engine = HFEngine(path)

@@ -59,7 +59,7 @@ def hf_model(model_dir):
 
 @pytest.fixture(scope="module")
 def engine(model_dir):
-    from verl.workers.rollout.engine_base import get_engine_cls
+    from verl.workers.rollout.base import get_engine_cls
 
     t0 = time.perf_counter()
     eng = get_engine_cls("vllm")(model_dir, {"max_model_len": 2048, "max_num_seqs": 32, "seed": 0})
@@ -73,7 +73,7 @@ def _run(coro):
 
 
 def _gen(engine, prompt, **kw):
-    from verl.workers.rollout.engine_base import SamplingParams
+    from verl.workers.rollout.base import SamplingParams
 
     return _run(engine.generate(prompt, SamplingParams(**kw)))
 
@@ -135,7 +135,7 @@ def test_stop_token_ends_generation_and_is_kept(engine, hf_model):
 
 
 def test_concurrent_requests_batch_and_match_sequential(engine, hf_model):
-    from verl.workers.rollout.engine_base import SamplingParams
+    from verl.workers.rollout.base import SamplingParams
 
     prompts = [[(7 * i + j) % 1900 + 3 for j in range(4 + i % 5)] for i in range(16)]
     greedy = SamplingParams(max_tokens=10, temperature=0)

@@ -34,7 +34,7 @@ import hydra
 import torch
 
 from verl.agent_trainer.config.sft_schema import SFTConfig, check_sft_override_keys, load_sft_config
-from verl.workers.rollout.agent_loop import (DEFAULT_SYSTEM_PROMPT, chat_template_pieces, encode_text,
+from verl.workers.rollout.tokenizer import (DEFAULT_SYSTEM_PROMPT, chat_template_pieces, encode_text,
                                              initial_messages, observation_token_ids, render_chat)
 
 __all__ = ["main", "run_sft", "load_conversations", "tokenize_conversation", "is_trained_turn", "SFT_METRICS_FILE"]

@@ -4,7 +4,7 @@ Owns loading models and tokenizers, device/dtype placement, FSDP wrapping on mul
 optional param/optimizer offload and gradient checkpointing), AdamW + LR schedule, the rollout
 engine and agent loop, weight sync into the engine after each update, checkpoints (model,
 optimizer, scheduler, RNG) and the HuggingFace export. The math lives in
-`verl.workers.actor.dp_actor` / `verl.workers.critic.dp_critic`; the loop lives in the trainer.
+`verl.workers.agent_actor.dp_actor` / `verl.workers.agent_critic.dp_critic`; the loop lives in the trainer.
 
 These are plain classes; the trainer wraps them with `ray.remote(num_cpus=<fraction>)`. On CPU (or
 one process) the model is a plain `nn.Module`; FSDP is imported only when CUDA is used with a
@@ -310,7 +310,7 @@ def build_rollout_engine(model_path: str, rollout_cfg: RolloutConfig, device: to
     also gets the device and builds its model as the actor does (`model_cfg`: trust_remote_code,
     attn_implementation, override_config). Shared by the actor worker and `main_generation`.
     """
-    from verl.workers.rollout.engine_base import get_engine_cls
+    from verl.workers.rollout.base import get_engine_cls
 
     rollout_cfg = as_section(RolloutConfig, rollout_cfg, "actor_rollout_ref.rollout")
     name = rollout_cfg.name
@@ -360,7 +360,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
     # ------------------------------------------------------------------------------ init
     def init_model(self) -> None:
         """Load tokenizer and models, build optimizer/scheduler, the engine and the agent loop."""
-        from verl.workers.actor.dp_actor import DataParallelPPOActor
+        from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
 
         cfg = self.config
         self._setup_device(self._device_pref)
@@ -543,7 +543,7 @@ class CriticWorker(_ModelWorkerBase):
 
     def init_model(self) -> None:
         """Load the value model (backbone + 1-output head), optimizer and scheduler."""
-        from verl.workers.critic.dp_critic import DataParallelPPOCritic
+        from verl.workers.agent_critic.dp_critic import DataParallelPPOCritic
 
         cfg = self.config
         self._setup_device(self._device_pref)

@@ -41,7 +41,6 @@ import os
 import sys
 import time
 import weakref
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -52,52 +51,16 @@ from verl.protocol import DataProto, to_object_array
 from verl.utils.agentgym.client import EnvClientPool
 from verl.utils.dataset import parse_item_id
 from verl.agent_trainer.config.schema import AgentGymConfig, DataConfig, RolloutConfig, as_section
-from verl.workers.rollout.engine_base import RolloutEngine, SamplingParams
+from verl.workers.rollout.base import RolloutEngine, SamplingParams
+from verl.workers.rollout.naive.naive_rollout import SingleTurnBudget, single_turn_trajectory
+from verl.workers.rollout.schemas import Trajectory
+from verl.workers.rollout.tokenizer import (DEFAULT_SYSTEM_PROMPT, chat_template_pieces, encode_text, initial_messages,
+                                            observation_token_ids, render_chat)
 
-__all__ = ["AgentLoop", "Trajectory", "TooManyEnvFailures", "check_env_failures", "DEFAULT_SYSTEM_PROMPT", "initial_messages", "render_chat", "encode_text",
-           "chat_template_pieces", "observation_token_ids"]
+__all__ = ["AgentLoop", "TooManyEnvFailures", "check_env_failures"]
 
 logger = logging.getLogger(__name__)
 
-# AgentGym-RL's hard-coded system line (Qwen2.5's default); override with rollout.system_prompt.
-DEFAULT_SYSTEM_PROMPT = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
-_ROLE = {"human": "user", "gpt": "assistant", "user": "user", "assistant": "assistant", "system": "system"}
-
-
-@dataclass
-class Trajectory:
-    """Everything one rollout row produced (token lists are unpadded)."""
-
-    item_id: str
-    prompt_ids: list[int] = field(default_factory=list)
-    response_ids: list[int] = field(default_factory=list)
-    response_mask: list[int] = field(default_factory=list)
-    log_probs: list[float] = field(default_factory=list)
-    messages: list[dict] = field(default_factory=list)
-    turn_rewards: list[float] = field(default_factory=list)
-    turn_end_idx: list[int] = field(default_factory=list)   # response index of each turn's last model token
-    anchor_obs: list[str] = field(default_factory=list)     # observation each turn acted on
-    reward: float = 0.0
-    num_turns: int = 0
-    terminated: bool = False
-    truncated: bool = False
-    env_error: str = ""
-    gen_s: float = 0.0
-    env_s: float = 0.0
-    generated_tokens: int = 0
-
-    def add_model_tokens(self, ids: list[int], log_probs: list[float]) -> None:
-        self.response_ids.extend(ids)
-        self.response_mask.extend([1] * len(ids))
-        self.log_probs.extend(float(x) for x in log_probs)
-        self.generated_tokens += len(ids)
-        if ids:
-            self.turn_end_idx.append(len(self.response_ids) - 1)
-
-    def add_context_tokens(self, ids: list[int]) -> None:
-        self.response_ids.extend(ids)
-        self.response_mask.extend([0] * len(ids))
-        self.log_probs.extend([0.0] * len(ids))
 
 
 class _ActivityClock:
@@ -306,18 +269,10 @@ class AgentLoop:
 
     async def _single_turn(self, item_id: str, messages: list[dict], sampling: SamplingParams, seed_base: int,
                            clock: _ActivityClock) -> Trajectory:
-        traj = Trajectory(item_id=item_id, messages=list(messages))
-        traj.prompt_ids = self._encode(self._render(messages, add_generation_prompt=True))
-        if len(traj.prompt_ids) > self.max_prompt_length:
-            traj.env_error = f"prompt_too_long: {len(traj.prompt_ids)} tokens > data.max_prompt_length={self.max_prompt_length}"
-            traj.truncated = True
-            return traj
-        room = min(self.max_response_length, self.max_model_len - len(traj.prompt_ids), self.max_tokens)
-        gen = await self._generate(traj, room, sampling, seed_base, clock)
-        traj.num_turns = 1
-        traj.truncated = gen.finish_reason != "stop"
-        traj.messages.append({"role": "assistant", "content": self.tokenizer.decode(gen.token_ids, skip_special_tokens=True)})
-        return traj
+        budget = SingleTurnBudget(self.max_prompt_length, self.max_response_length, self.max_model_len, self.max_tokens)
+        return await single_turn_trajectory(
+            self.tokenizer, item_id, messages, budget,
+            lambda traj, room: self._generate(traj, room, sampling, seed_base, clock))
 
     async def _reset(self, index: int, traj: Trajectory, clock: _ActivityClock):
         """Acquire a client and reset it to `index`; a stale pooled client gets one fresh retry."""
@@ -509,61 +464,6 @@ class AgentLoop:
                     "env_error": t.env_error, "gen_s": round(t.gen_s, 4), "env_s": round(t.env_s, 4),
                     "messages": t.messages,
                 }, ensure_ascii=False) + "\n")
-
-
-# ---------------------------------------------------------------------- chat tokenisation (shared with main_sft)
-def initial_messages(system_prompt: str | None, conversation_start, observation: str) -> list[dict]:
-    """The first prompt's chat: system line (if any), the client's `conversation_start` turns, the first observation."""
-    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    for turn in conversation_start or ():
-        messages.append({"role": _ROLE[turn["from"]], "content": turn["value"]})
-    messages.append({"role": "user", "content": observation})
-    return messages
-
-
-def render_chat(tokenizer, messages: list[dict], add_generation_prompt: bool) -> str:
-    """`messages` rendered with the tokenizer's chat template (text, not ids)."""
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
-
-
-def encode_text(tokenizer, text: str) -> list[int]:
-    """Ids of already-templated text (no BOS/EOS added)."""
-    return list(tokenizer.encode(text, add_special_tokens=False))
-
-
-def chat_template_pieces(tokenizer) -> tuple[str, tuple[str, str]]:
-    """Find, from the chat template itself, what closes an assistant turn and how a user turn
-    plus the next assistant header are written (the template must be append-only).
-
-    Returns:
-        `(closing, (before, after))`: an assistant turn ends with `closing`; an observation turn is
-        written as `before + observation + after` (`after` ends with the next assistant header).
-    """
-    content, obs = "\x00ASSISTANT\x00", "\x00OBSERVATION\x00"
-    head = [{"role": "user", "content": "u"}, {"role": "assistant", "content": content}]
-    prev = render_chat(tokenizer, head, add_generation_prompt=False)
-    full = render_chat(tokenizer, head + [{"role": "user", "content": obs}], add_generation_prompt=True)
-    if not full.startswith(prev) or content not in prev or obs not in full:
-        raise ValueError("the tokenizer's chat template is not append-only (rendering one more user turn changes "
-                         "earlier text); multi-turn token bookkeeping needs a ChatML-like template")
-    closing = prev[prev.rindex(content) + len(content):]
-    delta = full[len(prev):]
-    before, _, after = delta.partition(obs)
-    return closing, (before, after)
-
-
-def observation_token_ids(tokenizer, pieces: tuple[str, tuple[str, str]], observation: str,
-                          stop_token: int | None) -> list[int]:
-    """Ids appended after a model turn: rest of the turn closing, the user turn, the assistant header.
-
-    `pieces` is `chat_template_pieces(tokenizer)`; `stop_token` is the stop id the model produced
-    (None when the turn hit max_tokens); when it is the template's end-of-turn text, only the rest of
-    the closing is appended (mask 0)."""
-    closing, (before, after) = pieces
-    stop_text = tokenizer.decode([stop_token]) if stop_token is not None else None
-    if stop_text and closing.startswith(stop_text):
-        closing = closing[len(stop_text):]  # the model produced the end-of-turn token itself
-    return encode_text(tokenizer, closing + before + observation + after)
 
 
 def _close_resources(pool: EnvClientPool, executor: concurrent.futures.ThreadPoolExecutor) -> None:

@@ -6,7 +6,7 @@ from omegaconf import OmegaConf
 
 from verl.agent_trainer.config.schema import default_config_path, load_config
 from verl.agent_trainer.ppo import core_algos as ca
-from verl.workers.actor.dp_actor import DataParallelPPOActor
+from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
 
 
 def _cfg(*overrides):
@@ -79,7 +79,7 @@ def test_loss_scale_factor_divides_the_dr_grpo_loss():
 
 
 def test_rollout_vllm_knobs_reach_the_engine_args_with_the_schema_defaults(monkeypatch):
-    from verl.workers.rollout.vllm_engine import engine_args  # needs no vLLM install
+    from verl.workers.rollout.agent_vllm_rollout.vllm_rollout import engine_args  # needs no vLLM install
 
     rollout = _cfg().actor_rollout_ref.rollout
     gpu = engine_args("m", rollout, on_cpu=False)

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine
+from verl.workers.rollout.base import GenerationOutput, RolloutEngine
 
 
 @pytest.fixture(scope="session")

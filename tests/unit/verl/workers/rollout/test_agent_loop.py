@@ -123,7 +123,7 @@ def test_exact_masks_and_reward_over_several_turns(tokenizer, scripted_engine_cl
 def test_ids_trained_equal_ids_sampled_with_hf_engine(tiny_model_dir, tokenizer):
     from transformers import AutoModelForCausalLM
 
-    from verl.workers.rollout.hf_engine import HFEngine
+    from verl.workers.rollout.hf_rollout import HFEngine
 
     class Recording(HFEngine):
         calls = []
@@ -286,7 +286,7 @@ def test_other_stop_token_keeps_full_turn_closing(tokenizer, scripted_engine_cls
 
 
 def test_rollout_is_reproducible_for_a_seed(tiny_model_dir, tokenizer):
-    from verl.workers.rollout.hf_engine import HFEngine
+    from verl.workers.rollout.hf_rollout import HFEngine
 
     eng = HFEngine(tiny_model_dir)
     loop = _loop(eng, tokenizer, max_tokens=8, R=96)

@@ -5,8 +5,8 @@ import asyncio
 import pytest
 import torch
 
-from verl.workers.rollout.engine_base import SamplingParams, get_engine_cls
-from verl.workers.rollout.hf_engine import HFEngine, _sample_rows
+from verl.workers.rollout.base import SamplingParams, get_engine_cls
+from verl.workers.rollout.hf_rollout import HFEngine, _sample_rows
 
 
 @pytest.fixture(scope="module")

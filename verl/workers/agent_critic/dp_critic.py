@@ -13,14 +13,15 @@ import torch
 from verl.agent_trainer.config.schema import CriticConfig, as_section
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import masked_mean
-from verl.workers.actor.base import iter_slices, response_forward, run_ppo_epochs
+from verl.workers.agent_actor.base import iter_slices, response_forward, run_ppo_epochs
+from verl.workers.agent_critic.base import BasePPOCritic
 
 __all__ = ["DataParallelPPOCritic"]
 
 logger = logging.getLogger(__name__)
 
 
-class DataParallelPPOCritic:
+class DataParallelPPOCritic(BasePPOCritic):
     """Value model wrapper.
 
     Args:
@@ -34,7 +35,7 @@ class DataParallelPPOCritic:
 
     Attributes:
         trim_padding: drop the columns that are padding in every row of a micro-batch before the
-            forward pass (exact; see `verl.workers.actor.base.response_forward`).
+            forward pass (exact; see `verl.workers.agent_actor.base.response_forward`).
     """
 
     def __init__(self, config, critic_module: torch.nn.Module, critic_optimizer: torch.optim.Optimizer | None = None,

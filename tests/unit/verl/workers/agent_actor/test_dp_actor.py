@@ -8,8 +8,8 @@ import torch
 from omegaconf import OmegaConf
 
 from actor_testlib import make_batch, tiny_qwen2
-from verl.workers.actor.base import micro_weight, padding_trim_bounds
-from verl.workers.actor.dp_actor import DataParallelPPOActor
+from verl.workers.agent_actor.base import micro_weight, padding_trim_bounds
+from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
 
 
 @pytest.fixture

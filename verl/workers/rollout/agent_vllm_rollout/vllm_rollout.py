@@ -40,7 +40,7 @@ from typing import Any, Iterable, Iterator
 import torch
 
 from verl.agent_trainer.config.schema import RolloutConfig, as_section
-from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
+from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
 
 __all__ = ["VLLMEngine", "VLLMWorkerExtension", "engine_args"]
 

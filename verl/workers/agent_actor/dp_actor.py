@@ -15,7 +15,7 @@ import torch
 from verl.agent_trainer.config.schema import ActorConfig, as_section
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import entropy_from_logits, logprobs_from_logits
-from verl.workers.actor.base import effective_agg_mode, iter_slices, response_forward, run_ppo_epochs
+from verl.workers.agent_actor.base import BasePPOActor, effective_agg_mode, iter_slices, response_forward, run_ppo_epochs
 
 __all__ = ["DataParallelPPOActor", "logprobs_and_entropy"]
 
@@ -43,7 +43,7 @@ def logprobs_and_entropy(logits: torch.Tensor, labels: torch.Tensor, with_entrop
     return log_probs, entropy
 
 
-class DataParallelPPOActor:
+class DataParallelPPOActor(BasePPOActor):
     """PPO/GRPO actor over a (possibly FSDP-wrapped) causal LM.
 
     Args:

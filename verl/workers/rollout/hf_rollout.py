@@ -40,7 +40,7 @@ import torch.nn.functional as F
 
 from verl.agent_trainer.config.schema import RolloutConfig, as_section
 from verl.utils import model_utils
-from verl.workers.rollout.engine_base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
+from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
 
 __all__ = ["HFEngine"]
 

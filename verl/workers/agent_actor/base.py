@@ -1,11 +1,12 @@
-"""Pieces shared by the PPO actor and critic: batch slicing into mini/micro
-batches, gradient-accumulation weights, the clipped optimizer step and the response forward pass
-(with all-padding columns trimmed per micro-batch).
+"""The actor interface (`BasePPOActor`, as in AgentGym-RL's verl) and the pieces the PPO actor and
+critic share: batch slicing into mini/micro batches, gradient-accumulation weights, the clipped
+optimizer step and the response forward pass (with all-padding columns trimmed per micro-batch).
 
-Owns nothing model-specific; `dp_actor.py` and `critic/dp_critic.py` build on it.
+Owns nothing model-specific; `dp_actor.py` and `agent_critic/dp_critic.py` build on it.
 """
 from __future__ import annotations
 
+import abc
 import logging
 import math
 from collections import defaultdict
@@ -17,10 +18,22 @@ import torch.nn.functional as F
 
 from verl.agent_trainer.ppo import core_algos
 
-__all__ = ["iter_slices", "micro_weight", "clip_grad_and_step", "run_ppo_epochs", "forward_response_logits",
+__all__ = ["BasePPOActor", "iter_slices", "micro_weight", "clip_grad_and_step", "run_ppo_epochs", "forward_response_logits",
            "padding_trim_bounds", "response_forward"]
 
 logger = logging.getLogger(__name__)
+
+class BasePPOActor(abc.ABC):
+    """What a PPO actor does on one data-parallel rank."""
+
+    @abc.abstractmethod
+    def compute_log_prob(self, data, calculate_entropy: bool = True):
+        """Log-probs (and entropies) of `data`'s response tokens under the current policy."""
+
+    @abc.abstractmethod
+    def update_policy(self, data) -> dict[str, float]:
+        """PPO epochs of policy updates on `data`; returns the update's metrics."""
+
 
 # Losses that aggregate per sequence whatever loss_agg_mode says (see core_algos).
 _SEQ_MEAN_LOSS_MODES = {"gspo", "sapo", "geo_mean"}

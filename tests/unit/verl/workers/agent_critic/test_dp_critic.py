@@ -8,8 +8,8 @@ import torch
 from omegaconf import OmegaConf
 
 from verl.protocol import DataProto
-from verl.workers.actor.base import padding_trim_bounds
-from verl.workers.critic.dp_critic import DataParallelPPOCritic
+from verl.workers.agent_actor.base import padding_trim_bounds
+from verl.workers.agent_critic.dp_critic import DataParallelPPOCritic
 
 
 def tiny_value_model(seed: int = 0):

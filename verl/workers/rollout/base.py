@@ -92,8 +92,8 @@ class RolloutEngine(abc.ABC):
 # Built-ins are lazy "module:Class" targets: vLLM is imported only when asked for, so a CPU install never
 # needs it; each engine module registers its class over its own target when imported.
 ENGINES = Registry("rollout engine", "actor_rollout_ref.rollout.name", {
-    "hf": "verl.workers.rollout.hf_engine:HFEngine",
-    "vllm": "verl.workers.rollout.vllm_engine:VLLMEngine",
+    "hf": "verl.workers.rollout.hf_rollout:HFEngine",
+    "vllm": "verl.workers.rollout.agent_vllm_rollout.vllm_rollout:VLLMEngine",
 })
 
 

@@ -1,1 +1,0 @@
-"""PPO actor compute core (log-probs and policy updates)."""

@@ -1,0 +1,1 @@
+"""PPO critic compute core: the critic interface (`base`) and the data-parallel value model (`dp_critic`)."""

@@ -1,1 +1,0 @@
-"""PPO critic (value model) workers' compute core."""

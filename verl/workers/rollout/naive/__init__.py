@@ -1,0 +1,1 @@
+"""Single-turn rollout (chat-prompt rows of non-environment datasets)."""
