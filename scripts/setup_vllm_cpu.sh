@@ -22,7 +22,7 @@ verify() {
 import importlib.metadata as md
 import torch
 import vllm  # noqa: F401
-import verl.workers.rollout.engine_base  # noqa: F401  (the project imports here)
+import verl.workers.rollout.base  # noqa: F401  (the project imports here)
 for gone in ("torchvision", "torchaudio", "torchcodec"):
     try:
         md.version(gone)
