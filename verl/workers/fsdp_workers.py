@@ -306,7 +306,7 @@ def build_rollout_engine(model_path: str, rollout_cfg: RolloutConfig, device: to
                          model_cfg: ModelConfig | None = None):
     """Build the rollout engine named by `rollout_cfg.name` (`auto`: vllm on CUDA, else hf) for `model_path`.
 
-    Engines follow engine_base's convention `cls(model_path, rollout_config, **kwargs)`; the HF engine
+    Engines follow rollout.base's convention `cls(model_path, rollout_config, **kwargs)`; the HF engine
     also gets the device and builds its model as the actor does (`model_cfg`: trust_remote_code,
     attn_implementation, override_config). Shared by the actor worker and `main_generation`.
     """
