@@ -1,0 +1,64 @@
+# The one runner behind scripts/{webshop,webarena}_{train,eval}.sh. Source it after env_server.sh.
+#
+#   run_job TASK KIND [hydra.key=value ...]     TASK: webshop | webarena, KIND: train | eval
+#
+# Picks the Python, detects the profile (PROFILE=cpu|gpu; gpu when nvidia-smi lists GPUs), reuses or
+# starts the TASK env server at ENV_ADDR (stopped on exit), builds the tiny model for the CPU profile
+# when MODEL_PATH is unset, then runs main_ppo (train) or main_generation (eval) with the overrides in
+# scripts/profiles/TASK_KIND.args and TASK_KIND_PROFILE.args (one per line, $VARS expanded), then
+# those the calling script adds in a `job_overrides` function (called once PROFILE is known; it
+# appends to OVERRIDES), then the command line's (last, so they win).
+# Environment: PYTHON, ENV_ADDR, MODEL_PATH, TINY_MODEL_DIR, EXPERIMENT (train), PROFILE,
+#   WEBSHOP_ARGS / WEBARENA_ARGS (extra server flags).
+
+# OVERRIDES += the Hydra overrides in each file (blank lines and '#' comments skipped; $VARS expanded).
+read_overrides() {
+  local file line
+  for file in "$@"; do
+    while IFS= read -r line || [[ -n "$line" ]]; do
+      line="${line%%#*}"
+      line="${line#"${line%%[![:space:]]*}"}"
+      line="${line%"${line##*[![:space:]]}"}"
+      [[ -z "$line" ]] && continue
+      eval "line=\"$line\""
+      OVERRIDES+=("$line")
+    done < "$file"
+  done
+}
+
+run_job() {
+  local task="$1" kind="$2" port module
+  shift 2
+  case "$task" in
+    webshop) port=36001 ;;
+    webarena) port=36005 ;;
+    *) echo "run_job: unknown task $task" >&2; return 2 ;;
+  esac
+  case "$kind" in
+    train) module=verl.agent_trainer.main_ppo ;;
+    eval) module=verl.agent_trainer.main_generation ;;
+    *) echo "run_job: unknown kind $kind" >&2; return 2 ;;
+  esac
+  pick_python "$ROOT"
+  export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TOKENIZERS_PARALLELISM=false HYDRA_FULL_ERROR=1 RAY_USAGE_STATS_ENABLED=0
+  ENV_ADDR="${ENV_ADDR:-http://127.0.0.1:$port}"
+  NGPU=0
+  if command -v nvidia-smi >/dev/null 2>&1; then NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true); fi
+  PROFILE="${PROFILE:-$([[ "$NGPU" -gt 0 ]] && echo gpu || echo cpu)}"
+  if [[ "$kind" == train ]]; then EXPERIMENT="${EXPERIMENT:-${task}_grpo_${PROFILE}}"; fi
+  # the CPU profile caps WebArena observations (a tiny model's context is short)
+  if [[ "$task" == webarena && "$PROFILE" == cpu ]]; then WEBARENA_ARGS="${WEBARENA_ARGS:---max-obs-chars 1500}"; fi
+  "ensure_${task}_server" "$ENV_ADDR" "${task}_${kind}"
+  if [[ "$PROFILE" == gpu ]]; then
+    export VLLM_USE_MODELSCOPE=0 VLLM_WORKER_MULTIPROC_METHOD=spawn PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+  elif [[ -z "${MODEL_PATH:-}" ]]; then
+    TINY_MODEL_DIR="${TINY_MODEL_DIR:-$ROOT/saves/tiny_model}"
+    "$PYTHON" -m verl.utils.tiny_model --out "$TINY_MODEL_DIR"
+    MODEL_PATH="$TINY_MODEL_DIR"
+  fi
+  OVERRIDES=()
+  read_overrides "$ROOT/scripts/profiles/${task}_${kind}.args" "$ROOT/scripts/profiles/${task}_${kind}_${PROFILE}.args"
+  if declare -F job_overrides >/dev/null; then job_overrides; fi
+  echo "[${task}_${kind}] profile=$PROFILE${EXPERIMENT:+ experiment=$EXPERIMENT}"
+  "$PYTHON" -m "$module" "${OVERRIDES[@]}" "$@"
+}
