@@ -56,7 +56,8 @@ def test_sft_on_expert_demos_lowers_loss_and_saves_a_loadable_model(demos, tmp_p
 
 
 def test_unknown_override_key_names_close_matches():
-    from verl.agent_trainer.config.sft_schema import check_sft_override_keys
+    from verl.agent_trainer.config.schema import check_override_keys
+    from verl.agent_trainer.config.sft_schema import SFTConfig
 
     with pytest.raises(ValueError, match="micro_batch_size"):
-        check_sft_override_keys(["data.micro_batch=2"])
+        check_override_keys(["data.micro_batch=2"], root=SFTConfig)

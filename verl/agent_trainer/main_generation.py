@@ -34,8 +34,8 @@ import hydra
 import numpy as np
 
 from agentenv.controller.types import is_success
-from verl.agent_trainer.config.generation_schema import (GenerationConfig, check_generation_override_keys,
-                                                         load_generation_config)
+from verl.agent_trainer.config.generation_schema import GenerationConfig, load_generation_config
+from verl.agent_trainer.config.schema import console_entry
 
 __all__ = ["main", "run_generation", "load_categories", "compute_metrics", "summarize"]
 
@@ -246,13 +246,7 @@ def _hydra_main(cfg) -> None:
                  f"see env_error in trajectories.jsonl")
 
 
-def main() -> None:
-    """Console entry: check the command-line keys (with close matches), then hand over to Hydra."""
-    try:
-        check_generation_override_keys(sys.argv[1:])
-    except ValueError as exc:
-        sys.exit(f"error: {exc}")
-    _hydra_main()
+main = console_entry(GenerationConfig, _hydra_main)
 
 
 if __name__ == "__main__":

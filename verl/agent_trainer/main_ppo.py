@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 
 import hydra
 
-from verl.agent_trainer.config.schema import PPOConfig, check_override_keys, load_config
+from verl.agent_trainer.config.schema import PPOConfig, console_entry, load_config
 
 __all__ = ["main", "run_ppo", "init_ray"]
 
@@ -69,13 +68,7 @@ def _hydra_main(cfg) -> None:
     run_ppo(cfg)
 
 
-def main() -> None:
-    """Console entry: check the command-line keys (with close matches), then hand over to Hydra."""
-    try:
-        check_override_keys(sys.argv[1:])
-    except ValueError as exc:
-        sys.exit(f"error: {exc}")
-    _hydra_main()
+main = console_entry(PPOConfig, _hydra_main)
 
 
 if __name__ == "__main__":

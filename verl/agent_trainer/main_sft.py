@@ -26,14 +26,14 @@ import logging
 import math
 import os
 import random
-import sys
 import time
 from typing import Any, Sequence
 
 import hydra
 import torch
 
-from verl.agent_trainer.config.sft_schema import SFTConfig, check_sft_override_keys, load_sft_config
+from verl.agent_trainer.config.schema import console_entry
+from verl.agent_trainer.config.sft_schema import SFTConfig, load_sft_config
 from verl.workers.rollout.tokenizer import (DEFAULT_SYSTEM_PROMPT, chat_template_pieces, encode_text,
                                              initial_messages, observation_token_ids, render_chat)
 
@@ -283,13 +283,7 @@ def _hydra_main(cfg) -> None:
           f"{metrics['final_loss']:.4f}, {metrics['wall_s']:.1f}s; model: {metrics['output_dir']}")
 
 
-def main() -> None:
-    """Console entry: check the command-line keys (with close matches), then hand over to Hydra."""
-    try:
-        check_sft_override_keys(sys.argv[1:])
-    except ValueError as exc:
-        sys.exit(f"error: {exc}")
-    _hydra_main()
+main = console_entry(SFTConfig, _hydra_main)
 
 
 if __name__ == "__main__":

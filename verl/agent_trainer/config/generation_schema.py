@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from verl.agent_trainer.config.schema import (AgentGymConfig, ModelConfig, RolloutConfig, _check_choice,
-                                              _check_positive, check_override_keys, load_dataclass_config,
+                                              _check_positive, load_dataclass_config,
                                               resolve_device, resolve_model_and_rollout)
 
-__all__ = ["GenerationDataConfig", "GenerationTrainerConfig", "GenerationConfig", "load_generation_config",
-           "check_generation_override_keys", "generation_config_path"]
+__all__ = ["GenerationDataConfig", "GenerationTrainerConfig", "GenerationConfig", "load_generation_config"]
 
 
 @dataclass(frozen=True)
@@ -80,20 +79,6 @@ def _resolve_auto(cfg: GenerationConfig) -> GenerationConfig:
 
 
 def load_generation_config(cfg: Any = None, resolve_auto: bool = True) -> GenerationConfig:
-    """Convert a Hydra `DictConfig` (or dict, or None for the shipped defaults) into a `GenerationConfig`.
-
-    Raises:
-        ValueError: unknown key (with close matches), wrong type, or an invalid value.
-    """
-    config = load_dataclass_config(GenerationConfig, cfg, generation_config_path())
-    return _resolve_auto(config) if resolve_auto else config
-
-
-def generation_config_path() -> str:
-    """Path of the shipped `generation.yaml`."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "generation.yaml")
-
-
-def check_generation_override_keys(overrides: list[str]) -> None:
-    """Fail early, with close matches, on `key=value` command-line overrides naming no config key."""
-    check_override_keys(overrides, root=GenerationConfig)
+    """Convert a Hydra `DictConfig` (or dict, or None for the shipped `generation.yaml`) into a
+    `GenerationConfig` (errors as `schema.load_dataclass_config`)."""
+    return load_dataclass_config(GenerationConfig, cfg, "generation.yaml", _resolve_auto if resolve_auto else None)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib.util
+import sys
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Union
+from typing import Any, Callable, List, Optional, Union
 
 __all__ = [
     "load_dataclass_config", "resolve_device", "resolve_model_and_rollout",
@@ -24,6 +25,7 @@ __all__ = [
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
     "KLCtrlConfig", "RoundsCtrlConfig", "GiGPOConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
     "load_config", "from_dict", "to_dict", "as_section", "COMPAT_ONLY_KEYS", "warn_compat_keys", "check_override_keys", "default_config_path",
+    "shipped_config_path", "console_entry",
 ]
 
 _LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
@@ -805,10 +807,11 @@ def warn_compat_keys(cfg: Any, defaults: Any = None, path: str = "") -> list[str
     return warned
 
 
-def load_dataclass_config(root: type, cfg: Any, yaml_path: str) -> Any:
-    """Convert a Hydra `DictConfig` (or dict, or None for the YAML at `yaml_path`) into the dataclass `root`.
+def load_dataclass_config(root: type, cfg: Any, yaml_name: str, resolve: Optional[Callable[[Any], Any]] = None) -> Any:
+    """Convert a Hydra `DictConfig` (or dict, or None for the shipped `yaml_name`) into the dataclass `root`.
 
-    Interpolations such as `${trainer.project_name}` are resolved first.
+    Interpolations such as `${trainer.project_name}` are resolved first; `resolve` (e.g. replacing
+    `auto` device/engine/dtype values for this machine) is applied last.
 
     Raises:
         ValueError: unknown key (with close matches), wrong type, or an invalid value.
@@ -816,12 +819,33 @@ def load_dataclass_config(root: type, cfg: Any, yaml_path: str) -> Any:
     from omegaconf import DictConfig, OmegaConf
 
     if cfg is None:
-        cfg = OmegaConf.load(yaml_path)
+        cfg = OmegaConf.load(shipped_config_path(yaml_name))
     if isinstance(cfg, DictConfig):
         cfg = OmegaConf.to_container(cfg, resolve=True)
     config = from_dict(root, cfg)
     warn_compat_keys(config)
-    return config
+    return resolve(config) if resolve is not None else config
+
+
+def shipped_config_path(yaml_name: str) -> str:
+    """Path of a YAML shipped beside this module (`ppo_trainer.yaml`, `sft_trainer.yaml`, ...)."""
+    import os
+
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), yaml_name)
+
+
+def console_entry(root: type, hydra_main: Callable[[], None]) -> Callable[[], None]:
+    """A console entry point: check the command-line keys against `root` (unknown keys fail with
+    close matches, before Hydra's own less helpful message), then run `hydra_main`."""
+
+    def main() -> None:
+        try:
+            check_override_keys(sys.argv[1:], root=root)
+        except ValueError as exc:
+            sys.exit(f"error: {exc}")
+        hydra_main()
+
+    return main
 
 
 def load_config(cfg: Any = None, resolve_auto: bool = True) -> PPOConfig:
@@ -834,14 +858,12 @@ def load_config(cfg: Any = None, resolve_auto: bool = True) -> PPOConfig:
     Raises:
         ValueError: unknown key (with close matches), wrong type, or an invalid value.
     """
-    config = load_dataclass_config(PPOConfig, cfg, default_config_path())
-    return _resolve_auto(config) if resolve_auto else config
+    return load_dataclass_config(PPOConfig, cfg, "ppo_trainer.yaml", _resolve_auto if resolve_auto else None)
 
 
 def default_config_path() -> str:
     """Path of the shipped `ppo_trainer.yaml`."""
-    import os
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "ppo_trainer.yaml")
+    return shipped_config_path("ppo_trainer.yaml")
 
 
 def check_override_keys(overrides: list[str], root: type | None = None) -> None:

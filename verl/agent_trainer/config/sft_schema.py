@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from verl.agent_trainer.config.schema import (_LOGGERS, ModelConfig, OptimConfig, _check_choice, _check_positive,
-                                              check_override_keys, load_dataclass_config,
+                                              load_dataclass_config,
                                               resolve_device, resolve_model_and_rollout)
 
-__all__ = ["SFTDataConfig", "SFTOptimConfig", "SFTTrainerConfig", "SFTConfig", "load_sft_config",
-           "check_sft_override_keys", "sft_config_path"]
+__all__ = ["SFTDataConfig", "SFTOptimConfig", "SFTTrainerConfig", "SFTConfig", "load_sft_config"]
 
 
 @dataclass(frozen=True)
@@ -104,20 +103,6 @@ def _resolve_auto(cfg: SFTConfig) -> SFTConfig:
 
 
 def load_sft_config(cfg: Any = None, resolve_auto: bool = True) -> SFTConfig:
-    """Convert a Hydra `DictConfig` (or dict, or None for the shipped defaults) into an `SFTConfig`.
-
-    Raises:
-        ValueError: unknown key (with close matches), wrong type, or an invalid value.
-    """
-    config = load_dataclass_config(SFTConfig, cfg, sft_config_path())
-    return _resolve_auto(config) if resolve_auto else config
-
-
-def sft_config_path() -> str:
-    """Path of the shipped `sft_trainer.yaml`."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "sft_trainer.yaml")
-
-
-def check_sft_override_keys(overrides: list[str]) -> None:
-    """Fail early, with close matches, on `key=value` command-line overrides naming no config key."""
-    check_override_keys(overrides, root=SFTConfig)
+    """Convert a Hydra `DictConfig` (or dict, or None for the shipped `sft_trainer.yaml`) into an
+    `SFTConfig` (errors as `schema.load_dataclass_config`)."""
+    return load_dataclass_config(SFTConfig, cfg, "sft_trainer.yaml", _resolve_auto if resolve_auto else None)
