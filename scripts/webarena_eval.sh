@@ -11,8 +11,6 @@
 # Every extra argument is a Hydra override and wins over the profile (it comes last).
 # Environment: see scripts/lib/job.sh (WEBARENA_ARGS: CPU default "--max-obs-chars 1500").
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-source "$ROOT/scripts/lib/env_server.sh"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" && cd "$ROOT"
 source "$ROOT/scripts/lib/job.sh"
 run_job webarena eval "$@"

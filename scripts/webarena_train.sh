@@ -14,9 +14,7 @@
 # Environment: see scripts/lib/job.sh; SCALING_INTER=1; SHOPPING/SHOPPING_ADMIN/REDDIT/... (real sites;
 #   then also pass WEBARENA_ARGS="--task-file path/to/test.raw.json" and matching data.train_file ids).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-source "$ROOT/scripts/lib/env_server.sh"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" && cd "$ROOT"
 source "$ROOT/scripts/lib/job.sh"
 
 job_overrides() {

@@ -12,8 +12,6 @@
 #   bash scripts/webshop_eval.sh model.path=saves/webshop_grpo_cpu/global_step_4/actor/huggingface data.n_samples=4
 # Environment: see scripts/lib/job.sh.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-source "$ROOT/scripts/lib/env_server.sh"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" && cd "$ROOT"
 source "$ROOT/scripts/lib/job.sh"
 run_job webshop eval "$@"

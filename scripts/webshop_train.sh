@@ -12,9 +12,7 @@
 #   warm start on expert demonstrations (scripts/webshop_sft.sh, cached in SFT_DIR, default
 #   saves/sft/webshop_tiny) with longer turns.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-source "$ROOT/scripts/lib/env_server.sh"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" && cd "$ROOT"
 source "$ROOT/scripts/lib/job.sh"
 
 job_overrides() {

@@ -11,6 +11,8 @@ from typing import Iterator
 
 import requests
 
+from agentenv.server import stop_process
+
 
 def free_port() -> int:
     """Return a TCP port that is free on 127.0.0.1 right now."""
@@ -46,9 +48,4 @@ def launched_server(module: str, *args: str, timeout_s: float = 120.0, env: dict
         wait_until_healthy(base + "/", timeout_s=timeout_s, proc=proc)
         yield base, proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_process(proc, timeout_s=15)

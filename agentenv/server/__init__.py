@@ -10,7 +10,8 @@ from agentenv.server.app import (
     json_response,
 )
 from agentenv.server.errors import EnvServerError, error_body, install_error_handlers
-from agentenv.server.launch import CPU_ONLY_ENV, build_arg_parser, hide_accelerators, parse, serve, settings_from_args
+from agentenv.server.launch import (CPU_ONLY_ENV, build_arg_parser, hide_accelerators, parse, serve, settings_from_args,
+                                   stop_process)
 from agentenv.server.models import EnvIdxRequest, ResetRequest, StepRequest
 from agentenv.server.session_registry import SessionRegistry
 
@@ -35,4 +36,5 @@ __all__ = [
     "parse",
     "serve",
     "settings_from_args",
+    "stop_process",
 ]

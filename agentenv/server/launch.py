@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 
 from agentenv.server.app import ServerSettings
 
-__all__ = ["CPU_ONLY_ENV", "hide_accelerators", "build_arg_parser", "parse", "settings_from_args", "serve"]
+__all__ = ["CPU_ONLY_ENV", "hide_accelerators", "stop_process", "build_arg_parser", "parse", "settings_from_args", "serve"]
 
 # An env server needs no GPU. Without these, `import bm25s` imports JAX when it is installed and JAX
 # preallocates 75% of every visible GPU (61 GB measured on an H100 node), and torch may create a CUDA
@@ -26,6 +26,21 @@ def hide_accelerators() -> None:
     os.environ.update(CPU_ONLY_ENV)
 
 _LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def stop_process(proc, timeout_s: float = 10.0) -> None:
+    """Terminate a child process (a `subprocess.Popen`), killing it if it has not exited after
+    `timeout_s`; nothing happens when it already exited."""
+    import subprocess
+
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
 
 
 def build_arg_parser(description: str, default_port: int, default_max_sessions: Optional[int] = 100_000,

@@ -20,6 +20,8 @@ from typing import Optional
 
 import httpx
 
+from agentenv.server.launch import stop_process
+
 from agentenv_webarena.sites.store import INSTANCE_HEADER  # noqa: F401  (re-exported for callers)
 
 __all__ = ["EmbeddedSites", "reset_instance", "drop_instance", "control_url", "is_embedded_site"]
@@ -84,13 +86,8 @@ class EmbeddedSites:
     def close(self) -> None:
         """Stop the child (idempotent)."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+        if proc is not None:
+            stop_process(proc)
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None

@@ -1,4 +1,4 @@
-# The one runner behind scripts/{webshop,webarena}_{train,eval}.sh. Source it after env_server.sh.
+# The one runner behind scripts/{webshop,webarena}_{train,eval}.sh (it sources env_server.sh).
 #
 #   run_job TASK KIND [hydra.key=value ...]     TASK: webshop | webarena, KIND: train | eval
 #
@@ -10,6 +10,8 @@
 # appends to OVERRIDES), then the command line's (last, so they win).
 # Environment: PYTHON, ENV_ADDR, MODEL_PATH, TINY_MODEL_DIR, EXPERIMENT (train), PROFILE,
 #   WEBSHOP_ARGS / WEBARENA_ARGS (extra server flags).
+
+source "$(dirname "${BASH_SOURCE[0]}")/env_server.sh"
 
 # OVERRIDES += the Hydra overrides in each file (blank lines and '#' comments skipped; $VARS expanded).
 read_overrides() {
