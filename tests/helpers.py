@@ -1,4 +1,5 @@
-"""Helpers shared by the test suite: free ports and starting real servers on 127.0.0.1."""
+"""Helpers shared by the test suite: free ports, starting real servers on 127.0.0.1, and small
+loopback HTTP servers for client tests."""
 from __future__ import annotations
 
 import contextlib
@@ -6,8 +7,10 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
-from typing import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Iterator
 
 import requests
 
@@ -49,3 +52,23 @@ def launched_server(module: str, *args: str, timeout_s: float = 120.0, env: dict
         yield base, proc
     finally:
         stop_process(proc, timeout_s=15)
+
+
+def serve_in_thread(handle: Callable[[BaseHTTPRequestHandler, str], None]) -> tuple[ThreadingHTTPServer, str]:
+    """A threaded loopback HTTP server sending every GET and POST to `handle(request, method)`;
+    returns (server, base URL). Stop it with `server.shutdown(); server.server_close()`."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # keep test output quiet
+            pass
+
+        def do_GET(self):
+            handle(self, "GET")
+
+        def do_POST(self):
+            handle(self, "POST")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"

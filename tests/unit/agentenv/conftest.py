@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from helpers import serve_in_thread
 
 
 class ScriptedServer:
@@ -17,44 +18,28 @@ class ScriptedServer:
         self.routes: dict[str, list[tuple[int, object, float]]] = {}
         self.requests: list[tuple[str, str, str, object]] = []
         self._lock = threading.Lock()
-        server = self
+        self.httpd, self.url = serve_in_thread(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep test output quiet
-                pass
-
-            def _answer(self, method: str) -> None:
-                path, _, query = self.path.partition("?")
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                body = json.loads(raw) if raw else None
-                with server._lock:
-                    server.requests.append((method, path, query, body))
-                    script = server.routes.get(path, [(404, {"error": {"code": "not_found"}}, 0.0)])
-                    status, payload, delay = script.pop(0) if len(script) > 1 else script[0]
-                if delay:
-                    time.sleep(delay)
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            def do_GET(self):
-                self._answer("GET")
-
-            def do_POST(self):
-                self._answer("POST")
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self._thread.start()
+    def _answer(self, request, method: str) -> None:
+        path, _, query = request.path.partition("?")
+        length = int(request.headers.get("Content-Length") or 0)
+        raw = request.rfile.read(length) if length else b""
+        body = json.loads(raw) if raw else None
+        with self._lock:
+            self.requests.append((method, path, query, body))
+            script = self.routes.get(path, [(404, {"error": {"code": "not_found"}}, 0.0)])
+            status, payload, delay = script.pop(0) if len(script) > 1 else script[0]
+        if delay:
+            time.sleep(delay)
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        try:
+            request.send_response(status)
+            request.send_header("Content-Type", "application/json")
+            request.send_header("Content-Length", str(len(data)))
+            request.end_headers()
+            request.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def calls(self, path: str) -> list:
         with self._lock:

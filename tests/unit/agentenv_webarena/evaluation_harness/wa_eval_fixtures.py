@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from helpers import serve_in_thread
 
 from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
 CHROMIUM = default_chromium()
@@ -41,42 +40,26 @@ class LoopbackSite:
     def __init__(self):
         self.routes: dict[tuple[str, str], Route] = {}
         self.requests: list[tuple[str, str, dict, bytes, dict]] = []
-        site = self
+        self.server, self.url = serve_in_thread(self._serve)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _serve(self, method: str) -> None:
-                parsed = urlparse(self.path)
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                query = parse_qs(parsed.query)
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                site.requests.append((method, parsed.path, query, body, headers))
-                route = site.routes.get((method, parsed.path))
-                status, ctype, payload, extra = (
-                    route(parsed.path, query, body, headers) if route else html_reply("<h1>Not found</h1>", 404)
-                )
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(payload)))
-                for key, value in extra.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def do_GET(self):
-                self._serve("GET")
-
-            def do_POST(self):
-                self._serve("POST")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+    def _serve(self, request, method: str) -> None:
+        parsed = urlparse(request.path)
+        length = int(request.headers.get("Content-Length") or 0)
+        body = request.rfile.read(length) if length else b""
+        query = parse_qs(parsed.query)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        self.requests.append((method, parsed.path, query, body, headers))
+        route = self.routes.get((method, parsed.path))
+        status, ctype, payload, extra = (
+            route(parsed.path, query, body, headers) if route else html_reply("<h1>Not found</h1>", 404)
+        )
+        request.send_response(status)
+        request.send_header("Content-Type", ctype)
+        request.send_header("Content-Length", str(len(payload)))
+        for key, value in extra.items():
+            request.send_header(key, value)
+        request.end_headers()
+        request.wfile.write(payload)
 
     def close(self) -> None:
         self.server.shutdown()

@@ -16,20 +16,10 @@ from starlette.routing import Mount
 from starlette.testclient import TestClient
 
 from agentenv_webarena.sites import forum
-from agentenv_webarena.sites.apps import _control_routes
+from agentenv_webarena.sites.apps import _control_routes, build_database
 from agentenv_webarena.sites.store import INSTANCE_HEADER, InstanceStore
 
 USER, PASSWORD = "MarvelsGrantMan136", "test1234"
-
-
-def _build(conn: sqlite3.Connection) -> None:
-    conn.executescript(forum.SCHEMA)
-    forum.seed(conn)
-
-
-@pytest.fixture(scope="module")
-def store() -> InstanceStore:
-    return InstanceStore(_build)
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +64,9 @@ def _score(html: str, submission_id: int) -> int:
 
 def test_seed_is_deterministic_and_sized():
     a, b = sqlite3.connect(":memory:"), sqlite3.connect(":memory:")
-    _build(a)
-    _build(b)
+    a.row_factory = b.row_factory = sqlite3.Row  # as the instance store opens them
+    build_database(a)
+    build_database(b)
     dump_a, dump_b = list(a.iterdump()), list(b.iterdump())
     assert dump_a == dump_b
     count = lambda table: a.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: E731

@@ -16,22 +16,12 @@ from starlette.routing import Mount
 from starlette.testclient import TestClient
 
 from agentenv_webarena.sites import admin, shop
-from agentenv_webarena.sites.apps import _control_routes
+from agentenv_webarena.sites.apps import _control_routes, build_database
 from agentenv_webarena.sites.store import INSTANCE_HEADER, InstanceStore
 from agentenv_webarena.tasks import auth
 
 EMAIL, PASSWORD = auth.ACCOUNTS["shopping"]["username"], auth.ACCOUNTS["shopping"]["password"]
 ADMIN_USER, ADMIN_PASSWORD = auth.ACCOUNTS["shopping_admin"]["username"], auth.ACCOUNTS["shopping_admin"]["password"]
-
-
-def _build(conn: sqlite3.Connection) -> None:
-    conn.executescript(shop.SCHEMA)
-    shop.seed(conn)
-
-
-@pytest.fixture(scope="module")
-def store() -> InstanceStore:
-    return InstanceStore(_build)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +77,7 @@ def _cart_summaries(client: TestClient) -> list[str]:
 # --- seed --------------------------------------------------------------------------------------------
 
 def test_seed_is_deterministic_and_realistic(store):
-    other = InstanceStore(_build).pristine()
+    other = InstanceStore(build_database).pristine()
     assert list(store.pristine().iterdump()) == list(other.iterdump())
     db = store.pristine()
     assert 150 <= db.execute("SELECT COUNT(*) FROM shop_products").fetchone()[0] <= 300
