@@ -104,32 +104,25 @@ def step(body: StepRequest, request: Request, sessions: SessionRegistry = Depend
     return json_response({"state": state, "reward": reward, "done": done, "info": info})
 
 
-@router.get("/observation")
-def observation(env_idx: int = Query(...), sessions: SessionRegistry = Depends(get_sessions)) -> Response:
-    """Current page text."""
-    with sessions.use(env_idx) as env:
-        return json_response(_ensure_reset(env).observation)
+def _add_session_reader(path: str, read: Callable[[Any], Any], doc: str) -> None:
+    """GET `path`?env_idx=N -> `read(session)` as JSON (the session must have been reset)."""
+
+    def endpoint(env_idx: int = Query(...), sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+        with sessions.use(env_idx) as env:
+            return json_response(read(_ensure_reset(env)))
+
+    endpoint.__doc__ = doc
+    router.add_api_route(path, endpoint, methods=["GET"], name=path.strip("/"), description=doc)
 
 
-@router.get("/available_actions")
-def available_actions(env_idx: int = Query(...), sessions: SessionRegistry = Depends(get_sessions)) -> Response:
-    """{"has_search_bar": bool, "clickables": [str]} for the current page."""
-    with sessions.use(env_idx) as env:
-        return json_response(_ensure_reset(env).available_actions())
-
-
-@router.get("/instruction_text")
-def instruction_text(env_idx: int = Query(...), sessions: SessionRegistry = Depends(get_sessions)) -> Response:
-    """The goal instruction of the session."""
-    with sessions.use(env_idx) as env:
-        return json_response(_ensure_reset(env).instruction_text)
-
-
-@router.get("/state")
-def state(env_idx: int = Query(...), sessions: SessionRegistry = Depends(get_sessions)) -> Response:
-    """{"url", "html", "instruction_text"} of the current page."""
-    with sessions.use(env_idx) as env:
-        return json_response(_ensure_reset(env).state())
+for _path, _read, _doc in (
+    ("/observation", lambda env: env.observation, "Current page text."),
+    ("/available_actions", lambda env: env.available_actions(),
+     '{"has_search_bar": bool, "clickables": [str]} for the current page.'),
+    ("/instruction_text", lambda env: env.instruction_text, "The goal instruction of the session."),
+    ("/state", lambda env: env.state(), '{"url", "html", "instruction_text"} of the current page.'),
+):
+    _add_session_reader(_path, _read, _doc)
 
 
 @router.post("/close")

@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from agentenv_webarena.sites.common import db, esc, form_fields, html_page, new_token, query_url, redirect
+from agentenv_webarena.sites.common import RequestContext, db, esc, form_fields, html_page, new_token, query_url, redirect
 from agentenv_webarena.sites.shop import (
     REVIEW_STATUS_LABELS,
     STATUS_LABELS,
@@ -132,14 +132,11 @@ _CSS = (
 )
 
 
-class _Ctx:
+class _Ctx(RequestContext):
     """One admin request: its instance DB, form fields and the signed-in admin (or None)."""
 
     def __init__(self, request: Request, conn: sqlite3.Connection, form: dict[str, str]):
-        self.request = request
-        self.conn = conn
-        self.form = form
-        self.token: Optional[str] = request.cookies.get(COOKIE)
+        super().__init__(request, conn, form, COOKIE)
         self.admin: Optional[sqlite3.Row] = None
         self.new_token: Optional[str] = None
         if self.token:

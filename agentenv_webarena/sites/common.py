@@ -18,7 +18,18 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from agentenv_webarena.sites.store import InstanceStore, instance_of
 
-__all__ = ["esc", "html_page", "redirect", "db", "new_token", "query_url", "json_error", "form_fields", "read_form"]
+__all__ = ["RequestContext", "esc", "html_page", "redirect", "db", "new_token", "query_url", "json_error", "form_fields", "read_form"]
+
+
+class RequestContext:
+    """One request to an embedded site: the request, its instance DB, the posted form fields and
+    the session token from the site's cookie (None without one). Sites add who is signed in."""
+
+    def __init__(self, request: Request, conn: sqlite3.Connection, form: dict[str, str], cookie: str):
+        self.request = request
+        self.conn = conn
+        self.form = form
+        self.token: Optional[str] = request.cookies.get(cookie)
 
 
 def esc(value: object) -> str:

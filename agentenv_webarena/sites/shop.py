@@ -63,7 +63,8 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from agentenv_webarena.sites import shop_data
-from agentenv_webarena.sites.common import db, esc, form_fields, html_page, json_error, new_token, query_url, redirect
+from agentenv_webarena.sites.common import (RequestContext, db, esc, form_fields, html_page, json_error, new_token,
+                                            query_url, redirect)
 from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = [
@@ -455,14 +456,11 @@ _CSS = (
 )
 
 
-class _Ctx:
+class _Ctx(RequestContext):
     """One request: its instance DB, form fields, session and logged-in customer (or None)."""
 
     def __init__(self, request: Request, conn: sqlite3.Connection, form: dict[str, str]):
-        self.request = request
-        self.conn = conn
-        self.form = form
-        self.token: Optional[str] = request.cookies.get(COOKIE)
+        super().__init__(request, conn, form, COOKIE)
         self.session: Optional[sqlite3.Row] = None
         self.customer: Optional[sqlite3.Row] = None
         self.set_cookie = False
