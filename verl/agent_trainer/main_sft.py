@@ -206,7 +206,6 @@ def run_sft(cfg: Any = None) -> dict:
     """
     from verl.utils import model_utils
     from verl.utils.tracking import Tracking
-    from verl.workers.fsdp_workers import build_lr_scheduler, build_optimizer
 
     config = cfg if isinstance(cfg, SFTConfig) else load_sft_config(cfg)
     data, tcfg = config.data, config.trainer
@@ -226,8 +225,8 @@ def run_sft(cfg: Any = None) -> dict:
         model.gradient_checkpointing_enable()
     model.train()
     optim_cfg = dataclasses.replace(config.optim, total_training_steps=total_steps)
-    optimizer = build_optimizer(model, optim_cfg)
-    scheduler = build_lr_scheduler(optimizer, optim_cfg)
+    optimizer = model_utils.build_optimizer(model, optim_cfg)
+    scheduler = model_utils.build_lr_scheduler(optimizer, optim_cfg)
     tracker = Tracking(tcfg.project_name, tcfg.experiment_name, tcfg.logger, config=dataclasses.asdict(config))
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     n_tokens = sum(sum(m) for _, m in examples)

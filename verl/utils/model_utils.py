@@ -1,13 +1,15 @@
-"""Loading policy / value models and tokenizers with transformers, offline-friendly.
+"""Building models and what trains them, offline-friendly: used by the workers, SFT and generation.
 
 Owns: choosing device and dtype (fp32 on CPU, bf16 on GPU unless configured), loading a causal
-LM, a value model (token-classification head with one label), and the tokenizer, with errors that
-name the path. Does not own FSDP wrapping or optimizers (see `verl.workers.fsdp_workers`).
+LM, a value model (token-classification head with one label) and the tokenizer (errors name the
+path), the optimizer and learning-rate schedule from an `optim` section, and the atomic HF-directory
+writer. Does not own FSDP wrapping (see `verl.workers.fsdp_workers`).
 """
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -15,7 +17,8 @@ from typing import Any, Callable, Optional
 
 import torch
 
-__all__ = ["resolve_device", "resolve_dtype", "load_tokenizer", "load_causal_lm", "load_value_model", "save_hf_dir"]
+__all__ = ["resolve_device", "resolve_dtype", "load_tokenizer", "load_causal_lm", "load_value_model", "build_optimizer",
+           "build_lr_scheduler", "save_hf_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +106,44 @@ def load_value_model(path: str, dtype: torch.dtype = torch.float32, trust_remote
     return AutoModelForTokenClassification.from_pretrained(
         path, config=config, dtype=dtype, trust_remote_code=trust_remote_code
     )
+
+
+def build_optimizer(module: torch.nn.Module, optim_cfg) -> torch.optim.Optimizer:
+    """AdamW over the trainable parameters with `optim.{lr, weight_decay, betas}` (an `OptimConfig`,
+    or a mapping of its keys)."""
+    from verl.agent_trainer.config.schema import OptimConfig, as_section
+
+    optim = as_section(OptimConfig, optim_cfg, "optim")
+    return torch.optim.AdamW(
+        [p for p in module.parameters() if p.requires_grad],
+        lr=optim.lr, weight_decay=optim.weight_decay, betas=(float(optim.betas[0]), float(optim.betas[1])),
+    )
+
+
+def build_lr_scheduler(optimizer: torch.optim.Optimizer, optim_cfg) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warmup then constant or cosine decay (to `min_lr_ratio`), stepped once per update.
+
+    warmup_steps < 0 means warmup_steps_ratio x total_training_steps.
+    """
+    from verl.agent_trainer.config.schema import OptimConfig, as_section
+
+    from verl.agent_trainer.config.schema import OptimConfig, as_section
+
+    optim = as_section(OptimConfig, optim_cfg, "optim")  # validates lr_scheduler_type
+    sched_type, total, warmup, min_ratio = (optim.lr_scheduler_type, optim.total_training_steps, optim.warmup_steps,
+                                            optim.min_lr_ratio)
+    if warmup < 0:
+        warmup = int(optim.warmup_steps_ratio * max(total, 0))
+
+    def factor(step: int) -> float:
+        if warmup > 0 and step < warmup:
+            return (step + 1) / warmup
+        if sched_type == "constant" or total <= warmup:
+            return 1.0
+        progress = min(1.0, (step - warmup) / max(1, total - warmup))
+        return min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 def save_hf_dir(out_dir: str, model, tokenizer=None, *, state_dict: Optional[dict] = None, config=None,

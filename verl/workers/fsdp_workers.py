@@ -16,7 +16,6 @@ import contextlib
 import copy
 import dataclasses
 import logging
-import math
 import os
 import time
 
@@ -29,7 +28,7 @@ from verl.protocol import DataProto
 from verl.utils import model_utils
 from verl.utils.checkpoint import capture_rng_state, restore_rng_state
 
-__all__ = ["ActorRolloutRefWorker", "CriticWorker", "build_optimizer", "build_lr_scheduler", "build_rollout_engine"]
+__all__ = ["ActorRolloutRefWorker", "CriticWorker", "build_rollout_engine"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,38 +44,6 @@ def _as_trainer_config(config) -> PPOConfig | None:
     if not dataclasses.is_dataclass(config) and hasattr(config, "keys") and "actor_rollout_ref" in config.keys():
         return load_config(config, resolve_auto=False)
     return None
-
-
-def build_optimizer(module: torch.nn.Module, optim_cfg) -> torch.optim.Optimizer:
-    """AdamW over the trainable parameters with `optim.{lr, weight_decay, betas}` (an `OptimConfig`,
-    or a mapping of its keys)."""
-    optim = as_section(OptimConfig, optim_cfg, "optim")
-    return torch.optim.AdamW(
-        [p for p in module.parameters() if p.requires_grad],
-        lr=optim.lr, weight_decay=optim.weight_decay, betas=(float(optim.betas[0]), float(optim.betas[1])),
-    )
-
-
-def build_lr_scheduler(optimizer: torch.optim.Optimizer, optim_cfg) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warmup then constant or cosine decay (to `min_lr_ratio`), stepped once per update.
-
-    warmup_steps < 0 means warmup_steps_ratio x total_training_steps.
-    """
-    optim = as_section(OptimConfig, optim_cfg, "optim")  # validates lr_scheduler_type
-    sched_type, total, warmup, min_ratio = (optim.lr_scheduler_type, optim.total_training_steps, optim.warmup_steps,
-                                            optim.min_lr_ratio)
-    if warmup < 0:
-        warmup = int(optim.warmup_steps_ratio * max(total, 0))
-
-    def factor(step: int) -> float:
-        if warmup > 0 and step < warmup:
-            return (step + 1) / warmup
-        if sched_type == "constant" or total <= warmup:
-            return 1.0
-        progress = min(1.0, (step - warmup) / max(1, total - warmup))
-        return min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
-
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 def _world() -> tuple[int, int]:
@@ -296,8 +263,8 @@ class _ModelWorkerBase:
         return int(extra["global_step"])
 
     def _build_optim(self, optim_cfg: OptimConfig, fsdp_cfg: FSDPConfig) -> None:
-        self.optimizer = build_optimizer(self.module, optim_cfg)
-        self.lr_scheduler = build_lr_scheduler(self.optimizer, optim_cfg)
+        self.optimizer = model_utils.build_optimizer(self.module, optim_cfg)
+        self.lr_scheduler = model_utils.build_lr_scheduler(self.optimizer, optim_cfg)
         self._optimizer_offload = fsdp_cfg.optimizer_offload and self.device.type == "cuda"
 
 

@@ -99,7 +99,7 @@ def test_rollout_vllm_knobs_reach_the_engine_args_with_the_schema_defaults(monke
 
 
 def test_optimizer_and_actor_defaults_come_from_the_schema():
-    from verl.workers.fsdp_workers import build_optimizer
+    from verl.utils.model_utils import build_optimizer
 
     opt = build_optimizer(torch.nn.Linear(2, 2), {})          # a bare section: the OptimConfig defaults
     assert opt.param_groups[0]["weight_decay"] == 0.01 and opt.param_groups[0]["lr"] == 1e-6
