@@ -34,13 +34,15 @@ class WebshopInteraction(BaseInteraction):
     """Interaction backed by the WebShop env client.
 
     Args:
-        config: `env_addr`, `timeout`, `max_retries` (as in `actor_rollout_ref.agentgym`), optional
-            `name` (default "webshop"); `client_factory` (a zero-argument callable) replaces the
-            real client, e.g. in tests.
+        config: `env_server_base` (verl's recipe name; or `env_addr`, as in `actor_rollout_ref.agentgym`),
+            `timeout`, `max_retries`, optional `name` (default "webshop"); `client_factory` (a
+            zero-argument callable) replaces the real client, e.g. in tests.
     """
 
     def __init__(self, config: dict):
         config = dict(config or {})
+        if "env_server_base" in config:
+            config.setdefault("env_addr", config.pop("env_server_base"))
         config.setdefault("name", "webshop")
         config.setdefault("task_name", "webshop")
         super().__init__(config)

@@ -199,3 +199,29 @@ def test_interaction_env_client_runs_any_interaction_behind_the_contract():
     client.close()
     client.close()
     assert len(interaction.finalized) == 2 and len(client) == 3
+
+
+def test_interaction_registry_builds_from_verl_yaml(tmp_path):
+    from verl.interactions import WebshopInteraction, initialize_interactions_from_config
+
+    cfg = tmp_path / "webshop_interaction.yaml"
+    cfg.write_text("interaction:\n"
+                   "  - class_name: verl.interactions.webshop_interaction.WebshopInteraction\n"
+                   "    config: {env_server_base: 'http://127.0.0.1:36003', timeout: 30, max_retries: 1}\n"
+                   "  - name: shop2\n"
+                   "    _target_: verl.interactions.webshop_interaction.WebshopInteraction\n"
+                   "    config: {env_addr: 'http://127.0.0.1:36004'}\n")
+    made = initialize_interactions_from_config(str(cfg))
+    assert sorted(made) == ["shop2", "webshop"]  # name derived from the class when absent
+    assert isinstance(made["webshop"], WebshopInteraction) and made["webshop"].name == "webshop"
+    assert made["webshop"].pool.config.env_addr == "http://127.0.0.1:36003" and made["webshop"].pool.config.timeout == 30
+    assert made["shop2"].pool.config.env_addr == "http://127.0.0.1:36004"
+    item = {"class_name": "verl.interactions.webshop_interaction.WebshopInteraction"}
+    with pytest.raises(ValueError, match=r"interaction\[1\]: duplicate interaction name 'webshop'"):
+        initialize_interactions_from_config({"interaction": [item, item]})
+    with pytest.raises(ValueError, match=r"interaction\[0\]: cannot import interaction class 'nope.Missing'"):
+        initialize_interactions_from_config({"interaction": [{"class_name": "nope.Missing"}]})
+    with pytest.raises(ValueError, match="is not a verl.interactions.BaseInteraction"):
+        initialize_interactions_from_config({"interaction": [{"class_name": "collections.OrderedDict"}]})
+    with pytest.raises(ValueError, match="top-level list `interaction:`"):
+        initialize_interactions_from_config({"tools": []})
