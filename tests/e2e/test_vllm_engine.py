@@ -250,3 +250,21 @@ def test_shutdown_is_idempotent(engine):
     engine.shutdown()
     with pytest.raises(RuntimeError, match="shutdown"):
         _gen(engine, PROMPTS[0], max_tokens=2, temperature=0)
+
+
+def test_model_override_config_reaches_vllm(model_dir, hf_model):
+    """`model.override_config` builds vLLM's model like the actor's (as vLLM's hf_overrides)."""
+    from verl.agent_trainer.config.schema import ModelConfig, RolloutConfig
+    from verl.utils import model_utils
+    from verl.workers.rollout.base import build_rollout_engine
+
+    override = {"rms_norm_eps": 1.0}  # same weights (vLLM refuses checkpoint tensors its model lacks)
+    rollout = RolloutConfig(name="vllm", max_model_len=2048, max_num_seqs=8)
+    eng = build_rollout_engine(model_dir, rollout, torch.device("cpu"), ModelConfig(path=model_dir, override_config=override))
+    try:
+        out = _gen(eng, PROMPTS[0], max_tokens=GEN_LEN, temperature=0)
+    finally:
+        eng.shutdown()
+    overridden = model_utils.load_causal_lm(model_dir, override_config=override).eval()
+    assert out.token_ids == _hf_greedy(overridden, PROMPTS[0], GEN_LEN)[0]
+    assert out.token_ids != _hf_greedy(hf_model, PROMPTS[0], GEN_LEN)[0]  # the override changed the model

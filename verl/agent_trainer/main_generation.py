@@ -186,7 +186,7 @@ def run_generation(cfg: Any = None, engine=None) -> dict:
 
     from verl.utils import model_utils
     from verl.utils.agentgym.client import wait_for_env_server
-    from verl.workers.fsdp_workers import build_rollout_engine
+    from verl.workers.rollout.base import build_rollout_engine
     from verl.workers.rollout.agent_loop import AgentLoop
 
     config = cfg if isinstance(cfg, GenerationConfig) else load_generation_config(cfg)

@@ -205,6 +205,7 @@ def run_sft(cfg: Any = None) -> dict:
         `output_dir`); also written to `<output_dir>/sft_metrics.json`.
     """
     from verl.utils import model_utils
+    from verl.utils.device import resolve_dtype
     from verl.utils.tracking import Tracking
 
     config = cfg if isinstance(cfg, SFTConfig) else load_sft_config(cfg)
@@ -217,7 +218,7 @@ def run_sft(cfg: Any = None) -> dict:
     examples = _tokenize_all(tokenizer, load_conversations(data.train_file, data.max_examples), config)
     steps_per_epoch = math.ceil(len(examples) / data.batch_size)
     total_steps = tcfg.total_training_steps or tcfg.total_epochs * steps_per_epoch
-    model = model_utils.load_causal_lm(model_path, model_utils.resolve_dtype(config.model.dtype, device),
+    model = model_utils.load_causal_lm(model_path, getattr(torch, resolve_dtype(config.model.dtype, device)),
                                        trust_remote_code=config.model.trust_remote_code,
                                        attn_implementation=config.model.attn_implementation,
                                        override_config=dict(config.model.override_config)).to(device)

@@ -1,9 +1,11 @@
-"""Building models and what trains them, offline-friendly: used by the workers, SFT and generation.
+"""Model and optimizer builders with transformers and torch, offline-friendly: the one place the
+actor/critic workers, SFT and generation build what they train or sample with.
 
-Owns: choosing device and dtype (fp32 on CPU, bf16 on GPU unless configured), loading a causal
-LM, a value model (token-classification head with one label) and the tokenizer (errors name the
-path), the optimizer and learning-rate schedule from an `optim` section, and the atomic HF-directory
-writer. Does not own FSDP wrapping (see `verl.workers.fsdp_workers`).
+Owns: loading a causal LM, a value model (token-classification head with one label) and the
+tokenizer with errors that name the path (`model.override_config` applied before the model is
+built, `attn_implementation` passed to transformers), AdamW and its LR schedule, and the atomic
+HF-directory writer (tiny model, SFT output, checkpoint export). Does not own choosing device and
+dtype (`verl.utils.device`) or FSDP wrapping (`verl.workers.fsdp_workers`).
 """
 from __future__ import annotations
 
@@ -17,32 +19,12 @@ from typing import Any, Callable, Optional
 
 import torch
 
-__all__ = ["resolve_device", "resolve_dtype", "load_tokenizer", "load_causal_lm", "load_value_model", "build_optimizer",
-           "build_lr_scheduler", "save_hf_dir"]
+from verl.agent_trainer.config.schema import OptimConfig, as_section
+
+__all__ = ["load_tokenizer", "load_causal_lm", "load_value_model", "build_optimizer", "build_lr_scheduler",
+           "save_hf_dir"]
 
 logger = logging.getLogger(__name__)
-
-_DTYPES = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16,
-           "fp16": torch.float16, "float16": torch.float16}
-
-
-def resolve_device(device: str | None = None) -> torch.device:
-    """`device` ("cpu", "cuda", "auto"/None) as a torch.device, by the config's one rule
-    (`schema.resolve_device`: auto picks CUDA when visible; cuda without CUDA is an error)."""
-    from verl.agent_trainer.config.schema import resolve_device as resolve_device_name
-
-    return torch.device(resolve_device_name(str(device or "auto")))
-
-
-def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """Model dtype: the configured one, else fp32 on CPU and bf16 on GPU."""
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    if dtype in (None, "", "auto"):
-        return torch.float32 if device.type == "cpu" else torch.bfloat16
-    if dtype not in _DTYPES:
-        raise ValueError(f"model dtype={dtype!r} is unknown; choose one of {sorted(_DTYPES)}")
-    return _DTYPES[dtype]
 
 
 def _check_path(path: str) -> None:
@@ -77,25 +59,34 @@ def _hf_config(path: str, trust_remote_code: bool, override_config: dict | None)
     return config
 
 
+def _from_pretrained_kwargs(dtype: torch.dtype, trust_remote_code: bool, attn_implementation: str | None,
+                            config) -> dict:
+    kwargs = {"dtype": dtype, "trust_remote_code": trust_remote_code, "config": config}
+    if attn_implementation:
+        kwargs["attn_implementation"] = attn_implementation
+    return kwargs
+
+
 def load_causal_lm(path: str, dtype: torch.dtype = torch.float32, trust_remote_code: bool = False,
                    attn_implementation: str | None = None, override_config: dict | None = None):
-    """Load `AutoModelForCausalLM` from `path` in `dtype` (on CPU; the caller moves/wraps it)."""
+    """Load `AutoModelForCausalLM` from `path` in `dtype` (on CPU; the caller moves/wraps it).
+
+    `attn_implementation` ("eager" | "sdpa" | "flash_attention_2"; None: transformers' choice) and
+    `override_config` are `model.*` settings."""
     from transformers import AutoModelForCausalLM
 
     _check_path(path)
-    kwargs = {"dtype": dtype, "trust_remote_code": trust_remote_code,
-              "config": _hf_config(path, trust_remote_code, override_config)}
-    if attn_implementation:
-        kwargs["attn_implementation"] = attn_implementation
-    return AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    config = _hf_config(path, trust_remote_code, override_config)
+    return AutoModelForCausalLM.from_pretrained(
+        path, **_from_pretrained_kwargs(dtype, trust_remote_code, attn_implementation, config))
 
 
 def load_value_model(path: str, dtype: torch.dtype = torch.float32, trust_remote_code: bool = False,
-                     override_config: dict | None = None):
+                     attn_implementation: str | None = None, override_config: dict | None = None):
     """Load a value model: the backbone at `path` with a 1-output token-classification head.
 
     The head (`score`) is freshly initialised when `path` holds a causal LM; dropout on the head is
-    disabled so values are deterministic in train mode.
+    disabled so values are deterministic in train mode. Other arguments as `load_causal_lm`.
     """
     from transformers import AutoModelForTokenClassification
 
@@ -104,15 +95,12 @@ def load_value_model(path: str, dtype: torch.dtype = torch.float32, trust_remote
     config.num_labels = 1
     config.classifier_dropout = 0.0
     return AutoModelForTokenClassification.from_pretrained(
-        path, config=config, dtype=dtype, trust_remote_code=trust_remote_code
-    )
+        path, **_from_pretrained_kwargs(dtype, trust_remote_code, attn_implementation, config))
 
 
 def build_optimizer(module: torch.nn.Module, optim_cfg) -> torch.optim.Optimizer:
     """AdamW over the trainable parameters with `optim.{lr, weight_decay, betas}` (an `OptimConfig`,
     or a mapping of its keys)."""
-    from verl.agent_trainer.config.schema import OptimConfig, as_section
-
     optim = as_section(OptimConfig, optim_cfg, "optim")
     return torch.optim.AdamW(
         [p for p in module.parameters() if p.requires_grad],
@@ -125,10 +113,6 @@ def build_lr_scheduler(optimizer: torch.optim.Optimizer, optim_cfg) -> torch.opt
 
     warmup_steps < 0 means warmup_steps_ratio x total_training_steps.
     """
-    from verl.agent_trainer.config.schema import OptimConfig, as_section
-
-    from verl.agent_trainer.config.schema import OptimConfig, as_section
-
     optim = as_section(OptimConfig, optim_cfg, "optim")  # validates lr_scheduler_type
     sched_type, total, warmup, min_ratio = (optim.lr_scheduler_type, optim.total_training_steps, optim.warmup_steps,
                                             optim.min_lr_ratio)
@@ -146,17 +130,19 @@ def build_lr_scheduler(optimizer: torch.optim.Optimizer, optim_cfg) -> torch.opt
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
-def save_hf_dir(out_dir: str, model, tokenizer=None, *, state_dict: Optional[dict] = None, config=None,
+def save_hf_dir(out_dir: str, model=None, tokenizer=None, *, state_dict: Optional[dict] = None, config=None,
                 json_files: Optional[dict[str, Any]] = None,
                 keep_existing: Optional[Callable[[str], bool]] = None) -> str:
     """Write an HF model directory atomically: everything goes to a sibling temp dir, which then
-    replaces `out_dir`, so a reader (or a crash) never sees a half-written model.
+    replaces `out_dir` by a rename, so a reader (or a crash) never sees a half-written directory; on
+    failure `out_dir` keeps its previous contents and no temp dir is left.
 
     Args:
         out_dir: the directory to (re)place.
         model: saved with `save_pretrained` (`state_dict` overrides its weights, e.g. gathered FSDP
-            shards); `config`, when given, is saved after it (e.g. the HF class's architectures).
+            shards); None writes only the config / tokenizer / JSON files.
         tokenizer: saved alongside when given.
+        config: an HF config saved after the model (e.g. the HF class's architectures, not FSDP's).
         json_files: extra `{file name: JSON-able object}` written into the directory.
         keep_existing: when the final swap fails because another writer put `out_dir` there first,
             `keep_existing(out_dir)` True accepts that directory instead of raising.
@@ -168,8 +154,10 @@ def save_hf_dir(out_dir: str, model, tokenizer=None, *, state_dict: Optional[dic
     parent = os.path.dirname(out_dir)
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out_dir)}-", dir=parent)
+    old = None
     try:
-        model.save_pretrained(tmp, **({"state_dict": state_dict} if state_dict is not None else {}))
+        if model is not None:
+            model.save_pretrained(tmp, **({"state_dict": state_dict} if state_dict is not None else {}))
         if config is not None:
             config.save_pretrained(tmp)
         if tokenizer is not None:
@@ -177,14 +165,18 @@ def save_hf_dir(out_dir: str, model, tokenizer=None, *, state_dict: Optional[dic
         for name, obj in (json_files or {}).items():
             with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
                 json.dump(obj, fh, indent=1, default=str)
-        if os.path.exists(out_dir):
-            shutil.rmtree(out_dir, ignore_errors=True)
+        if os.path.exists(out_dir):  # moved aside, not deleted, until the new directory is in place
+            old = f"{tmp}-old"
+            os.replace(out_dir, old)
         try:
             os.replace(tmp, out_dir)
         except OSError:
+            if old is not None and not os.path.exists(out_dir):
+                os.replace(old, out_dir)  # the previous contents go back
             if keep_existing is None or not keep_existing(out_dir):
                 raise
     finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
+        for path in (tmp, old):
+            if path is not None and os.path.exists(path):
+                shutil.rmtree(path, ignore_errors=True)
     return out_dir

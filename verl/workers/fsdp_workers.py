@@ -1,10 +1,12 @@
 """Actor/rollout/ref and critic workers: model lifecycle around the compute cores.
 
-Owns loading models and tokenizers, device/dtype placement, FSDP wrapping on multi-GPU (with
-optional param/optimizer offload and gradient checkpointing), AdamW + LR schedule, the rollout
+Owns each model's lifecycle: device/dtype placement, FSDP wrapping on multi-GPU (with optional
+param/optimizer offload and gradient checkpointing), the optimizer and LR schedule, the rollout
 engine and agent loop, weight sync into the engine after each update, checkpoints (model,
 optimizer, scheduler, RNG) and the HuggingFace export. The math lives in
-`verl.workers.agent_actor.dp_actor` / `verl.workers.agent_critic.dp_critic`; the loop lives in the trainer.
+`verl.workers.agent_actor.dp_actor` / `verl.workers.agent_critic.dp_critic`; the loop lives in the trainer;
+models, tokenizers and optimizers are built by `verl.utils.model_utils`, the engine by
+`verl.workers.rollout.base.build_rollout_engine`.
 
 These are plain classes; the trainer wraps them with `ray.remote(num_cpus=<fraction>)`. On CPU (or
 one process) the model is a plain `nn.Module`; FSDP is imported only when CUDA is used with a
@@ -22,13 +24,13 @@ import time
 import torch
 
 from verl.agent_trainer.config.schema import (ActorRolloutRefConfig, CheckpointConfig, CriticConfig, DataConfig,
-                                              FSDPConfig, ModelConfig, OptimConfig, PPOConfig, RolloutConfig, as_section,
-                                              load_config)
+                                              FSDPConfig, OptimConfig, PPOConfig, as_section, load_config)
 from verl.protocol import DataProto
 from verl.utils import model_utils
 from verl.utils.checkpoint import capture_rng_state, restore_rng_state
+from verl.utils.device import resolve_device, resolve_dtype
 
-__all__ = ["ActorRolloutRefWorker", "CriticWorker", "build_rollout_engine"]
+__all__ = ["ActorRolloutRefWorker", "CriticWorker"]
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +136,7 @@ class _ModelWorkerBase:
     _ckpt_tag = "model"
 
     def _setup_device(self, device_pref) -> None:
-        self.device = model_utils.resolve_device(device_pref)
+        self.device = torch.device(resolve_device(device_pref))
         self.use_fsdp = _maybe_init_distributed(self.device)
         self.rank, self.world_size = _world()
 
@@ -218,10 +220,8 @@ class _ModelWorkerBase:
         if "hf_model" in contents and hasattr(self, "export_hf"):
             self.export_hf(os.path.join(local_path, "huggingface"))
         elif self.rank == 0:
-            hf_dir = os.path.join(local_path, "huggingface")
-            self._hf_config().save_pretrained(hf_dir)
-            if self.tokenizer is not None:
-                self.tokenizer.save_pretrained(hf_dir)
+            model_utils.save_hf_dir(os.path.join(local_path, "huggingface"), None, self.tokenizer,
+                                    config=self._hf_config())
         logger.info("saved %s checkpoint (step %d) to %s", self._ckpt_tag, global_step, local_path)
 
     def load_checkpoint(self, local_path: str, del_local_after_load: bool = False) -> int:
@@ -269,27 +269,6 @@ class _ModelWorkerBase:
 
 
 # --------------------------------------------------------------------------------- actor/rollout/ref
-def build_rollout_engine(model_path: str, rollout_cfg: RolloutConfig, device: torch.device,
-                         model_cfg: ModelConfig | None = None):
-    """Build the rollout engine named by `rollout_cfg.name` (`auto`: vllm on CUDA, else hf) for `model_path`.
-
-    Engines follow rollout.base's convention `cls(model_path, rollout_config, **kwargs)`; the HF engine
-    also gets the device and builds its model as the actor does (`model_cfg`: trust_remote_code,
-    attn_implementation, override_config). Shared by the actor worker and `main_generation`.
-    """
-    from verl.workers.rollout.base import get_engine_cls
-
-    rollout_cfg = as_section(RolloutConfig, rollout_cfg, "actor_rollout_ref.rollout")
-    name = rollout_cfg.name
-    if name == "auto":
-        name = "vllm" if device.type == "cuda" else "hf"
-    model_cfg = model_cfg or ModelConfig(path=model_path)
-    kwargs = {"device": str(device), "trust_remote_code": model_cfg.trust_remote_code,
-              "attn_implementation": model_cfg.attn_implementation,
-              "override_config": dict(model_cfg.override_config)} if name == "hf" else {}
-    return get_engine_cls(name)(model_path, rollout_cfg, **kwargs)
-
-
 class ActorRolloutRefWorker(_ModelWorkerBase):
     """Policy worker: the trainable actor, its rollout engine + agent loop, and/or the ref policy.
 
@@ -335,7 +314,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         tok_path = os.path.expanduser(cfg.model.tokenizer_path or model_path)
         trust = cfg.model.trust_remote_code
         self.model_path = model_path
-        self.compute_dtype = model_utils.resolve_dtype(cfg.model.dtype, self.device)
+        self.compute_dtype = getattr(torch, resolve_dtype(cfg.model.dtype, self.device))
         self.tokenizer = model_utils.load_tokenizer(tok_path, trust_remote_code=trust)
         override = dict(cfg.model.override_config)
         actor_cfg = cfg.actor
@@ -370,6 +349,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
     def _build_rollout(self) -> None:
         from verl.workers.rollout.agent_loop import AgentLoop
+        from verl.workers.rollout.base import build_rollout_engine
 
         rollout_cfg = self.config.rollout
         # The engine keeps its own copy of the weights (FSDP shards cannot be shared), refreshed by sync_weights().
@@ -519,9 +499,10 @@ class CriticWorker(_ModelWorkerBase):
             raise ValueError("critic.model.path is null and no actor model path was given; set critic.model.path")
         path = os.path.expanduser(str(path))
         trust = cfg.model.trust_remote_code
-        self.compute_dtype = model_utils.resolve_dtype("auto", self.device)
+        self.compute_dtype = getattr(torch, resolve_dtype("auto", self.device))
         self.tokenizer = model_utils.load_tokenizer(os.path.expanduser(self._tokenizer_path or path), trust)
         module = model_utils.load_value_model(path, dtype=torch.float32, trust_remote_code=trust,
+                                              attn_implementation=cfg.model.attn_implementation,
                                               override_config=cfg.model.override_config)
         module.config.use_cache = False
         self.module = self._place(module, cfg.fsdp_config, cfg.model.enable_gradient_checkpointing)

@@ -14,7 +14,8 @@ from typing import Any, Optional
 
 from verl.agent_trainer.config.schema import (AgentGymConfig, ModelConfig, RolloutConfig, _check_choice,
                                               _check_positive, load_dataclass_config,
-                                              resolve_device, resolve_model_and_rollout)
+                                              resolve_model_and_rollout)
+from verl.utils.device import resolve_device
 
 __all__ = ["GenerationDataConfig", "GenerationTrainerConfig", "GenerationConfig", "load_generation_config"]
 

@@ -18,8 +18,10 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Union
 
+from verl.utils.device import resolve_device, resolve_dtype
+
 __all__ = [
-    "load_dataclass_config", "resolve_device", "resolve_model_and_rollout",
+    "load_dataclass_config", "resolve_model_and_rollout", "check_attn_implementation",
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
     "ActorConfig", "RefConfig", "ValKwargsConfig", "RolloutConfig", "AgentGymConfig",
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
@@ -34,8 +36,9 @@ _LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "s
 # pass here and fail after a whole rollout.
 KL_TYPES = ("kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3")
 _KL_CHOICES = KL_TYPES + tuple(k + "+" for k in KL_TYPES)
-# Estimators whose baseline is the other samples of the same prompt: with rollout.n=1 they have none.
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2")
+_DTYPES = ("auto", "float32", "bfloat16", "float16")  # resolved by verl.utils.device.resolve_dtype
+# Estimators whose baseline is the other samples of the same prompt: with rollout.n=1 they have none.
 GROUP_BASELINE_ESTIMATORS = ("grpo", "grpo_passk", "rloo", "opo", "reinforce_plus_plus_baseline", "gpg", "gigpo")
 _LOGGERS = ("console", "file", "tensorboard", "wandb")
 
@@ -119,7 +122,7 @@ class ModelConfig:
         if not self.path:
             raise ValueError("actor_rollout_ref.model.path is empty; set it to an HF model directory "
                              "(e.g. one built by `python -m verl.utils.tiny_model --out DIR`)")
-        _check_choice("actor_rollout_ref.model.dtype", self.dtype, ("auto", "float32", "bfloat16", "float16"))
+        _check_choice("actor_rollout_ref.model.dtype", self.dtype, _DTYPES)
 
 
 @dataclass(frozen=True)
@@ -308,6 +311,7 @@ class RolloutConfig:
         p = "actor_rollout_ref.rollout"
         _check_choice(f"{p}.name", self.name, ("auto", "hf", "vllm"))
         _check_choice(f"{p}.mode", self.mode, ("async", "sync"))
+        _check_choice(f"{p}.dtype", self.dtype, _DTYPES)
         for key in ("n", "max_tokens", "max_model_len", "max_concurrency", "tensor_model_parallel_size",
                     "log_prob_micro_batch_size_per_gpu"):
             _check_positive(f"{p}.{key}", getattr(self, key))
@@ -375,6 +379,10 @@ class CriticModelConfig:
     trust_remote_code: bool = False
     enable_gradient_checkpointing: bool = False
     override_config: dict = field(default_factory=dict)
+    attn_implementation: str = "sdpa"   # as actor_rollout_ref.model.attn_implementation
+
+    def __post_init__(self):
+        _check_choice("critic.model.attn_implementation", self.attn_implementation, ATTN_IMPLEMENTATIONS)
 
 
 @dataclass(frozen=True)
@@ -718,33 +726,24 @@ def to_dict(cfg: Any) -> dict:
     return dataclasses.asdict(cfg)
 
 
-def resolve_device(device: str) -> str:
-    """`trainer.device`: `auto` becomes cuda when a GPU is visible, else cpu.
-
-    Raises:
-        ValueError: `cuda` was asked for but no CUDA device is visible.
-    """
-    import torch
-
-    has_cuda = torch.cuda.is_available()
-    if device == "auto":
-        return "cuda" if has_cuda else "cpu"
-    if device == "cuda" and not has_cuda:
-        raise ValueError("trainer.device=cuda but no CUDA device is visible; use trainer.device=cpu (or auto)")
-    return device
+def check_attn_implementation(key: str, attn_implementation: str, device: str) -> None:
+    """Fail at start-up when `key` (an `attn_implementation`) cannot run here: flash_attention_2 needs
+    CUDA and the flash-attn package; eager and sdpa run anywhere."""
+    if attn_implementation != "flash_attention_2":
+        return
+    if device != "cuda":
+        raise ValueError(f"{key}=flash_attention_2 needs a CUDA device (trainer.device resolved to {device}); "
+                         "use sdpa (the default) or eager")
+    if importlib.util.find_spec("flash_attn") is None:
+        raise ValueError(f"{key}=flash_attention_2 needs the flash-attn package (pip install '.[gpu]'); "
+                         "use sdpa (the default) or eager")
 
 
 def resolve_model_and_rollout(model: "ModelConfig", rollout: "RolloutConfig | None", device: str):
-    """Concrete `model.dtype` (bf16 on GPU, fp32 on CPU) and `rollout.name` (vllm on GPU when installed, else hf)."""
-    if model.dtype == "auto":
-        model = dataclasses.replace(model, dtype="bfloat16" if device == "cuda" else "float32")
-    if model.attn_implementation == "flash_attention_2":
-        if device != "cuda":
-            raise ValueError("actor_rollout_ref.model.attn_implementation=flash_attention_2 needs a CUDA device "
-                             f"(trainer.device resolved to {device}); use sdpa (the default) or eager")
-        if importlib.util.find_spec("flash_attn") is None:
-            raise ValueError("actor_rollout_ref.model.attn_implementation=flash_attention_2 needs the flash-attn "
-                             "package (pip install '.[gpu]'); use sdpa (the default) or eager")
+    """Concrete `model.dtype` (`resolve_dtype`: bf16 on GPU, fp32 on CPU) and `rollout.name` (vllm on GPU
+    when installed, else hf); checks `model.attn_implementation` can run on `device`."""
+    model = dataclasses.replace(model, dtype=resolve_dtype(model.dtype, device))
+    check_attn_implementation("actor_rollout_ref.model.attn_implementation", model.attn_implementation, device)
     if rollout is not None and rollout.name == "auto":
         use_vllm = device == "cuda" and importlib.util.find_spec("vllm") is not None
         rollout = dataclasses.replace(rollout, name="vllm" if use_vllm else "hf")
@@ -757,6 +756,9 @@ def _resolve_auto(cfg: PPOConfig) -> PPOConfig:
     arr = cfg.actor_rollout_ref
     model, rollout = resolve_model_and_rollout(arr.model, arr.rollout, trainer.device)
     arr = dataclasses.replace(arr, rollout=rollout, model=model)
+    if cfg.use_critic:
+        check_attn_implementation("critic.model.attn_implementation", cfg.critic.model.attn_implementation,
+                                  trainer.device)
     return dataclasses.replace(cfg, trainer=trainer, actor_rollout_ref=arr)
 
 

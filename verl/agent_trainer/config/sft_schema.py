@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from verl.agent_trainer.config.schema import (_LOGGERS, ModelConfig, OptimConfig, _check_choice, _check_positive,
-                                              load_dataclass_config,
-                                              resolve_device, resolve_model_and_rollout)
+                                              load_dataclass_config, resolve_model_and_rollout)
+from verl.utils.device import resolve_device
 
 __all__ = ["SFTDataConfig", "SFTOptimConfig", "SFTTrainerConfig", "SFTConfig", "load_sft_config"]
 

@@ -18,6 +18,7 @@ from typing import Iterable
 
 import torch
 
+from verl.agent_trainer.config.schema import ModelConfig, RolloutConfig, as_section
 from verl.utils.registry import Registry
 
 __all__ = [
@@ -26,6 +27,8 @@ __all__ = [
     "RolloutEngine",
     "register_engine",
     "get_engine_cls",
+    "build_rollout_engine",
+    "engine_dtype",
     "ENGINES",
 ]
 
@@ -105,3 +108,36 @@ def register_engine(name: str):
 def get_engine_cls(name: str):
     """Return the engine class registered as `name` (imports the built-ins lazily)."""
     return ENGINES.get(name)
+
+
+def engine_dtype(dtype, rollout_dtype: str, device) -> str:
+    """The engine's weights dtype: `dtype` when given, else float32 on CPU (the actor's precision
+    there) and `rollout.dtype` on GPU; one name from `verl.utils.device.resolve_dtype`."""
+    from verl.utils.device import resolve_dtype
+
+    if dtype is None:
+        dtype = None if str(getattr(device, "type", device)) == "cpu" else rollout_dtype
+    return resolve_dtype(dtype, device)
+
+
+def build_rollout_engine(model_path: str, rollout_cfg, device: torch.device,
+                         model_cfg: ModelConfig | None = None) -> RolloutEngine:
+    """Build the engine named by `rollout_cfg.name` (`auto`: vllm on CUDA, else hf) for `model_path`.
+
+    Engines follow this module's convention `cls(model_path, rollout_config, **kwargs)`. The HF engine
+    builds its model as the actor does (`model_cfg`: trust_remote_code, attn_implementation,
+    override_config) on `device`; vLLM gets trust_remote_code and override_config (as its
+    `hf_overrides`) and picks its own attention kernels. Shared by the actor worker and `main_generation`.
+    """
+    rollout_cfg = as_section(RolloutConfig, rollout_cfg, "actor_rollout_ref.rollout")
+    name = rollout_cfg.name
+    if name == "auto":
+        name = "vllm" if device.type == "cuda" else "hf"
+    model_cfg = model_cfg or ModelConfig(path=model_path)
+    override = dict(model_cfg.override_config)
+    kwargs: dict = {"trust_remote_code": model_cfg.trust_remote_code}
+    if name == "hf":
+        kwargs.update(device=str(device), attn_implementation=model_cfg.attn_implementation, override_config=override)
+    elif name == "vllm" and override:
+        kwargs["engine_kwargs"] = {"hf_overrides": override}
+    return get_engine_cls(name)(model_path, rollout_cfg, **kwargs)

@@ -40,7 +40,8 @@ import torch.nn.functional as F
 
 from verl.agent_trainer.config.schema import RolloutConfig, as_section
 from verl.utils import model_utils
-from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
+from verl.utils.device import resolve_device
+from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams, engine_dtype, register_engine
 
 __all__ = ["HFEngine"]
 
@@ -100,10 +101,8 @@ class HFEngine(RolloutEngine):
         if model is None and model_path is None:
             raise ValueError("HFEngine needs model_path (actor_rollout_ref.model.path) or a model object")
         config = as_section(RolloutConfig, config, "actor_rollout_ref.rollout")
-        self.device = model_utils.resolve_device(device)
-        if dtype is None:  # float32 on CPU, the rollout's dtype on GPU
-            dtype = None if self.device.type == "cpu" else config.dtype
-        dtype = model_utils.resolve_dtype(dtype, self.device)
+        self.device = torch.device(resolve_device(device))
+        dtype = getattr(torch, engine_dtype(dtype, config.dtype, self.device))
         if model is None:
             model = model_utils.load_causal_lm(model_path, dtype, trust_remote_code=trust_remote_code,
                                                attn_implementation=attn_implementation,

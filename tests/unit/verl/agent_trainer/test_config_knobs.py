@@ -1,4 +1,6 @@
 """Knobs the code reads are settable from the config and change behaviour (one test per family)."""
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -156,7 +158,7 @@ def test_attn_implementation_is_selectable_and_reaches_the_models(tmp_path):
     from verl.agent_trainer.config.schema import resolve_model_and_rollout
     from verl.utils import model_utils
     from verl.utils.tiny_model import build_tiny_model
-    from verl.workers.fsdp_workers import build_rollout_engine
+    from verl.workers.rollout.base import build_rollout_engine
 
     assert _cfg().actor_rollout_ref.model.attn_implementation == "sdpa"
     model = _cfg("actor_rollout_ref.model.attn_implementation=eager").actor_rollout_ref.model
@@ -169,8 +171,6 @@ def test_attn_implementation_is_selectable_and_reaches_the_models(tmp_path):
     lm = model_utils.load_causal_lm(path, attn_implementation="eager")
     assert lm.config._attn_implementation == "eager"
     # the HF rollout engine builds its copy like the actor: attention kernel and override_config
-    import dataclasses
-
     model = dataclasses.replace(model, path=path, override_config={"num_hidden_layers": 1})
     engine = build_rollout_engine(path, _cfg().actor_rollout_ref.rollout, torch.device("cpu"), model)
     try:
@@ -179,13 +179,47 @@ def test_attn_implementation_is_selectable_and_reaches_the_models(tmp_path):
         engine.shutdown()
 
 
-def test_one_device_rule():
-    from verl.agent_trainer.config.schema import resolve_device
-    from verl.utils import model_utils
+def test_critic_attn_implementation_is_selectable_and_reaches_the_value_model():
+    from verl.utils.tiny_model import build_tiny_model
+    from verl.workers.fsdp_workers import CriticWorker
 
-    assert model_utils.resolve_device("cpu") == torch.device(resolve_device("cpu"))
-    assert model_utils.resolve_device(None) == torch.device(resolve_device("auto"))
-    if not torch.cuda.is_available():
-        for fn in (resolve_device, model_utils.resolve_device):  # one behaviour: an error, not a silent CPU
-            with pytest.raises(ValueError, match="no CUDA device is visible"):
-                fn("cuda")
+    assert _cfg().critic.model.attn_implementation == "sdpa"
+    with pytest.raises(ValueError, match=r"critic\.model\.attn_implementation='flash'"):
+        _cfg("critic.model.attn_implementation=flash")
+    path = build_tiny_model()
+    critic = CriticWorker({"model": {"path": path, "attn_implementation": "eager"}, "ppo_mini_batch_size": 1},
+                          device="cpu")
+    critic.init_model()
+    assert critic.module.config._attn_implementation == "eager"
+
+
+def test_flash_attention_2_fails_at_start_up_where_it_cannot_run(monkeypatch):
+    from verl.agent_trainer.config import schema
+
+    for key in ("actor_rollout_ref.model.attn_implementation", "critic.model.attn_implementation"):
+        cfg = OmegaConf.merge(OmegaConf.load(default_config_path()),
+                              OmegaConf.from_dotlist([f"{key}=flash_attention_2", "trainer.device=cpu"]))
+        with pytest.raises(ValueError, match=rf"{key.replace('.', '[.]')}=flash_attention_2 needs a CUDA device"):
+            load_config(cfg)
+    # on a GPU without the package: the message names the extra to install
+    monkeypatch.setattr(schema.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ValueError, match=r"needs the flash-attn package \(pip install '\.\[gpu\]'\)"):
+        schema.check_attn_implementation("actor_rollout_ref.model.attn_implementation", "flash_attention_2", "cuda")
+    schema.check_attn_implementation("critic.model.attn_implementation", "sdpa", "cpu")  # sdpa/eager run anywhere
+    # a critic that is not trained is not checked
+    cfg = OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist(
+        ["critic.model.attn_implementation=flash_attention_2", "trainer.device=cpu", "critic.enable=false"]))
+    assert load_config(cfg).critic.model.attn_implementation == "flash_attention_2"
+
+
+def test_vllm_gets_trust_remote_code_and_override_config(monkeypatch):
+    from verl.workers.rollout import base
+
+    seen = {}
+    monkeypatch.setattr(base, "get_engine_cls", lambda name: lambda path, cfg, **kw: seen.update(name=name, kw=kw))
+    model = _cfg("actor_rollout_ref.model.trust_remote_code=true").actor_rollout_ref.model
+    rollout = _cfg("actor_rollout_ref.rollout.name=vllm").actor_rollout_ref.rollout
+    base.build_rollout_engine("m", rollout, torch.device("cpu"), model)
+    assert seen == {"name": "vllm", "kw": {"trust_remote_code": True}}
+    base.build_rollout_engine("m", rollout, torch.device("cpu"), dataclasses.replace(model, override_config={"x": 1}))
+    assert seen["kw"]["engine_kwargs"] == {"hf_overrides": {"x": 1}}

@@ -40,7 +40,7 @@ from typing import Any, Iterable, Iterator
 import torch
 
 from verl.agent_trainer.config.schema import RolloutConfig, as_section
-from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams, register_engine
+from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams, engine_dtype, register_engine
 
 __all__ = ["VLLMEngine", "VLLMWorkerExtension", "engine_args"]
 
@@ -74,13 +74,9 @@ def engine_args(model_path: str, config: RolloutConfig, on_cpu: bool, *, dtype=N
         if config.kv_cache_space_gb is not None:
             os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(int(config.kv_cache_space_gb))
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    if dtype is None:
-        dtype = "float32" if on_cpu else config.dtype
-    if isinstance(dtype, torch.dtype):
-        dtype = str(dtype).removeprefix("torch.")
     args: dict[str, Any] = dict(
         model=str(model_path),
-        dtype=str(dtype),
+        dtype=engine_dtype(dtype, config.dtype, "cpu" if on_cpu else "cuda"),
         seed=int(seed if seed is not None else config.seed),
         tensor_parallel_size=int(tensor_parallel_size or config.tensor_model_parallel_size),
         max_model_len=max_model_len or config.max_model_len,
@@ -108,7 +104,8 @@ class VLLMEngine(RolloutEngine):
             `tensor_model_parallel_size` (or `tensor_parallel_size`), `enforce_eager`, `seed`,
             `max_num_seqs`, `max_num_batched_tokens`, `enable_prefix_caching`, `kv_cache_space_gb`
             (CPU only), `logprobs_mode`. Keyword arguments override it.
-        dtype: "float32", "bfloat16", ... (default: float32 on CPU, config dtype or "auto" on GPU).
+        dtype: "float32", "bfloat16", ... or a torch dtype (default: `base.engine_dtype`, float32 on CPU
+            and `rollout.dtype` on GPU).
         engine_kwargs: extra `vllm.AsyncEngineArgs` fields, passed through unchanged.
         start_timeout_s: how long to wait for the engine to come up.
 

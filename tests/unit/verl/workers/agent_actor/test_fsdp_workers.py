@@ -11,8 +11,8 @@ from omegaconf import OmegaConf
 
 from verl.agent_trainer.config.schema import default_config_path, load_config
 from verl.protocol import DataProto
-from verl.utils.tiny_model import build_tiny_model
 from verl.utils.model_utils import build_lr_scheduler
+from verl.utils.tiny_model import build_tiny_model
 from verl.workers.fsdp_workers import ActorRolloutRefWorker, CriticWorker
 
 
