@@ -257,3 +257,35 @@ def test_session_limit_and_idle_eviction(tasks):
         assert requests.get(base + "/list_envs", timeout=10).json() == []  # idle envs (and their contexts) evicted
         assert _post(base, "step", {"env_idx": a, "action": "```go_back```"}).status_code == 404
         assert _post(base, "create").status_code == 200  # room again
+
+
+def test_webarena_interaction_lifecycle(server, tasks):
+    """verl's interaction API on a real WebArena server: start -> observation -> a reply without an
+    action gets a corrective observation -> stop ends the episode with its score -> finalize."""
+    import asyncio
+
+    from verl.interactions import WebarenaInteraction
+
+    interaction = WebarenaInteraction({"env_server_base": server, "timeout": 120, "max_retries": 1})
+    assert interaction.name == "webarena"
+    idx = _first(tasks, lambda t: t["sites"] == ["shopping"])
+
+    async def play():
+        iid = await interaction.start_interaction(session_id=idx)
+        first = interaction.get_observation(iid)
+        done, text, score, extra = await interaction.generate_response(
+            iid, [{"role": "assistant", "content": "I am not sure what to do yet."}])
+        assert not done and score == 0.0 and "format was incorrect" in text
+        done, text, score, extra = await interaction.generate_response(
+            iid, [{"role": "assistant", "content": "In summary, the next action I will perform is ```stop [no idea]```"}])
+        total = await interaction.calculate_score(iid)
+        await interaction.finalize_interaction(iid)
+        return first, done, extra, total
+
+    try:
+        first, done, extra, total = asyncio.run(play())
+    finally:
+        interaction.close()
+    assert "Tab 0 (current)" in first and tasks[idx]["intent"] in first
+    assert done and extra["turns"] == 2 and total == extra["reward"] == 0.0  # a wrong answer scores 0
+    assert len(interaction.pool) == 0  # closed with the interaction

@@ -1,106 +1,11 @@
-"""WebShop as a verl interaction: each instance is one env session reset to a goal index.
-
-`start_interaction(instance_id, item_id="webshop_12")` (or `session_id=12`) resets a pooled client;
-`get_observation` returns the first page; `generate_response` parses the last assistant message as
-the action and steps the env, returning (done, next observation, step reward, {"reward", "done"});
-`calculate_score` is the last step's reward; `finalize_interaction` returns the session to the pool.
-Env failures raise `EnvClientError` to the caller, which decides how to fail the sample.
-"""
-from __future__ import annotations
-
-import asyncio
-import uuid
-from dataclasses import dataclass
-from typing import Any, Optional
-
-from verl.agent_trainer.config.schema import AgentGymConfig
-from verl.interactions.base import BaseInteraction
-from verl.utils.agentgym.client import EnvClientPool
-from verl.utils.dataset import parse_item_id
+"""WebShop as a verl interaction (`class_name: verl.interactions.webshop_interaction.WebshopInteraction`)."""
+from verl.interactions.env_interaction import EnvInteraction
 
 __all__ = ["WebshopInteraction"]
 
 
-@dataclass
-class _Instance:
-    client: Any
-    observation: str
-    reward: float = 0.0
-    done: bool = False
-    turns: int = 0
+class WebshopInteraction(EnvInteraction):
+    """`EnvInteraction` on a WebShop server (name and task "webshop"; config `env_server_base`,
+    `timeout`, `max_retries`)."""
 
-
-class WebshopInteraction(BaseInteraction):
-    """Interaction backed by the WebShop env client.
-
-    Args:
-        config: `env_server_base` (verl's recipe name; or `env_addr`, as in `actor_rollout_ref.agentgym`),
-            `timeout`, `max_retries`, optional `name` (default "webshop"); `client_factory` (a
-            zero-argument callable) replaces the real client, e.g. in tests.
-    """
-
-    def __init__(self, config: dict):
-        config = dict(config or {})
-        if "env_server_base" in config:
-            config.setdefault("env_addr", config.pop("env_server_base"))
-        config.setdefault("name", "webshop")
-        config.setdefault("task_name", "webshop")
-        super().__init__(config)
-        factory = config.pop("client_factory", None)
-        agentgym = {k: v for k, v in config.items() if k in AgentGymConfig.__dataclass_fields__}
-        self.pool = EnvClientPool(agentgym, factory=factory)
-        self._instances: dict[str, _Instance] = {}
-
-    async def start_interaction(self, instance_id: Optional[str] = None, item_id: Optional[str] = None,
-                                session_id: Optional[int] = None, **kwargs: Any) -> str:
-        """Reset a session to `session_id` (or the index of `item_id`, e.g. "webshop_12")."""
-        if session_id is None:
-            if item_id is None:
-                raise ValueError("WebshopInteraction.start_interaction needs item_id ('webshop_<goal>') or session_id")
-            session_id = parse_item_id(item_id)[1]
-        instance_id = instance_id or str(uuid.uuid4())
-        client = await asyncio.to_thread(self.pool.acquire)
-        try:
-            result = await asyncio.to_thread(client.reset, int(session_id))
-        except Exception:
-            self.pool.release(client, healthy=False)
-            raise
-        self._instances[instance_id] = _Instance(client=client, observation=result.observation)
-        return instance_id
-
-    def get_observation(self, instance_id: str) -> str:
-        """The current page text of the instance (the first observation right after start)."""
-        return self._get(instance_id).observation
-
-    async def generate_response(self, instance_id: str, messages: list[dict], **kwargs: Any
-                                ) -> tuple[bool, str, float, dict]:
-        """Step the env with the last assistant message; return (done, observation, reward, extra)."""
-        inst = self._get(instance_id)
-        action = next((m["content"] for m in reversed(messages) if m.get("role") == "assistant"), None)
-        if action is None:
-            raise ValueError("WebshopInteraction.generate_response: messages contain no assistant turn to act on")
-        step = await asyncio.to_thread(inst.client.step, action)
-        inst.observation, inst.reward, inst.done = step.observation, float(step.reward), step.done
-        inst.turns += 1
-        return inst.done, inst.observation, inst.reward, {"reward": inst.reward, "done": inst.done, "turns": inst.turns}
-
-    async def calculate_score(self, instance_id: str, **kwargs: Any) -> float:
-        """Reward of the last step (WebShop: the purchase score once done, else 0)."""
-        return self._get(instance_id).reward
-
-    async def finalize_interaction(self, instance_id: str, **kwargs: Any) -> None:
-        """Return the instance's session to the pool."""
-        inst = self._instances.pop(instance_id, None)
-        if inst is not None:
-            self.pool.release(inst.client, healthy=True)
-
-    def close(self) -> None:
-        """Close every pooled session (finalize open instances first)."""
-        for iid in list(self._instances):
-            self.pool.release(self._instances.pop(iid).client, healthy=False)
-        self.pool.close()
-
-    def _get(self, instance_id: str) -> _Instance:
-        if instance_id not in self._instances:
-            raise KeyError(f"unknown interaction instance {instance_id!r}; call start_interaction first")
-        return self._instances[instance_id]
+    default_task = "webshop"
