@@ -126,3 +126,49 @@ def test_interaction_path_gives_the_same_batch_as_the_env_client_path(webshop_ur
     for key in ("reward", "num_turns", "terminated", "turn_rewards", "messages"):
         assert list(a.non_tensor_batch[key]) == list(b.non_tensor_batch[key]), key
     assert max(b.non_tensor_batch["reward"]) > 0  # real purchases were scored through the interaction
+
+
+def test_parquet_interaction_rows_give_the_same_batch_as_item_ids(webshop_url, tiny, tmp_path):
+    """verl's recipe: parquet rows with extra_info.interaction_kwargs, rollout.multi_turn on with an
+    interaction YAML, through the worker's factory -> the same batch as AgentGym-RL's item-id rows."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+    import torch
+
+    from verl.protocol import DataProto
+    from verl.workers.fsdp_workers import _interaction_factory
+    from verl.workers.rollout.agent_loop import AgentLoop
+
+    _, tok = tiny
+    ids = [0, 1, 2, 5]
+    root = __file__.rsplit("/tests/", 1)[0]
+    subprocess.run([sys.executable, f"{root}/scripts/data_preprocess/webshop_multiturn_w_interaction.py",
+                    "--local_save_dir", str(tmp_path), "--num_samples", "6"], check=True, capture_output=True)
+    frame = pd.read_parquet(tmp_path / "train.parquet")
+    rows = frame[frame.extra_info.map(lambda e: int(e["index"]) in ids)]
+    cfg = tmp_path / "interaction.yaml"
+    cfg.write_text("interaction:\n  - class_name: verl.interactions.webshop_interaction.WebshopInteraction\n"
+                   f"    config: {{env_server_base: '{webshop_url}', timeout: 10}}\n")
+    direct = _loop(ScriptedWebshopEngine(tok), tok, webshop_url)
+    import dataclasses
+
+    from verl.agent_trainer.config.schema import MultiTurnConfig
+
+    rollout = dataclasses.replace(direct.rollout_config,
+                                  multi_turn=MultiTurnConfig(enable=True, interaction_config_path=str(cfg)))
+    via = AgentLoop(ScriptedWebshopEngine(tok), tok, rollout, direct.agentgym_config, direct.data_config,
+                    env_client_factory=_interaction_factory(rollout, direct.agentgym_config))
+    parquet_batch = DataProto.from_dict(non_tensors={
+        "prompt": np.array(list(rows.prompt), dtype=object), "extra_info": np.array(list(rows.extra_info), dtype=object),
+        "uid": np.array([str(i) for i in ids], dtype=object)}, meta_info={"max_rounds": 5, "global_step": 1})
+    try:
+        a, b = direct.run(_batch(ids)), via.run(parquet_batch)
+    finally:
+        direct.close()
+        via.close()
+    assert list(b.non_tensor_batch["item_id"]) == [f"webshop_{i}" for i in ids]
+    for key in ("prompts", "responses", "response_mask", "token_level_scores"):
+        assert torch.equal(a.batch[key], b.batch[key]), key
+    assert list(a.non_tensor_batch["reward"]) == list(b.non_tensor_batch["reward"])

@@ -20,6 +20,7 @@ import dataclasses
 import logging
 import os
 import time
+from typing import Any
 
 import torch
 
@@ -124,6 +125,24 @@ def _move_optimizer_state(optimizer: torch.optim.Optimizer, device: torch.device
         for k, v in state.items():
             if torch.is_tensor(v):
                 state[k] = v.to(device, non_blocking=True)
+
+
+def _interaction_factory(rollout_cfg: RolloutConfig, agentgym) -> Any:
+    """With `rollout.multi_turn.enable`: env clients backed by the interaction of the interaction YAML
+    (one item, or the one named like `agentgym.task_name`); else None (the task's env client)."""
+    if not rollout_cfg.multi_turn.enable:
+        return None
+    from verl.interactions import initialize_interactions_from_config, interaction_client_factory
+
+    interactions = initialize_interactions_from_config(os.path.expanduser(rollout_cfg.multi_turn.interaction_config_path))
+    if len(interactions) == 1:
+        (interaction,) = interactions.values()
+    elif agentgym.task_name in interactions:
+        interaction = interactions[agentgym.task_name]
+    else:
+        raise ValueError(f"the interaction config defines {sorted(interactions)}; with several, one must be named "
+                         f"like actor_rollout_ref.agentgym.task_name={agentgym.task_name!r}")
+    return interaction_client_factory(interaction, agentgym.task_name, agentgym.data_len)
 
 
 class _ModelWorkerBase:
@@ -354,7 +373,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         rollout_cfg = self.config.rollout
         # The engine keeps its own copy of the weights (FSDP shards cannot be shared), refreshed by sync_weights().
         self.engine = build_rollout_engine(self.model_path, rollout_cfg, self.device, self.config.model)
-        self.agent_loop = AgentLoop(self.engine, self.tokenizer, rollout_cfg, self.config.agentgym, self.data_config)
+        self.agent_loop = AgentLoop(self.engine, self.tokenizer, rollout_cfg, self.config.agentgym, self.data_config,
+                                    env_client_factory=_interaction_factory(rollout_cfg, self.config.agentgym))
 
     # ------------------------------------------------------------------------------ rollout
     def generate_sequences(self, prompts: DataProto) -> DataProto:

@@ -23,7 +23,7 @@ from verl.utils.device import resolve_device, resolve_dtype
 __all__ = [
     "load_dataclass_config", "resolve_model_and_rollout", "check_attn_implementation",
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
-    "ActorConfig", "RefConfig", "ValKwargsConfig", "RolloutConfig", "AgentGymConfig",
+    "ActorConfig", "RefConfig", "ValKwargsConfig", "MultiTurnConfig", "AgentLoopConfig", "RolloutConfig", "AgentGymConfig",
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
     "KLCtrlConfig", "RoundsCtrlConfig", "GiGPOConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
     "load_config", "from_dict", "to_dict", "as_section", "COMPAT_ONLY_KEYS", "warn_compat_keys", "check_override_keys", "default_config_path",
@@ -276,6 +276,40 @@ class ValKwargsConfig:
 
 
 @dataclass(frozen=True)
+class MultiTurnConfig:
+    """`actor_rollout_ref.rollout.multi_turn` (verl's keys): run verl interactions through the agent loop.
+
+    With `enable`, the interactions in `interaction_config_path` (verl's YAML) drive the rows whose
+    `extra_info.interaction_kwargs` name one, through the same agent loop as `agentgym.task_name`.
+    """
+
+    enable: bool = False
+    max_user_turns: Optional[int] = None        # null: agentgym.max_rounds (one user turn per env step)
+    max_assistant_turns: Optional[int] = None   # null: agentgym.max_rounds
+    interaction_config_path: Optional[str] = None
+
+    def __post_init__(self):
+        p = "actor_rollout_ref.rollout.multi_turn"
+        if self.enable and not self.interaction_config_path:
+            raise ValueError(f"{p}.enable=true needs {p}.interaction_config_path (verl's interaction YAML)")
+        _check_positive(f"{p}.max_user_turns", self.max_user_turns)
+        _check_positive(f"{p}.max_assistant_turns", self.max_assistant_turns)
+
+
+@dataclass(frozen=True)
+class AgentLoopConfig:
+    """`actor_rollout_ref.rollout.agent` (verl's keys): which agent loop runs a row."""
+
+    default_agent_loop: str = "tool_agent"   # tool_agent: multi-turn (env / interaction); single_turn_agent
+    num_workers: int = 1                     # verl's AgentLoopWorker count; one asyncio loop serves all here
+
+    def __post_init__(self):
+        _check_choice("actor_rollout_ref.rollout.agent.default_agent_loop", self.default_agent_loop,
+                      ("tool_agent", "single_turn_agent"))
+        _check_positive("actor_rollout_ref.rollout.agent.num_workers", self.num_workers)
+
+
+@dataclass(frozen=True)
 class RolloutConfig:
     """`actor_rollout_ref.rollout`: the engine and the multi-turn agent loop."""
 
@@ -306,6 +340,10 @@ class RolloutConfig:
     system_prompt: Optional[str] = None      # null: AgentGym-RL's Qwen system line; "" for none
     stop_token_ids: List[int] = field(default_factory=list)  # extra ids that end a turn (besides EOS)
     val_kwargs: ValKwargsConfig = field(default_factory=ValKwargsConfig)
+    multi_turn: MultiTurnConfig = field(default_factory=MultiTurnConfig)
+    agent: AgentLoopConfig = field(default_factory=AgentLoopConfig)
+    prompt_length: Optional[int] = None      # verl's name of data.max_prompt_length (must agree when set)
+    response_length: Optional[int] = None    # verl's name of data.max_response_length (must agree when set)
 
     def __post_init__(self):
         p = "actor_rollout_ref.rollout"
@@ -600,6 +638,12 @@ class PPOConfig:
             raise ValueError(
                 f"data.train_batch_size={self.data.train_batch_size} must be divisible by "
                 f"critic.ppo_mini_batch_size={self.critic.ppo_mini_batch_size} (or lower critic.ppo_mini_batch_size)")
+        for rollout_key, data_key in (("prompt_length", "max_prompt_length"), ("response_length", "max_response_length")):
+            value = getattr(arr.rollout, rollout_key)
+            if value is not None and value != getattr(self.data, data_key):
+                raise ValueError(f"actor_rollout_ref.rollout.{rollout_key}={value} disagrees with data.{data_key}="
+                                 f"{getattr(self.data, data_key)}; they name one limit (verl's and AgentGym-RL's "
+                                 "key): set both to the same value, or only one")
         if self.algorithm.adv_estimator in GROUP_BASELINE_ESTIMATORS and arr.rollout.n < 2:
             raise ValueError(
                 f"algorithm.adv_estimator={self.algorithm.adv_estimator} compares the samples of one prompt, but "
@@ -776,6 +820,7 @@ COMPAT_ONLY_KEYS: dict[tuple[str, str], str] = {
     ("RolloutConfig", "free_cache_engine"): "the engine keeps its KV cache between steps",
     ("RolloutConfig", "load_format"): "the engine loads the checkpoint at model.path, then receives synced weights",
     ("TrainerConfig", "seed"): "data order follows data.seed, sampling follows actor_rollout_ref.rollout.seed",
+    ("AgentLoopConfig", "num_workers"): "one asyncio agent loop per rank serves every trajectory",
 }
 _WARNED_COMPAT: set[str] = set()
 

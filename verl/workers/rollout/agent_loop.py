@@ -124,6 +124,8 @@ class AgentLoop:
         # null: AgentGym-RL's Qwen system line; "" for none
         self.system_prompt = DEFAULT_SYSTEM_PROMPT if rollout.system_prompt is None else rollout.system_prompt
         self.task_name, self.default_max_rounds = agentgym.task_name, agentgym.max_rounds
+        turns = [t for t in (rollout.multi_turn.max_assistant_turns, rollout.multi_turn.max_user_turns) if t]
+        self.max_interaction_turns = min(turns) if turns else None
         self.pool = EnvClientPool(agentgym, factory=env_client_factory)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         if tokenizer.eos_token_id is None:
@@ -161,6 +163,9 @@ class AgentLoop:
         item_ids = [str(x) for x in ntb.get("item_id", [f"row_{i}" for i in range(n)])]
         rows = [int(r) for r in ntb["rollout_row"]] if "rollout_row" in ntb else list(range(n))
         prompts = ntb.get("prompt")
+        interaction_rows = self._interaction_rows(ntb, item_ids)
+        if interaction_rows:
+            max_rounds = min(max_rounds, self.max_interaction_turns or max_rounds)
 
         clock = _ActivityClock()
         sem = asyncio.Semaphore(self.max_concurrency)
@@ -171,7 +176,7 @@ class AgentLoop:
             async with sem:
                 seed_base = _seed(self.seed, global_step, int(validate), rows[i])
                 sampling = self._sampling(validate, meta.get("val_temperature"))
-                chat = prompts[i] if prompts is not None else None
+                chat = prompts[i] if prompts is not None and i not in interaction_rows else None
                 if chat is not None and not (isinstance(chat, float) and np.isnan(chat)):
                     traj = await self._single_turn(item_ids[i], _as_messages(chat), sampling, seed_base, clock)
                 else:
@@ -193,6 +198,25 @@ class AgentLoop:
         self._report_errors(trajs)
         self._dump(trajs, global_step, validate)
         return out
+
+    def _interaction_rows(self, ntb: dict, item_ids: list[str]) -> set[int]:
+        """Rows of verl's interaction recipe (`extra_info.interaction_kwargs`) when `rollout.multi_turn`
+        is on with the tool agent: they run as env rows of task `session_id` (`item_ids` updated);
+        their chat prompt is rebuilt from the env's conversation start and first observation."""
+        multi_turn, agent = self.rollout_config.multi_turn, self.rollout_config.agent
+        extra = ntb.get("extra_info")
+        if not multi_turn.enable or agent.default_agent_loop != "tool_agent" or extra is None:
+            return set()
+        found = set()
+        for i, info in enumerate(extra):
+            kwargs = info.get("interaction_kwargs") if isinstance(info, dict) else None
+            if kwargs:
+                if "session_id" not in kwargs:
+                    raise ValueError(f"row {i}: extra_info.interaction_kwargs needs session_id (the task index), "
+                                     f"got {dict(kwargs)}")
+                item_ids[i] = f"{self.task_name}_{int(kwargs['session_id'])}"
+                found.add(i)
+        return found
 
     def close(self) -> None:
         """Close pooled env sessions and the env thread pool (the engine is the caller's); idempotent."""

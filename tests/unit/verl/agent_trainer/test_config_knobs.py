@@ -223,3 +223,18 @@ def test_vllm_gets_trust_remote_code_and_override_config(monkeypatch):
     assert seen == {"name": "vllm", "kw": {"trust_remote_code": True}}
     base.build_rollout_engine("m", rollout, torch.device("cpu"), dataclasses.replace(model, override_config={"x": 1}))
     assert seen["kw"]["engine_kwargs"] == {"hf_overrides": {"x": 1}}
+
+
+def test_verl_multi_turn_keys_are_settable_and_checked():
+    cfg = _cfg("actor_rollout_ref.rollout.multi_turn.enable=true",
+               "actor_rollout_ref.rollout.multi_turn.interaction_config_path=x.yaml",
+               "actor_rollout_ref.rollout.multi_turn.max_assistant_turns=7",
+               "actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent",
+               "actor_rollout_ref.rollout.prompt_length=2048", "data.max_prompt_length=2048")
+    assert cfg.actor_rollout_ref.rollout.multi_turn.max_assistant_turns == 7
+    with pytest.raises(ValueError, match=r"multi_turn\.enable=true needs .*interaction_config_path"):
+        _cfg("actor_rollout_ref.rollout.multi_turn.enable=true")
+    with pytest.raises(ValueError, match=r"default_agent_loop='react'"):
+        _cfg("actor_rollout_ref.rollout.agent.default_agent_loop=react")
+    with pytest.raises(ValueError, match=r"rollout\.response_length=99 disagrees with data\.max_response_length"):
+        _cfg("actor_rollout_ref.rollout.response_length=99")
