@@ -28,6 +28,29 @@ read_overrides() {
   done
 }
 
+# PYTHON, the job's environment, ENV_ADDR (default port $2), NGPU and PROFILE (cpu|gpu).
+job_profile() {
+  pick_python "$ROOT"
+  export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TOKENIZERS_PARALLELISM=false HYDRA_FULL_ERROR=1 RAY_USAGE_STATS_ENABLED=0
+  ENV_ADDR="${ENV_ADDR:-http://127.0.0.1:$2}"
+  NGPU=0
+  if command -v nvidia-smi >/dev/null 2>&1; then NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true); fi
+  PROFILE="${PROFILE:-$([[ "$NGPU" -gt 0 ]] && echo gpu || echo cpu)}"
+  # the CPU profile caps WebArena observations (a tiny model's context is short)
+  if [[ "$1" == webarena && "$PROFILE" == cpu ]]; then WEBARENA_ARGS="${WEBARENA_ARGS:---max-obs-chars 1500}"; fi
+}
+
+# GPU: vLLM's environment. CPU without MODEL_PATH: build the tiny model and use it.
+job_model() {
+  if [[ "$PROFILE" == gpu ]]; then
+    export VLLM_USE_MODELSCOPE=0 VLLM_WORKER_MULTIPROC_METHOD=spawn PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+  elif [[ -z "${MODEL_PATH:-}" ]]; then
+    TINY_MODEL_DIR="${TINY_MODEL_DIR:-$ROOT/saves/tiny_model}"
+    "$PYTHON" -m verl.utils.tiny_model --out "$TINY_MODEL_DIR"
+    MODEL_PATH="$TINY_MODEL_DIR"
+  fi
+}
+
 run_job() {
   local task="$1" kind="$2" port module
   shift 2
@@ -41,23 +64,10 @@ run_job() {
     eval) module=verl.agent_trainer.main_generation ;;
     *) echo "run_job: unknown kind $kind" >&2; return 2 ;;
   esac
-  pick_python "$ROOT"
-  export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TOKENIZERS_PARALLELISM=false HYDRA_FULL_ERROR=1 RAY_USAGE_STATS_ENABLED=0
-  ENV_ADDR="${ENV_ADDR:-http://127.0.0.1:$port}"
-  NGPU=0
-  if command -v nvidia-smi >/dev/null 2>&1; then NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true); fi
-  PROFILE="${PROFILE:-$([[ "$NGPU" -gt 0 ]] && echo gpu || echo cpu)}"
+  job_profile "$task" "$port"
   if [[ "$kind" == train ]]; then EXPERIMENT="${EXPERIMENT:-${task}_grpo_${PROFILE}}"; fi
-  # the CPU profile caps WebArena observations (a tiny model's context is short)
-  if [[ "$task" == webarena && "$PROFILE" == cpu ]]; then WEBARENA_ARGS="${WEBARENA_ARGS:---max-obs-chars 1500}"; fi
   "ensure_${task}_server" "$ENV_ADDR" "${task}_${kind}"
-  if [[ "$PROFILE" == gpu ]]; then
-    export VLLM_USE_MODELSCOPE=0 VLLM_WORKER_MULTIPROC_METHOD=spawn PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-  elif [[ -z "${MODEL_PATH:-}" ]]; then
-    TINY_MODEL_DIR="${TINY_MODEL_DIR:-$ROOT/saves/tiny_model}"
-    "$PYTHON" -m verl.utils.tiny_model --out "$TINY_MODEL_DIR"
-    MODEL_PATH="$TINY_MODEL_DIR"
-  fi
+  job_model
   OVERRIDES=()
   read_overrides "$ROOT/scripts/profiles/${task}_${kind}.args" "$ROOT/scripts/profiles/${task}_${kind}_${PROFILE}.args"
   if declare -F job_overrides >/dev/null; then job_overrides; fi

@@ -79,8 +79,10 @@ def _load_parquet(path: str, prompt_key: str) -> list[dict]:
         row = {k: _plain(v) for k, v in rec.items()}
         if key in row and key != "prompt":
             row["prompt"] = row.pop(key)
-        if "item_id" not in row:
-            row["item_id"] = f"{row.get('data_source', os.path.splitext(os.path.basename(path))[0])}_{i}"
+        if "item_id" not in row:  # verl's interaction rows name their task index; others their position
+            session = ((row.get("extra_info") or {}).get("interaction_kwargs") or {}).get("session_id")
+            row["item_id"] = (f"{row.get('data_source', os.path.splitext(os.path.basename(path))[0])}_"
+                              f"{i if session is None else int(session)}")
         rows.append(row)
     return rows
 

@@ -163,7 +163,8 @@ class AgentLoop:
         item_ids = [str(x) for x in ntb.get("item_id", [f"row_{i}" for i in range(n)])]
         rows = [int(r) for r in ntb["rollout_row"]] if "rollout_row" in ntb else list(range(n))
         prompts = ntb.get("prompt")
-        interaction_rows = self._interaction_rows(ntb, item_ids)
+        env_ids = list(item_ids)  # what an env row resets to; the rows keep their own item ids
+        interaction_rows = self._interaction_rows(ntb, env_ids)
         if interaction_rows:
             max_rounds = min(max_rounds, self.max_interaction_turns or max_rounds)
 
@@ -180,7 +181,8 @@ class AgentLoop:
                 if chat is not None and not (isinstance(chat, float) and np.isnan(chat)):
                     traj = await self._single_turn(item_ids[i], _as_messages(chat), sampling, seed_base, clock)
                 else:
-                    traj = await self._env_trajectory(item_ids[i], sampling, seed_base, max_rounds, clock)
+                    traj = await self._env_trajectory(env_ids[i], sampling, seed_base, max_rounds, clock)
+                    traj.item_id = item_ids[i]
             if progress is not None:
                 progress.update(1)
             return traj
@@ -199,9 +201,9 @@ class AgentLoop:
         self._dump(trajs, global_step, validate)
         return out
 
-    def _interaction_rows(self, ntb: dict, item_ids: list[str]) -> set[int]:
+    def _interaction_rows(self, ntb: dict, env_ids: list[str]) -> set[int]:
         """Rows of verl's interaction recipe (`extra_info.interaction_kwargs`) when `rollout.multi_turn`
-        is on with the tool agent: they run as env rows of task `session_id` (`item_ids` updated);
+        is on with the tool agent: they run as env rows of task `session_id` (`env_ids` updated);
         their chat prompt is rebuilt from the env's conversation start and first observation."""
         multi_turn, agent = self.rollout_config.multi_turn, self.rollout_config.agent
         extra = ntb.get("extra_info")
@@ -214,7 +216,7 @@ class AgentLoop:
                 if "session_id" not in kwargs:
                     raise ValueError(f"row {i}: extra_info.interaction_kwargs needs session_id (the task index), "
                                      f"got {dict(kwargs)}")
-                item_ids[i] = f"{self.task_name}_{int(kwargs['session_id'])}"
+                env_ids[i] = f"{self.task_name}_{int(kwargs['session_id'])}"
                 found.add(i)
         return found
 

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# verl interaction recipe on webarena, small: batch 8, n 2, one epoch: `bash scripts/multiturn/run_webarena_grpo_test.sh [key=value ...]`
+# (see scripts/multiturn/lib.sh for the environment variables and the output layout).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)" && cd "$ROOT"
+source "$ROOT/scripts/multiturn/lib.sh"
+run_recipe webarena test "$@"
