@@ -61,3 +61,44 @@ def test_unknown_override_key_names_close_matches():
 
     with pytest.raises(ValueError, match="micro_batch_size"):
         check_override_keys(["data.micro_batch=2"], root=SFTConfig)
+
+
+@pytest.mark.timeout(240)
+def test_a_killed_sft_run_resumes_from_its_last_checkpoint(demos, tmp_path, caplog):
+    """save_freq checkpoints; a run killed (SIGKILL) after one resumes there and ends exactly where an
+    uninterrupted run ends (same losses): at most one interval of work is lost."""
+    import logging
+    import subprocess
+    import sys
+    import time
+
+    from verl.agent_trainer.main_sft import run_sft
+    from verl.utils.tiny_model import build_tiny_model
+
+    def config(out):
+        return {"data": {"train_file": demos, "max_length": 640, "micro_batch_size": 2, "train_batch_size": 2},
+                "model": {"path": build_tiny_model()}, "optim": {"lr": 1e-3},
+                "trainer": {"total_training_steps": 40, "save_freq": 4, "default_local_dir": str(out), "device": "cpu",
+                            "log_freq": 100}}
+
+    reference = run_sft(config(tmp_path / "reference"))["losses"]
+    assert not os.path.exists(str(tmp_path / "reference") + ".checkpoint")  # removed once the run completes
+
+    out = tmp_path / "killed"
+    state = str(out) + ".checkpoint/state.pt"
+    code = "import json, sys; from verl.agent_trainer.main_sft import run_sft; run_sft(json.loads(sys.argv[1]))"
+    proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(config(out))])
+    deadline = time.monotonic() + 150
+    while not os.path.exists(state) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert os.path.exists(state) and not out.exists(), "the run should die between its first checkpoint and its end"
+    step = torch.load(state, weights_only=False)["step"]
+    assert 4 <= step < 40
+
+    with caplog.at_level(logging.INFO, logger="verl.agent_trainer.main_sft"):
+        resumed = run_sft(config(out))
+    assert any(f"resuming SFT from step {step} of 40" in r.getMessage() for r in caplog.records)
+    assert resumed["losses"] == pytest.approx(reference, rel=1e-5, abs=1e-6)
+    assert out.exists() and not os.path.exists(state)

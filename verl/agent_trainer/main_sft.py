@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import random
+import shutil
 import time
 from typing import Any, Sequence
 
@@ -187,6 +188,43 @@ def _batches(n: int, batch_size: int, shuffle: bool, seed: int):
         epoch += 1
 
 
+class _Checkpoint:
+    """The resumable state of an SFT run, in `<default_local_dir>.checkpoint/state.pt` (written atomically):
+    model, optimizer, schedule, losses so far, the step (which fixes the data position) and the RNG."""
+
+    def __init__(self, out_dir: str):
+        self.dir = os.path.abspath(os.path.expanduser(out_dir)).rstrip("/") + ".checkpoint"
+        self.path = os.path.join(self.dir, "state.pt")
+
+    def save(self, model, optimizer, scheduler, losses: list, step: int, total_steps: int) -> None:
+        os.makedirs(self.dir, exist_ok=True)
+        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                 "losses": list(losses), "step": step, "total_steps": total_steps, "rng": torch.get_rng_state()}
+        torch.save(state, self.path + ".tmp")
+        os.replace(self.path + ".tmp", self.path)
+        logger.info("SFT checkpoint at step %d: %s", step, self.path)
+
+    def restore(self, model, optimizer, scheduler, losses: list, total_steps: int) -> int:
+        """Load the checkpoint into the given objects; returns its step (0 when there is none to resume)."""
+        if not os.path.exists(self.path):
+            return 0
+        state = torch.load(self.path, map_location="cpu", weights_only=False)
+        if state["total_steps"] != total_steps:
+            logger.warning("ignoring %s: it belongs to a run of %d steps, this one has %d", self.path,
+                           state["total_steps"], total_steps)
+            return 0
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        losses.extend(state["losses"])
+        torch.set_rng_state(state["rng"])
+        logger.info("resuming SFT from step %d of %d (%s)", state["step"], total_steps, self.path)
+        return int(state["step"])
+
+    def remove(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def _save(model, tokenizer, out_dir: str, metrics: dict) -> None:
     """Write model + tokenizer + metrics atomically (`model_utils.save_hf_dir`)."""
     from verl.utils import model_utils
@@ -236,10 +274,14 @@ def run_sft(cfg: Any = None) -> dict:
                 math.ceil(total_steps / steps_per_epoch))
 
     losses: list[float] = []
+    ckpt = _Checkpoint(tcfg.default_local_dir)
+    start = ckpt.restore(model, optimizer, scheduler, losses, total_steps) if tcfg.resume_mode == "auto" else 0
     t0 = time.perf_counter()
     batches = _batches(len(examples), data.batch_size, data.shuffle, data.seed)
     epoch = 0
-    for step in range(1, total_steps + 1):
+    for _ in range(start):  # the data position of the restored step
+        epoch, _ = next(batches)
+    for step in range(start + 1, total_steps + 1):
         t_step = time.perf_counter()
         epoch, idx = next(batches)
         step_examples = [examples[i] for i in idx]
@@ -261,6 +303,8 @@ def run_sft(cfg: Any = None) -> dict:
                          "train/lr": scheduler.get_last_lr()[0], "train/epoch": epoch,
                          "train/assistant_tokens": denom, "timing_s/step": time.perf_counter() - t_step,
                          "timing_s/elapsed": time.perf_counter() - t0}, step=step)
+        if tcfg.save_freq > 0 and step % tcfg.save_freq == 0 and step < total_steps:
+            ckpt.save(model, optimizer, scheduler, losses, step, total_steps)
 
     model.eval()
     wall = time.perf_counter() - t0
@@ -270,6 +314,7 @@ def run_sft(cfg: Any = None) -> dict:
                "wall_s": wall, "model_path": model_path, "train_file": data.train_file,
                "output_dir": os.path.abspath(os.path.expanduser(tcfg.default_local_dir))}
     _save(model, tokenizer, tcfg.default_local_dir, metrics)
+    ckpt.remove()  # the run is complete: a new run in this directory starts over
     logger.info("SFT done: %d steps in %.1fs, loss %.4f -> %.4f; saved to %s", total_steps, wall, losses[0],
                 metrics["final_loss"], metrics["output_dir"])
     return metrics

@@ -74,8 +74,11 @@ class SFTTrainerConfig:
     logger: list = field(default_factory=lambda: ["console"])
     log_freq: int = 10
     seed: int = 0
+    save_freq: int = -1          # checkpoint (model, optimizer, schedule, position) every N steps; <= 0: never
+    resume_mode: str = "auto"    # auto: continue from the checkpoint beside default_local_dir | disable
 
     def __post_init__(self):
+        _check_choice("trainer.resume_mode", self.resume_mode, ("auto", "disable"))
         _check_positive("trainer.total_epochs", self.total_epochs)
         _check_positive("trainer.total_training_steps", self.total_training_steps)
         _check_positive("trainer.log_freq", self.log_freq)
