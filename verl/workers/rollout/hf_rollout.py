@@ -20,12 +20,19 @@ then have different cached lengths; they are aligned with padding slots that the
 hides, and explicit position ids continue each row's own positions. `update_weights` clears it.
 
 Reproducibility: each request samples with its own `torch.Generator`, seeded with
-`SamplingParams.seed` (or engine seed + request counter when None), so a request's tokens do not
-depend on which other requests share its batch.
+`SamplingParams.seed` (or engine seed + request counter when None): its uniforms are drawn when it
+is admitted, and inverse-CDF sampling over the vocabulary in id order (top-k/top-p only zero
+entries) turns the t-th uniform into the t-th token, so a request's tokens do not depend on which
+other requests share its batch.
+
+Speed: a decode step is one model call plus a few batched tensor ops, and the host waits on the
+device once per step (the step's ids and log-probs). On CUDA the next model call is queued before
+that wait, so host bookkeeping overlaps the GPU (see `_generate_batch`).
 """
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import logging
 import queue
@@ -108,6 +115,11 @@ class HFEngine(RolloutEngine):
                                                attn_implementation=attn_implementation,
                                                override_config=override_config)
         self.model = model.to(device=self.device, dtype=dtype).eval()
+        # transformers 5.2x renamed the cache argument and output field (`past_key_values` -> `cache`)
+        forward_args = inspect.signature(self.model.forward).parameters
+        self._cache_kw = "cache" if "cache" in forward_args else "past_key_values"
+        self._keep_last = "logits_to_keep" in forward_args
+        self._lookahead = self.device.type == "cuda"  # queue step t+1 before reading step t (see _generate_batch)
         self.max_batch_size = int(max_batch_size or min(config.max_num_seqs, 64))
         self.seed = int(seed if seed is not None else config.seed)
         self._counter = itertools.count()
@@ -205,7 +217,7 @@ class HFEngine(RolloutEngine):
                 except Exception as exc:  # report to every caller; the engine keeps serving
                     logger.exception("HFEngine batch of %d failed", len(batch))
                     for req in batch:
-                        req.loop.call_soon_threadsafe(_set_exception, req.future, exc)
+                        _post(req, _set_exception, exc)
             if stop:
                 self._fail_pending(RuntimeError("HFEngine was shut down"))
                 return
@@ -217,7 +229,7 @@ class HFEngine(RolloutEngine):
             except queue.Empty:
                 return
             if req is not None:
-                req.loop.call_soon_threadsafe(_set_exception, req.future, exc)
+                _post(req, _set_exception, exc)
 
     def _take_waiting(self, limit: int) -> list[_Request]:
         """Non-blocking: up to `limit` queued requests (a shutdown sentinel is put back)."""
@@ -234,8 +246,19 @@ class HFEngine(RolloutEngine):
                 taken.append(req)
         return taken
 
-    def _prefill(self, reqs: list[_Request]):
-        """Forward the prompts of `reqs` (reusing cached prefixes); returns (cache, attn, last_pos, logits)."""
+    def _forward(self, input_ids: torch.Tensor, attn: torch.Tensor, position_ids: torch.Tensor, past):
+        """One model call; returns (cache, next-token logits (rows, vocab) float32).
+
+        Only the last position's logits are computed when the model supports `logits_to_keep` (a
+        prefill would otherwise build (rows, len, vocab) logits it never reads)."""
+        kwargs = {self._cache_kw: past, "use_cache": True}
+        if self._keep_last:
+            kwargs["logits_to_keep"] = 1
+        out = self.model(input_ids=input_ids, attention_mask=attn, position_ids=position_ids, **kwargs)
+        return getattr(out, self._cache_kw), out.logits[:, -1, :].float()
+
+    def _prefill(self, reqs: list[_Request], base: int) -> "_Rows":
+        """Forward the prompts of `reqs` (reusing cached prefixes); returns their rows (indices from `base`)."""
         dev = self.device
         bsz = len(reqs)
         hits = [self._prefix.lookup(r.prompt_ids) for r in reqs]  # (cached_len, kv or None)
@@ -253,101 +276,187 @@ class HFEngine(RolloutEngine):
             attn[i, C + S - len(suf):] = 1
         input_ids, attn, position_ids = input_ids.to(dev), attn.to(dev), position_ids.to(dev)
         past = self._prefix.batch_cache(hits, C, self.model.config, dev) if C > 0 else None
-        out = self.model(input_ids=input_ids, attention_mask=attn, position_ids=position_ids,
-                         past_key_values=past, use_cache=True)
+        past, logits = self._forward(input_ids, attn, position_ids, past)
         self.stats["prefill_tokens"] += sum(len(x) for x in suffix)
         self.stats["reused_tokens"] += sum(cached)
         self.stats["requests"] += bsz
-        return out.past_key_values, attn, position_ids[:, -1:], out.logits[:, -1, :].float()
-
-    def _row_params(self, reqs: list[_Request]):
-        dev = self.device
-        temps = torch.tensor([r.sampling.temperature for r in reqs], dtype=torch.float32, device=dev)
-        greedy = temps == 0
-        scale = torch.where(greedy, torch.ones_like(temps), temps).unsqueeze(-1)
-        top_k = torch.tensor([r.sampling.top_k if r.sampling.top_k and r.sampling.top_k > 0 else 0 for r in reqs], device=dev)
-        top_p = torch.tensor([r.sampling.top_p for r in reqs], dtype=torch.float32, device=dev)
-        return [scale, greedy, top_k, top_p]
+        return _Rows.start(reqs, base, past, attn, position_ids[:, -1:], logits, dev)
 
     @torch.no_grad()
     def _generate_batch(self, reqs: list[_Request], emit: Callable[[_Request, GenerationOutput], None]) -> None:
         """Generate for `reqs` together. A finished request is emitted and leaves the batch at once;
-        requests queued meanwhile join it (continuous batching) up to `max_batch_size`."""
-        dev = self.device  # `reqs` grows with joiners (the caller fails them all if this raises)
-        self.stats["batches"] += 1
-        past, attn, last_pos, logits = self._prefill(reqs)
-        rows = list(range(len(reqs)))  # batch position -> index into reqs
-        params = self._row_params(reqs)
-        gens = [torch.Generator(device="cpu").manual_seed(r.seed) for r in reqs]
+        requests queued meanwhile join it (continuous batching) up to `max_batch_size`.
+
+        A decode step waits on the device once, for the step's ids and log-probs; every other per-row
+        decision (greedy or sampled, top-k/top-p) is known on the host. On CUDA the next forward is
+        queued before that wait (`_lookahead`), so the GPU runs it while the host reads the ids,
+        emits finished requests and admits new ones; a row that finished wasted that one step."""
+        self.stats["batches"] += 1  # `reqs` grows with joiners (the caller fails them all if this raises)
+        batch = self._prefill(reqs, 0)
         out_ids: list[list[int]] = [[] for _ in reqs]
         out_lp: list[list[float]] = [[] for _ in reqs]
+        fed = int(self._lookahead)  # trailing KV columns already holding this step's ids
 
-        while rows:
-            self.stats["max_batch"] = max(self.stats["max_batch"], len(rows))
-            scale, greedy, top_k, top_p = params
-            scaled = logits / scale
-            logp = torch.log_softmax(scaled, dim=-1)
-            toks = torch.argmax(logits, dim=-1)
-            if not bool(greedy.all()):
-                uniforms = torch.tensor([0.0 if reqs[r].sampling.greedy else float(torch.rand(1, generator=gens[r]))
-                                         for r in rows], device=dev)
-                toks = torch.where(greedy, toks, _sample_rows(scaled, top_k, top_p, uniforms))
-            toks_l = toks.tolist()
-            lp_l = logp.gather(1, toks.unsqueeze(-1)).squeeze(-1).tolist()
+        while batch.rows:
+            self.stats["max_batch"] = max(self.stats["max_batch"], len(batch.rows))
+            toks, lp = batch.sample()
+            pending = _to_host(toks, lp)
+            if self._lookahead:
+                self._decode(batch, toks)
+            toks_l, lp_l = pending()
             keep = []
-            for pos, r in enumerate(rows):
-                out_ids[r].append(toks_l[pos])
+            for pos, r in enumerate(batch.rows):
+                tok = int(toks_l[pos])
+                out_ids[r].append(tok)
                 out_lp[r].append(lp_l[pos])
                 req = reqs[r]
-                finish = ("stop" if toks_l[pos] in req.sampling.stop_token_ids
+                finish = ("stop" if tok in req.sampling.stop_token_ids
                           else "length" if len(out_ids[r]) >= req.sampling.max_tokens else "")
                 if not finish:
                     keep.append(pos)
                     continue
                 self.stats["generated_tokens"] += len(out_ids[r])
-                if self._prefix.max_tokens > 0:  # KV of prompt + all generated ids but the last (never fed)
-                    self._prefix.store(req.prompt_ids + out_ids[r][:-1], past, pos, attn[pos].nonzero().squeeze(-1))
+                if self._prefix.max_tokens > 0:  # KV of prompt + all generated ids but the last
+                    slots = batch.attn[pos, :batch.attn.shape[1] - fed].nonzero().squeeze(-1)
+                    self._prefix.store(req.prompt_ids + out_ids[r][:-1], batch.past, pos, slots)
                 emit(req, GenerationOutput(token_ids=out_ids[r], log_probs=out_lp[r], finish_reason=finish,
-                                           extra={"batch_size": len(rows)}))
-            if len(keep) < len(rows):  # drop finished rows from every per-row tensor and the KV cache
-                idx = torch.tensor(keep, dtype=torch.long, device=dev)
-                past.batch_select_indices(idx)
-                attn, last_pos, toks = attn[idx], last_pos[idx], toks[idx]
-                params = [t[idx] for t in params]
-                rows = [rows[p] for p in keep]
-                if rows:  # columns that are padding for every remaining row are dropped
-                    start = int(attn.any(dim=0).to(torch.int8).argmax())
-                    if start > 0:
-                        attn = attn[:, start:]
-                        for layer in past.layers:
-                            layer.keys, layer.values = layer.keys[:, :, start:], layer.values[:, :, start:]
-            if rows:  # one decode step for the rows still generating
-                attn = torch.cat([attn, torch.ones((len(rows), 1), dtype=attn.dtype, device=dev)], dim=1)
-                last_pos = last_pos + 1
-                out = self.model(input_ids=toks.unsqueeze(-1), attention_mask=attn, position_ids=last_pos,
-                                 past_key_values=past, use_cache=True)
-                past, logits = out.past_key_values, out.logits[:, -1, :].float()
+                                           extra={"batch_size": len(batch.rows)}))
+            if len(keep) < len(batch.rows):  # drop finished rows from every per-row tensor and the KV cache
+                toks = batch.select(keep, reqs, toks)
+            if batch.rows and not self._lookahead:
+                self._decode(batch, toks)
             # join only when enough requests wait (many tiny prefills + cache merges cost more than they save)
             waiting = self._queue.qsize()
-            joiners = (self._take_waiting(self.max_batch_size - len(rows))
-                       if waiting and (not rows or waiting >= self.join_min_frac * len(rows)) else [])
+            joiners = (self._take_waiting(self.max_batch_size - len(batch.rows))
+                       if waiting and (not batch.rows or waiting >= self.join_min_frac * len(batch.rows)) else [])
             if joiners:
-                self.stats["joined"] = self.stats.get("joined", 0) + (len(joiners) if rows else 0)
-                j_past, j_attn, j_pos, j_logits = self._prefill(joiners)
-                base = len(reqs)
+                self.stats["joined"] = self.stats.get("joined", 0) + (len(joiners) if batch.rows else 0)
+                new = self._prefill(joiners, len(reqs))
                 reqs.extend(joiners)
-                gens.extend(torch.Generator(device="cpu").manual_seed(r.seed) for r in joiners)
                 out_ids.extend([] for _ in joiners)
                 out_lp.extend([] for _ in joiners)
-                if rows:
-                    past, attn = _merge_caches(past, attn, j_past, j_attn)
-                    last_pos = torch.cat([last_pos, j_pos])
-                    logits = torch.cat([logits, j_logits])
-                    params = [torch.cat([a, b]) for a, b in zip(params, self._row_params(joiners))]
-                else:
-                    past, attn, last_pos, logits = j_past, j_attn, j_pos, j_logits
-                    params = self._row_params(joiners)
-                rows = rows + list(range(base, base + len(joiners)))
+                batch = batch.merge(new, reqs) if batch.rows else new
+
+    def _decode(self, batch: "_Rows", toks: torch.Tensor) -> None:
+        """Feed `toks` (rows,) to every row of `batch`: its KV cache grows by one column, logits move on."""
+        batch.attn = torch.cat([batch.attn, batch.attn.new_ones((len(batch.rows), 1))], dim=1)
+        batch.last_pos = batch.last_pos + 1
+        batch.past, batch.logits = self._forward(toks.unsqueeze(-1), batch.attn, batch.last_pos, batch.past)
+
+
+def _to_host(toks: torch.Tensor, lp: torch.Tensor) -> Callable[[], tuple[list[float], list[float]]]:
+    """Start copying ids and log-probs (rows,) to the host; the returned call waits and gives two lists.
+
+    On CUDA the copy goes to pinned memory behind an event, so work queued after this call does not
+    delay it (ids travel as float64: exact below 2**53)."""
+    both = torch.stack([toks.double(), lp.double()])
+    if both.device.type != "cuda":
+        return both.tolist
+    host = torch.empty(both.shape, dtype=both.dtype, pin_memory=True)
+    host.copy_(both, non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+
+    def wait() -> tuple[list[float], list[float]]:
+        done.synchronize()
+        return host.tolist()
+
+    return wait
+
+
+@dataclass
+class _Rows:
+    """Device state of the requests generating together; row i is request `reqs[rows[i]]`.
+
+    Sampling settings are per row tensors, and each sampled request draws its uniforms up front from
+    its own seeded generator (`torch.rand(max_tokens)` yields the same numbers as `max_tokens`
+    successive one-number draws), so no step needs per-row Python or a host round trip to sample.
+    `greedy_all` / `sampled_all` / `truncate` are host-side summaries of the rows' settings.
+    """
+
+    rows: list[int]
+    past: Any                 # transformers Cache; per layer (rows, kv_heads, width, head_dim)
+    attn: torch.Tensor        # (rows, width) 1 = a real KV slot, 0 = padding
+    last_pos: torch.Tensor    # (rows, 1) position id of the last fed token
+    logits: torch.Tensor      # (rows, vocab) float32 next-token logits
+    scale: torch.Tensor       # (rows, 1) temperature (1 for greedy rows)
+    greedy: torch.Tensor      # (rows,) bool
+    top_k: torch.Tensor       # (rows,) 0 = off
+    top_p: torch.Tensor       # (rows,) 1.0 = off
+    uniforms: torch.Tensor    # (rows, max max_tokens) the t-th column samples a row's t-th token
+    n_out: torch.Tensor       # (rows,) tokens generated so far
+    greedy_all: bool = False
+    sampled_all: bool = False
+    truncate: bool = False
+
+    @classmethod
+    def start(cls, reqs: list[_Request], base: int, past, attn, last_pos, logits, dev) -> "_Rows":
+        sp = [r.sampling for r in reqs]
+        temps = torch.tensor([s.temperature for s in sp], dtype=torch.float32)
+        width = max(s.max_tokens for s in sp)
+        uniforms = torch.zeros((len(reqs), width), dtype=torch.float32)
+        for i, r in enumerate(reqs):
+            if not r.sampling.greedy:
+                uniforms[i, :r.sampling.max_tokens] = torch.rand(r.sampling.max_tokens,
+                                                                 generator=torch.Generator().manual_seed(r.seed))
+        rows = cls(rows=list(range(base, base + len(reqs))), past=past, attn=attn, last_pos=last_pos, logits=logits,
+                   scale=torch.where(temps == 0, torch.ones_like(temps), temps).unsqueeze(-1).to(dev),
+                   greedy=(temps == 0).to(dev),
+                   top_k=torch.tensor([s.top_k if s.top_k and s.top_k > 0 else 0 for s in sp]).to(dev),
+                   top_p=torch.tensor([s.top_p for s in sp], dtype=torch.float32).to(dev),
+                   uniforms=uniforms.to(dev), n_out=torch.zeros(len(reqs), dtype=torch.long, device=dev))
+        rows._summarise(sp)
+        return rows
+
+    def _summarise(self, sp: list[SamplingParams]) -> None:
+        """Host-side flags of the rows' sampling settings `sp` (one per row, in row order)."""
+        self.greedy_all = all(s.greedy for s in sp)
+        self.sampled_all = not any(s.greedy for s in sp)
+        self.truncate = any((s.top_k and s.top_k > 0) or s.top_p < 1.0 for s in sp if not s.greedy)
+
+    def sample(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """One token per row and its log-prob under softmax(logits / T): ids (rows,), log-probs (rows,)."""
+        scaled = self.logits / self.scale
+        if self.greedy_all:
+            toks = self.logits.argmax(-1)
+        else:
+            u = self.uniforms.gather(1, self.n_out.unsqueeze(-1)).squeeze(-1)
+            toks = _sample_rows(scaled, self.top_k, self.top_p, u, truncate=self.truncate)
+            if not self.sampled_all:
+                toks = torch.where(self.greedy, self.logits.argmax(-1), toks)
+        self.n_out += 1
+        lp = scaled.gather(1, toks.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(scaled, dim=-1)
+        return toks, lp
+
+    def select(self, keep: list[int], reqs: list[_Request], toks: torch.Tensor) -> torch.Tensor:
+        """Keep only the rows at positions `keep` (and `toks`' entries for them, returned)."""
+        idx = torch.tensor(keep, dtype=torch.long, device=self.attn.device)
+        self.rows = [self.rows[p] for p in keep]
+        if not self.rows:
+            return toks[idx]
+        self.past.batch_select_indices(idx)
+        for name in ("attn", "last_pos", "logits", "scale", "greedy", "top_k", "top_p", "uniforms", "n_out"):
+            setattr(self, name, getattr(self, name)[idx])
+        # columns that are padding for every remaining row are dropped
+        start = int(self.attn.any(dim=0).to(torch.int8).argmax())
+        if start > 0:
+            self.attn = self.attn[:, start:]
+            for layer in self.past.layers:
+                layer.keys, layer.values = layer.keys[:, :, start:], layer.values[:, :, start:]
+        self._summarise([reqs[r].sampling for r in self.rows])
+        return toks[idx]
+
+    def merge(self, other: "_Rows", reqs: list[_Request]) -> "_Rows":
+        """Append `other`'s rows after these (KV caches stacked, the narrower one left-padded)."""
+        self.past, self.attn = _merge_caches(self.past, self.attn, other.past, other.attn)
+        width = max(self.uniforms.shape[1], other.uniforms.shape[1])
+        self.uniforms = torch.cat([F.pad(self.uniforms, (0, width - self.uniforms.shape[1])),
+                                   F.pad(other.uniforms, (0, width - other.uniforms.shape[1]))])
+        for name in ("last_pos", "logits", "scale", "greedy", "top_k", "top_p", "n_out"):
+            setattr(self, name, torch.cat([getattr(self, name), getattr(other, name)]))
+        self.rows = self.rows + other.rows
+        self._summarise([reqs[r].sampling for r in self.rows])
+        return self
 
 
 def _merge_caches(a_past, a_attn: torch.Tensor, b_past, b_attn: torch.Tensor):
@@ -434,34 +543,48 @@ class _PrefixCache:
         return cache
 
 
-def _sample_rows(scaled: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+def _sample_rows(scaled: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tensor, u: torch.Tensor,
+                 truncate: bool | None = None) -> torch.Tensor:
     """Inverse-CDF sampling of one id per row from softmax(scaled) after per-row top-k / top-p.
 
     `top_k` (B,) uses 0 for "off", `top_p` (B,) 1.0 for "off"; `u` (B,) are uniforms in [0, 1) drawn
-    from each request's own generator, so a row's sample does not depend on the other rows.
+    from each request's own generator. The CDF runs over the vocabulary in id order for every row,
+    truncated or not, so a row's sample depends only on its own logits, settings and uniform, never
+    on the other rows of the batch. `truncate`: whether any row uses top-k/top-p (None: read it from
+    the tensors, a device sync).
     """
     vocab = scaled.shape[-1]
-    if bool((top_k == 0).all()) and bool((top_p >= 1.0).all()):
-        probs = torch.softmax(scaled, dim=-1)
-        cdf = probs.double().cumsum(-1)
-        idx = torch.searchsorted(cdf, (u.double() * cdf[:, -1]).unsqueeze(-1), right=True).squeeze(-1)
+    if truncate is None:
+        truncate = not (bool((top_k == 0).all()) and bool((top_p >= 1.0).all()))
+    probs = torch.softmax(scaled, dim=-1)
+    if truncate:  # the kept ids, found in sorted order and mapped back to id order
+        sorted_logits, order = torch.sort(scaled, dim=-1, descending=True)
+        ranks = torch.arange(vocab, device=scaled.device).unsqueeze(0)
+        in_top_k = ranks < torch.where(top_k > 0, top_k, torch.full_like(top_k, vocab)).unsqueeze(-1)
+        sorted_p = torch.softmax(sorted_logits.masked_fill(~in_top_k, float("-inf")), dim=-1)
+        mass_before = sorted_p.cumsum(-1) - sorted_p
+        keep = in_top_k & (mass_before < top_p.unsqueeze(-1))  # top-p: smallest prefix reaching top_p
+        keep = torch.zeros_like(keep).scatter_(1, order, keep)
+        truncated = ((top_k > 0) | (top_p < 1.0)).unsqueeze(-1)
+        probs = probs.masked_fill(truncated & ~keep, 0.0)
+    cdf = probs.double().cumsum(-1)
+    idx = torch.searchsorted(cdf, (u.double() * cdf[:, -1]).unsqueeze(-1), right=True).squeeze(-1)
+    if not truncate:
         return idx.clamp(max=vocab - 1)
-    sorted_logits, order = torch.sort(scaled, dim=-1, descending=True)
-    ranks = torch.arange(vocab, device=scaled.device).unsqueeze(0)
-    k = torch.where(top_k > 0, top_k, torch.full_like(top_k, vocab)).unsqueeze(-1)
-    sorted_logits = sorted_logits.masked_fill(ranks >= k, float("-inf"))
-    sorted_p = torch.softmax(sorted_logits, dim=-1)
-    mass_before = sorted_p.cumsum(-1) - sorted_p
-    sorted_p = sorted_p.masked_fill(mass_before >= top_p.unsqueeze(-1), 0.0)  # smallest prefix reaching top_p
-    cdf = sorted_p.double().cumsum(-1)
-    pos = torch.searchsorted(cdf, (u.double() * cdf[:, -1]).unsqueeze(-1), right=True).clamp(max=vocab - 1)
-    # never land on a zero-probability slot (u*total can equal a cdf plateau at the tail)
-    pos = torch.minimum(pos, (sorted_p > 0).sum(-1, keepdim=True) - 1)
-    return order.gather(1, pos).squeeze(-1)
+    # never land on a zero-probability id (u * total can reach the cdf's final plateau)
+    return torch.minimum(idx, (probs > 0).cumsum(-1).argmax(-1))
 
 
 def _emit(req: _Request, out: GenerationOutput) -> None:
-    req.loop.call_soon_threadsafe(_set_result, req.future, out)
+    _post(req, _set_result, out)
+
+
+def _post(req: _Request, setter: Callable, value) -> None:
+    """Resolve `req.future` on its event loop; a caller whose loop has closed no longer listens."""
+    try:
+        req.loop.call_soon_threadsafe(setter, req.future, value)
+    except RuntimeError:  # "Event loop is closed"
+        logger.debug("HFEngine: dropped a result for a request whose event loop has closed")
 
 
 def _set_result(fut: asyncio.Future, value) -> None:

@@ -167,3 +167,31 @@ def test_requests_join_a_running_batch(tiny_model_dir, tokenizer):
     finally:
         eng.shutdown()
         fresh.shutdown()
+
+
+@pytest.mark.parametrize("lookahead", [False, True])
+def test_row_results_do_not_depend_on_batch_or_lookahead(tiny_model_dir, tokenizer, lookahead):
+    """Mixed sampling settings (greedy, seeded T/top-k/top-p, a stop token) in one batch give each request
+    what it gets alone; queueing the next decode step before reading the current one (what the engine
+    does on CUDA) changes nothing, prefix reuse included."""
+    eng, alone = HFEngine(tiny_model_dir), HFEngine(tiny_model_dir, prefix_cache_mb=0)
+    eng._lookahead = lookahead
+    prompts = _prompts(tokenizer, 6)
+    sps = [SamplingParams(max_tokens=20, seed=1), SamplingParams(max_tokens=14, temperature=0),
+           SamplingParams(max_tokens=18, temperature=0.7, top_k=5, seed=2), SamplingParams(max_tokens=20, top_p=0.8, seed=3),
+           SamplingParams(max_tokens=25, temperature=1.3, seed=4, stop_token_ids=tuple(range(3, 400))),
+           SamplingParams(max_tokens=9, temperature=0.5, top_k=3, top_p=0.9, seed=6)]
+    try:
+        first = _gather(eng, list(zip(prompts, sps)))
+        assert first[4].finish_reason == "stop"  # a stop token ends a sampled row mid-batch
+        obs = tokenizer.encode("\n<|im_start|>user\nok<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)
+        second = _gather(eng, [(p + o.token_ids + obs, s) for p, o, s in zip(prompts, first, sps)])
+        assert eng.stats["reused_tokens"] == sum(len(p) + len(o.token_ids) - 1 for p, o in zip(prompts, first))
+        reqs = list(zip(prompts, sps)) + [(p + o.token_ids + obs, s) for p, o, s in zip(prompts, first, sps)]
+        for (p, s), got in zip(reqs, first + second):
+            want = _gather(alone, [(p, s)])[0]
+            assert got.token_ids == want.token_ids and got.finish_reason == want.finish_reason
+            torch.testing.assert_close(torch.tensor(got.log_probs), torch.tensor(want.log_probs), atol=2e-4, rtol=0)
+    finally:
+        eng.shutdown()
+        alone.shutdown()
