@@ -204,7 +204,8 @@ def iter_weight_buckets(named_tensors: Iterable[tuple[str, torch.Tensor]], bucke
     """Cut a stream of `(name, tensor)` into buckets of at most `bucket_bytes`, lazily.
 
     Each tensor is cast to `dtype` (the engine's weights dtype) as it arrives, so only the bucket
-    being filled is held; the source may be a generator that gathers one parameter at a time.
+    being filled (plus one group and the tensor after it, the look-ahead that closes a bucket) is
+    held; the source may be a generator that gathers one parameter at a time.
     A bucket is closed before the tensor (or, with `group_of`, the group of consecutive tensors with
     the same `group_of(name)`) that would overflow it, so a bucket exceeds `bucket_bytes` only when
     it holds a single tensor or group that is larger on its own.
