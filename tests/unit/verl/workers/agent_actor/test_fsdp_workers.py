@@ -81,7 +81,7 @@ def test_actor_rollout_ref_worker_lifecycle(tiny_path, tmp_path):
         out = worker.update_actor(data)
         metrics = out.meta_info["metrics"]
         for key in ("actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy", "actor/kl_loss",
-                    "actor/grad_norm", "actor/lr"):
+                    "actor/grad_norm", "actor/lr", "timing_s/sync_weights"):
             assert key in metrics and torch.isfinite(torch.tensor(metrics[key])), key
         after = params(worker.module)
         assert any(not torch.equal(before[n], after[n]) for n in before)
