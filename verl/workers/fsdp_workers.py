@@ -115,11 +115,6 @@ def _full_state_dict(module: torch.nn.Module, cpu_offload: bool = True) -> dict[
     return module.state_dict()
 
 
-def _param_names(module: torch.nn.Module) -> set[str]:
-    """HF names of the unique parameters (tied weights once; FSDP2 keeps the names)."""
-    return {n for n, _ in module.named_parameters()}
-
-
 def _move_optimizer_state(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
     for state in optimizer.state.values():
         for k, v in state.items():
@@ -378,27 +373,51 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
     # ------------------------------------------------------------------------------ rollout
     def generate_sequences(self, prompts: DataProto) -> DataProto:
-        """Run the multi-turn agent loop on `prompts` (one row per trajectory)."""
+        """Run the multi-turn agent loop on `prompts` (one row per trajectory).
+
+        With `rollout.free_cache_engine` the engine is woken first (weights, then KV cache) and put
+        back to sleep afterwards, so the log-prob passes and the actor update have its GPU memory.
+        """
         if self.agent_loop is None:
             raise RuntimeError(f"generate_sequences needs role actor_rollout[_ref], this worker is {self.role!r}")
         start = time.perf_counter()
-        out = self.agent_loop.run(prompts)
+        self.engine.wake_up()
+        try:
+            out = self.agent_loop.run(prompts)
+        finally:
+            if self.engine.free_cache:
+                self.engine.sleep()
         out.meta_info.setdefault("timing_s/rollout", time.perf_counter() - start)
         return out
 
     def _named_full_params(self):
-        if self.use_fsdp:
-            # Every rank feeds its own engine, so every rank gathers; tied duplicates (lm_head) are
-            # left out, as named_parameters() does on the plain path.
-            keep = _param_names(self.module)
-            yield from ((n, t) for n, t in _full_state_dict(self.module, cpu_offload=False).items() if n in keep)
-        else:
-            yield from self.module.named_parameters()
+        """Yield `(HF name, full tensor)` one parameter at a time (tied duplicates such as lm_head once).
+
+        Under FSDP each sharded parameter is all-gathered on its own (`DTensor.full_tensor()`, a
+        collective every rank runs in the same order), so no rank ever holds more than one unsharded
+        parameter beyond what the engine has taken; the engine casts and buckets as it consumes.
+        With CPU param offload the shard is moved to the device first (NCCL gathers device memory).
+        """
+        for name, param in self.module.named_parameters():
+            tensor = param.detach()
+            if hasattr(tensor, "full_tensor"):
+                if tensor.device.type != self.device.type:
+                    tensor = tensor.to(self.device)
+                tensor = tensor.full_tensor()
+            yield name, tensor
 
     def sync_weights(self) -> None:
-        """Push the actor's current weights into the rollout engine."""
-        if self.engine is not None:
-            self.engine.update_weights(self._named_full_params())
+        """Push the actor's current weights into the rollout engine (every rank into its own engine).
+
+        With `rollout.free_cache_engine` the sleeping engine first gets its weights back
+        (`wake_up(["weights"])`), then the new weights; its KV cache stays released until the next
+        `generate_sequences`.
+        """
+        if self.engine is None:
+            return
+        if self.engine.is_sleeping:
+            self.engine.wake_up(["weights"])
+        self.engine.update_weights(self._named_full_params())
 
     # ------------------------------------------------------------------------------ log-probs
     def _log_prob_meta(self, data: DataProto, micro_batch_size) -> DataProto:

@@ -325,13 +325,14 @@ class RolloutConfig:
     gpu_memory_utilization: float = 0.5
     tensor_model_parallel_size: int = 1
     enforce_eager: bool = True
-    free_cache_engine: bool = True
+    free_cache_engine: Optional[bool] = None  # release the engine's GPU memory around the actor update; null: on CUDA
     load_format: str = "dummy_dtensor"
     max_num_batched_tokens: int = 8192
     max_num_seqs: int = 1024
     enable_prefix_caching: bool = True
     kv_cache_space_gb: Optional[float] = None   # vLLM on CPU: KV-cache GiB (VLLM_CPU_KVCACHE_SPACE); null: 1
     logprobs_mode: str = "processed_logprobs"   # vLLM: log-probs after temperature/top-p (processed_*) or raw_*
+    update_weights_bucket_megabytes: int = 512  # weight sync: MiB per bucket pushed into the engine
     log_prob_micro_batch_size_per_gpu: int = 1
     max_concurrency: int = 64
     send_interval: float = 0.0
@@ -347,11 +348,11 @@ class RolloutConfig:
 
     def __post_init__(self):
         p = "actor_rollout_ref.rollout"
-        _check_choice(f"{p}.name", self.name, ("auto", "hf", "vllm"))
+        _check_choice(f"{p}.name", self.name, ("auto", "hf", "vllm", "sglang"))
         _check_choice(f"{p}.mode", self.mode, ("async", "sync"))
         _check_choice(f"{p}.dtype", self.dtype, _DTYPES)
         for key in ("n", "max_tokens", "max_model_len", "max_concurrency", "tensor_model_parallel_size",
-                    "log_prob_micro_batch_size_per_gpu"):
+                    "log_prob_micro_batch_size_per_gpu", "update_weights_bucket_megabytes"):
             _check_positive(f"{p}.{key}", getattr(self, key))
         _check_positive(f"{p}.temperature", self.temperature, allow_zero=True)
         if not 0 < self.top_p <= 1:
@@ -817,7 +818,6 @@ COMPAT_ONLY_KEYS: dict[tuple[str, str], str] = {
     ("ActorConfig", "shuffle"): "mini-batches are taken in order",
     ("CriticConfig", "shuffle"): "mini-batches are taken in order",
     ("RolloutConfig", "mode"): "the agent loop is always asynchronous",
-    ("RolloutConfig", "free_cache_engine"): "the engine keeps its KV cache between steps",
     ("RolloutConfig", "load_format"): "the engine loads the checkpoint at model.path, then receives synced weights",
     ("TrainerConfig", "seed"): "data order follows data.seed, sampling follows actor_rollout_ref.rollout.seed",
     ("AgentLoopConfig", "num_workers"): "one asyncio agent loop per rank serves every trajectory",
