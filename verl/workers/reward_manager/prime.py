@@ -12,7 +12,7 @@ import logging
 
 from verl.workers.reward_manager.naive import NaiveRewardManager, ScoreJob
 from verl.workers.reward_manager.registry import register_reward_manager
-from verl.workers.reward_manager.scorer_pool import ScorerPool
+from verl.utils.scorer_pool import ScorerPool
 
 __all__ = ["PrimeRewardManager"]
 

@@ -6,6 +6,9 @@ that runs past `timeout_s` has its process SIGKILLed and replaced, and a process
 (segfault, `os._exit`) is replaced too. Either way the task gets an `Outcome` with status
 "timeout" or "error" and the batch goes on. A task's clock starts when it is handed to a ready
 worker, so process start-up never counts against it. It does not know what a score is.
+
+It lives in `verl.utils` (whose package imports nothing) so a worker process starts by importing
+this module and the scorer only, not torch.
 """
 from __future__ import annotations
 
