@@ -30,7 +30,7 @@ import torch
 
 from verl.agent_trainer.config.schema import PrimeRewardConfig, RewardModelConfig
 from verl.protocol import DataProto
-from verl.utils.reward_score import FileScoreFn, default_compute_score
+from verl.utils.reward_score import FileScoreFn
 from verl.workers.reward_manager import NaiveRewardManager, PrimeRewardManager
 
 R = 256
