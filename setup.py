@@ -31,6 +31,7 @@ CORE = [
     "numba",
     "rapidfuzz>=3",
     "tqdm",
+    "sympy",  # symbolic equality of math answers (prime math scorer)
     "tensorboard",
 ]
 

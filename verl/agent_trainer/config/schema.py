@@ -24,7 +24,8 @@ __all__ = [
     "load_dataclass_config", "resolve_model_and_rollout", "check_attn_implementation",
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
     "ActorConfig", "RefConfig", "ValKwargsConfig", "MultiTurnConfig", "AgentLoopConfig", "RolloutConfig", "AgentGymConfig",
-    "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
+    "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelModelConfig", "PrimeRewardConfig",
+    "CodeSandboxConfig", "RewardModelConfig", "REWARD_COMBINE_MODES", "CustomRewardFunctionConfig",
     "KLCtrlConfig", "RoundsCtrlConfig", "GiGPOConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
     "load_config", "from_dict", "to_dict", "as_section", "COMPAT_ONLY_KEYS", "warn_compat_keys", "check_override_keys", "default_config_path",
     "shipped_config_path", "console_entry",
@@ -448,17 +449,82 @@ class CriticConfig:
         _check_choice("critic.loss_agg_mode", self.loss_agg_mode, _LOSS_AGG_MODES)
 
 
+REWARD_COMBINE_MODES = ("sum", "rm_only", "env_only")
+
+
+@dataclass(frozen=True)
+class RewardModelModelConfig:
+    """`reward_model.model`: the learned reward model (an HF sequence-classification checkpoint, num_labels=1)."""
+
+    path: Optional[str] = None
+    trust_remote_code: bool = False
+    override_config: dict = field(default_factory=dict)
+    attn_implementation: str = "sdpa"   # as actor_rollout_ref.model.attn_implementation
+    fsdp_config: RefFSDPConfig = field(default_factory=RefFSDPConfig)   # verl's reward_model.model.fsdp_config
+
+    def __post_init__(self):
+        _check_choice("reward_model.model.attn_implementation", self.attn_implementation, ATTN_IMPLEMENTATIONS)
+
+
+@dataclass(frozen=True)
+class PrimeRewardConfig:
+    """`reward_model.prime`: the prime reward manager's worker processes (reward_manager=prime)."""
+
+    num_processes: int = 8      # scorer processes (spawned once, reused across steps)
+    timeout_s: float = 60.0     # per-sample wall time; a scorer still running is killed and the sample scores 0
+
+    def __post_init__(self):
+        _check_positive("reward_model.prime.num_processes", self.num_processes)
+        _check_positive("reward_model.prime.timeout_s", self.timeout_s)
+
+
+@dataclass(frozen=True)
+class CodeSandboxConfig:
+    """`reward_model.code_sandbox`: limits of the subprocess that runs a code answer (prime code scorer)."""
+
+    timeout_s: float = 5.0          # wall time per test case (CPU time is capped to the same)
+    memory_limit_mb: int = 1024     # address-space limit (RLIMIT_AS) of the solution process
+    max_output_mb: int = 16         # files and captured stdout the solution may write (RLIMIT_FSIZE)
+
+    def __post_init__(self):
+        p = "reward_model.code_sandbox"
+        _check_positive(f"{p}.timeout_s", self.timeout_s)
+        _check_positive(f"{p}.memory_limit_mb", self.memory_limit_mb)
+        _check_positive(f"{p}.max_output_mb", self.max_output_mb)
+
+
 @dataclass(frozen=True)
 class RewardModelConfig:
-    """`reward_model`: how token-level scores are produced."""
+    """`reward_model`: how token-level scores are produced.
+
+    The reward manager (`reward_manager`) owns `token_level_scores`: env or rule scores, and with
+    `enable` the learned reward model's `rm_scores`, joined by `combine`:
+      sum:      env/rule score + rm_coef * rm score
+      rm_only:  rm_coef * rm score (the env/rule score is still logged as `reward` and decides `success`)
+      env_only: env/rule score; the rm score is only logged (reward/rm_score/*)
+    """
 
     enable: bool = False
     reward_manager: str = "naive"
+    combine: str = "sum"
+    rm_coef: float = 1.0
+    strategy: str = "fsdp"
+    micro_batch_size_per_gpu: int = 1
+    model: RewardModelModelConfig = field(default_factory=RewardModelModelConfig)
+    prime: PrimeRewardConfig = field(default_factory=PrimeRewardConfig)
+    code_sandbox: CodeSandboxConfig = field(default_factory=CodeSandboxConfig)
 
     def __post_init__(self):
-        if self.enable:
-            raise ValueError("reward_model.enable=True is not supported (no learned reward model); rewards come from "
-                             "the environment or rule-based scorers. Set reward_model.enable=False.")
+        p = "reward_model"
+        _check_choice(f"{p}.combine", self.combine, REWARD_COMBINE_MODES)
+        _check_choice(f"{p}.strategy", self.strategy, ("fsdp", "fsdp2"))
+        _check_positive(f"{p}.micro_batch_size_per_gpu", self.micro_batch_size_per_gpu)
+        if self.enable and not self.model.path:
+            raise ValueError("reward_model.enable=true needs reward_model.model.path (an HF sequence-classification "
+                             "checkpoint with num_labels=1)")
+        if not self.enable and self.combine != "sum":
+            raise ValueError(f"reward_model.combine={self.combine} joins a reward model's scores, but "
+                             "reward_model.enable=false; set reward_model.enable=true or leave combine at sum")
 
 
 @dataclass(frozen=True)
@@ -804,6 +870,9 @@ def _resolve_auto(cfg: PPOConfig) -> PPOConfig:
     if cfg.use_critic:
         check_attn_implementation("critic.model.attn_implementation", cfg.critic.model.attn_implementation,
                                   trainer.device)
+    if cfg.reward_model.enable:
+        check_attn_implementation("reward_model.model.attn_implementation",
+                                  cfg.reward_model.model.attn_implementation, trainer.device)
     return dataclasses.replace(cfg, trainer=trainer, actor_rollout_ref=arr)
 
 
