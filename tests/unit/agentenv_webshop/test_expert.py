@@ -58,6 +58,16 @@ def test_demonstration_conversation(world):
     assert episode.actions[-1] == "click[buy now]" and episode.success
 
 
+def test_click_as_shown_uses_the_displayed_id(world):
+    """Both spellings of a product click reach the same product page and the same reward."""
+    lower = ExpertPolicy().play(SessionEnv(WebshopSession(world)), 3, world.goals[3])
+    shown = ExpertPolicy(click_as_shown=True).play(SessionEnv(WebshopSession(world)), 3, world.goals[3])
+    asin = world.goals[3]["asin"]
+    assert f"click[{asin.lower()}]" in lower.actions and f"click[{asin.upper()}]" in shown.actions
+    assert [a.lower() for a in shown.actions] == lower.actions
+    assert shown.observations == lower.observations and shown.reward == lower.reward == 1.0
+
+
 def test_expert_over_http(webshop_url, world):
     env = ClientEnv(webshop_url)
     try:

@@ -59,7 +59,8 @@ class GenerationConfig:
     data: GenerationDataConfig = field(default_factory=GenerationDataConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     rollout: RolloutConfig = field(default_factory=lambda: RolloutConfig(
-        max_tokens=512, max_model_len=16384, gpu_memory_utilization=0.9, load_format="auto"))
+        max_tokens=512, max_model_len=16384, gpu_memory_utilization=0.9, load_format="auto",
+        free_cache_engine=False))
     agentgym: AgentGymConfig = field(default_factory=lambda: AgentGymConfig(max_rounds=15))
     trainer: GenerationTrainerConfig = field(default_factory=GenerationTrainerConfig)
 

@@ -24,7 +24,8 @@ __all__ = [
     "load_dataclass_config", "resolve_model_and_rollout", "check_attn_implementation",
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
     "ActorConfig", "RefConfig", "ValKwargsConfig", "MultiTurnConfig", "AgentLoopConfig", "RolloutConfig", "AgentGymConfig",
-    "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelConfig", "CustomRewardFunctionConfig",
+    "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelModelConfig", "PrimeRewardConfig",
+    "CodeSandboxConfig", "RewardModelConfig", "REWARD_COMBINE_MODES", "CustomRewardFunctionConfig",
     "KLCtrlConfig", "RoundsCtrlConfig", "GiGPOConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
     "load_config", "from_dict", "to_dict", "as_section", "COMPAT_ONLY_KEYS", "warn_compat_keys", "check_override_keys", "default_config_path",
     "shipped_config_path", "console_entry",
@@ -325,13 +326,14 @@ class RolloutConfig:
     gpu_memory_utilization: float = 0.5
     tensor_model_parallel_size: int = 1
     enforce_eager: bool = True
-    free_cache_engine: bool = True
+    free_cache_engine: Optional[bool] = None  # release the engine's GPU memory around the actor update; null: on CUDA
     load_format: str = "dummy_dtensor"
     max_num_batched_tokens: int = 8192
     max_num_seqs: int = 1024
     enable_prefix_caching: bool = True
     kv_cache_space_gb: Optional[float] = None   # vLLM on CPU: KV-cache GiB (VLLM_CPU_KVCACHE_SPACE); null: 1
     logprobs_mode: str = "processed_logprobs"   # vLLM: log-probs after temperature/top-p (processed_*) or raw_*
+    update_weights_bucket_megabytes: int = 512  # weight sync: MiB per bucket pushed into the engine
     log_prob_micro_batch_size_per_gpu: int = 1
     max_concurrency: int = 64
     send_interval: float = 0.0
@@ -347,11 +349,11 @@ class RolloutConfig:
 
     def __post_init__(self):
         p = "actor_rollout_ref.rollout"
-        _check_choice(f"{p}.name", self.name, ("auto", "hf", "vllm"))
+        _check_choice(f"{p}.name", self.name, ("auto", "hf", "vllm", "sglang"))
         _check_choice(f"{p}.mode", self.mode, ("async", "sync"))
         _check_choice(f"{p}.dtype", self.dtype, _DTYPES)
         for key in ("n", "max_tokens", "max_model_len", "max_concurrency", "tensor_model_parallel_size",
-                    "log_prob_micro_batch_size_per_gpu"):
+                    "log_prob_micro_batch_size_per_gpu", "update_weights_bucket_megabytes"):
             _check_positive(f"{p}.{key}", getattr(self, key))
         _check_positive(f"{p}.temperature", self.temperature, allow_zero=True)
         if not 0 < self.top_p <= 1:
@@ -447,17 +449,82 @@ class CriticConfig:
         _check_choice("critic.loss_agg_mode", self.loss_agg_mode, _LOSS_AGG_MODES)
 
 
+REWARD_COMBINE_MODES = ("sum", "rm_only", "env_only")
+
+
+@dataclass(frozen=True)
+class RewardModelModelConfig:
+    """`reward_model.model`: the learned reward model (an HF sequence-classification checkpoint, num_labels=1)."""
+
+    path: Optional[str] = None
+    trust_remote_code: bool = False
+    override_config: dict = field(default_factory=dict)
+    attn_implementation: str = "sdpa"   # as actor_rollout_ref.model.attn_implementation
+    fsdp_config: RefFSDPConfig = field(default_factory=RefFSDPConfig)   # verl's reward_model.model.fsdp_config
+
+    def __post_init__(self):
+        _check_choice("reward_model.model.attn_implementation", self.attn_implementation, ATTN_IMPLEMENTATIONS)
+
+
+@dataclass(frozen=True)
+class PrimeRewardConfig:
+    """`reward_model.prime`: the prime reward manager's worker processes (reward_manager=prime)."""
+
+    num_processes: int = 8      # scorer processes (spawned once, reused across steps)
+    timeout_s: float = 60.0     # per-sample wall time; a scorer still running is killed and the sample scores 0
+
+    def __post_init__(self):
+        _check_positive("reward_model.prime.num_processes", self.num_processes)
+        _check_positive("reward_model.prime.timeout_s", self.timeout_s)
+
+
+@dataclass(frozen=True)
+class CodeSandboxConfig:
+    """`reward_model.code_sandbox`: limits of the subprocess that runs a code answer (prime code scorer)."""
+
+    timeout_s: float = 5.0          # wall time per test case (CPU time is capped to the same)
+    memory_limit_mb: int = 1024     # address-space limit (RLIMIT_AS) of the solution process
+    max_output_mb: int = 16         # files and captured stdout the solution may write (RLIMIT_FSIZE)
+
+    def __post_init__(self):
+        p = "reward_model.code_sandbox"
+        _check_positive(f"{p}.timeout_s", self.timeout_s)
+        _check_positive(f"{p}.memory_limit_mb", self.memory_limit_mb)
+        _check_positive(f"{p}.max_output_mb", self.max_output_mb)
+
+
 @dataclass(frozen=True)
 class RewardModelConfig:
-    """`reward_model`: how token-level scores are produced."""
+    """`reward_model`: how token-level scores are produced.
+
+    The reward manager (`reward_manager`) owns `token_level_scores`: env or rule scores, and with
+    `enable` the learned reward model's `rm_scores`, joined by `combine`:
+      sum:      env/rule score + rm_coef * rm score
+      rm_only:  rm_coef * rm score (the env/rule score is still logged as `reward` and decides `success`)
+      env_only: env/rule score; the rm score is only logged (reward/rm_score/*)
+    """
 
     enable: bool = False
     reward_manager: str = "naive"
+    combine: str = "sum"
+    rm_coef: float = 1.0
+    strategy: str = "fsdp"
+    micro_batch_size_per_gpu: int = 1
+    model: RewardModelModelConfig = field(default_factory=RewardModelModelConfig)
+    prime: PrimeRewardConfig = field(default_factory=PrimeRewardConfig)
+    code_sandbox: CodeSandboxConfig = field(default_factory=CodeSandboxConfig)
 
     def __post_init__(self):
-        if self.enable:
-            raise ValueError("reward_model.enable=True is not supported (no learned reward model); rewards come from "
-                             "the environment or rule-based scorers. Set reward_model.enable=False.")
+        p = "reward_model"
+        _check_choice(f"{p}.combine", self.combine, REWARD_COMBINE_MODES)
+        _check_choice(f"{p}.strategy", self.strategy, ("fsdp", "fsdp2"))
+        _check_positive(f"{p}.micro_batch_size_per_gpu", self.micro_batch_size_per_gpu)
+        if self.enable and not self.model.path:
+            raise ValueError("reward_model.enable=true needs reward_model.model.path (an HF sequence-classification "
+                             "checkpoint with num_labels=1)")
+        if not self.enable and self.combine != "sum":
+            raise ValueError(f"reward_model.combine={self.combine} joins a reward model's scores, but "
+                             "reward_model.enable=false; set reward_model.enable=true or leave combine at sum")
 
 
 @dataclass(frozen=True)
@@ -803,6 +870,9 @@ def _resolve_auto(cfg: PPOConfig) -> PPOConfig:
     if cfg.use_critic:
         check_attn_implementation("critic.model.attn_implementation", cfg.critic.model.attn_implementation,
                                   trainer.device)
+    if cfg.reward_model.enable:
+        check_attn_implementation("reward_model.model.attn_implementation",
+                                  cfg.reward_model.model.attn_implementation, trainer.device)
     return dataclasses.replace(cfg, trainer=trainer, actor_rollout_ref=arr)
 
 
@@ -817,7 +887,6 @@ COMPAT_ONLY_KEYS: dict[tuple[str, str], str] = {
     ("ActorConfig", "shuffle"): "mini-batches are taken in order",
     ("CriticConfig", "shuffle"): "mini-batches are taken in order",
     ("RolloutConfig", "mode"): "the agent loop is always asynchronous",
-    ("RolloutConfig", "free_cache_engine"): "the engine keeps its KV cache between steps",
     ("RolloutConfig", "load_format"): "the engine loads the checkpoint at model.path, then receives synced weights",
     ("TrainerConfig", "seed"): "data order follows data.seed, sampling follows actor_rollout_ref.rollout.seed",
     ("AgentLoopConfig", "num_workers"): "one asyncio agent loop per rank serves every trajectory",

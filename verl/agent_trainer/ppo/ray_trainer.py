@@ -11,6 +11,7 @@ Worker groups (verl's names; classes from `verl.workers.fsdp_workers`):
                    on: the reference policy then lives in the same process): generate_sequences,
                    compute_log_prob, compute_ref_log_prob, update_actor, save/load_checkpoint, export_hf
   critic        -> CriticWorker: compute_values, update_critic, save/load_checkpoint (when values are needed)
+  reward_model  -> RewardModelWorker: compute_rm_score (when reward_model.enable; frozen, never checkpointed)
 On CPU each group is one Ray actor with a fractional `num_cpus` and no GPU; on GPU a group has
 `nnodes * n_gpus_per_node` ranks sharing the GPUs (fractional `num_gpus`), and data-parallel calls
 split the batch across ranks.
@@ -191,27 +192,31 @@ class RayPPOTrainer:
         custom = config.custom_reward_function
         self.reward_fn = get_reward_manager_cls(config.reward_model.reward_manager)(
             tokenizer=self.tokenizer, num_examine=0, reward_fn_key=config.data.reward_fn_key,
-            compute_score=load_custom_score_fn(custom.path, custom.name) if custom.path else None)
+            compute_score=load_custom_score_fn(custom.path, custom.name) if custom.path else None,
+            config=config.reward_model)
+        self.use_rm = config.reward_model.enable
         self.kl_ctrl = core_algos.get_kl_controller(config.algorithm.kl_ctrl)
         self.rounds = RoundsScheduler.from_config(config.algorithm.rounds_ctrl)
         self.ckpt = CheckpointManager(config.trainer.default_local_dir, config.trainer.max_actor_ckpt_to_keep)
         self.worker_classes = worker_classes or {}
         self.global_steps = 0
-        self.actor_wg = self.ref_wg = self.critic_wg = None
+        self.actor_wg = self.ref_wg = self.critic_wg = self.rm_wg = None
 
     # ------------------------------------------------------------------ setup
     def init_workers(self) -> None:
         """Create the worker groups: actor+rollout (+ the reference policy in the same process when a
-        KL term is on, verl's hybrid `actor_rollout_ref` role) and a critic when values are needed."""
+        KL term is on, verl's hybrid `actor_rollout_ref` role), a critic when values are needed and a
+        reward model when `reward_model.enable`."""
         from verl.workers import fsdp_workers
 
         cfg = self.config
         actor_cls = self.worker_classes.get("actor_rollout", fsdp_workers.ActorRolloutRefWorker)
         critic_cls = self.worker_classes.get("critic", fsdp_workers.CriticWorker)
+        rm_cls = self.worker_classes.get("reward_model", fsdp_workers.RewardModelWorker)
         on_gpu = cfg.trainer.device == "cuda"
         world = cfg.trainer.nnodes * cfg.trainer.n_gpus_per_node if on_gpu else 1
         check_batch_divides_ranks(cfg, world)
-        n_groups = 1 + int(self.use_critic)
+        n_groups = 1 + int(self.use_critic) + int(self.use_rm)
         opts = dict(world_size=world, num_cpus=cfg.ray_init.worker_num_cpus,
                     num_gpus=(1.0 / n_groups) if on_gpu else 0.0,
                     placement_group=_gpu_placement_group(world, cfg.ray_init.worker_num_cpus * n_groups) if on_gpu else None)
@@ -221,6 +226,8 @@ class RayPPOTrainer:
         self.ref_wg = self.actor_wg if self.use_ref else None
         if self.use_critic:
             self.critic_wg = WorkerGroup(critic_cls, (cfg,), name="critic", **opts)
+        if self.use_rm:
+            self.rm_wg = WorkerGroup(rm_cls, (cfg,), name="reward_model", **opts)
         for wg in self._groups():
             wg.call_all("init_model")
         logger.info("worker groups %s ready in %.1f s (world size %d, device %s)",
@@ -228,7 +235,7 @@ class RayPPOTrainer:
 
     def _groups(self) -> list[WorkerGroup]:
         groups = []
-        for wg in (self.actor_wg, self.ref_wg, self.critic_wg):
+        for wg in (self.actor_wg, self.ref_wg, self.critic_wg, self.rm_wg):
             if wg is not None and all(wg is not g for g in groups):
                 groups.append(wg)
         return groups
@@ -327,19 +334,26 @@ class RayPPOTrainer:
     # need -> how the trainer produces it (the estimators that need it say so when they register)
     _ESTIMATOR_NEEDS = {"reward_baselines": _greedy_baselines}
 
-    def _score(self, batch: DataProto) -> DataProto:
+    def _score(self, batch: DataProto, metrics: dict | None = None, prefix: str = "") -> DataProto:
         """The one owner of the reward: the reward manager turns what the rollout returned (env score,
-        rule score, ...) into `token_level_scores`; `reward` (the sequence score) and `success`
-        (`is_success`) are rewritten from that result, so training metrics and validation read it."""
-        scores = self.reward_fn(batch)
-        batch.batch["token_level_scores"] = scores
-        totals = scores.sum(-1).tolist()
+        rule score, and the reward model's `rm_scores` when one is on) into `token_level_scores`.
+        `reward` (the env / rule score of the row) and `success` (`is_success`) are rewritten from
+        the manager's result too, so training metrics and validation read it; the reward model
+        shapes the training signal, never the outcome. The manager's reward/* metrics go into
+        `metrics` under `prefix`."""
+        if self.rm_wg is not None:
+            batch = batch.union(self.rm_wg.call_dp("compute_rm_score", batch))
+        result = self.reward_fn(batch, return_dict=True)
+        batch.batch["token_level_scores"] = result["reward_tensor"]
+        totals = result["task_scores"].tolist()
         batch.non_tensor_batch["reward"] = np.array(totals, dtype=object)
         batch.non_tensor_batch["success"] = np.array([is_success(r) for r in totals], dtype=object)
+        if metrics is not None:
+            metrics.update({prefix + k: v for k, v in result["reward_metrics"].items()})
         return batch
 
     def _rewards(self, batch: DataProto, metrics: dict) -> DataProto:
-        return self._score(batch)
+        return self._score(batch, metrics)
 
     def _old_log_probs(self, batch: DataProto, metrics: dict) -> DataProto:
         return batch.union(self.actor_wg.call_dp("compute_log_prob", batch))
@@ -400,7 +414,7 @@ class RayPPOTrainer:
                 batch.meta_info.update(global_step=self.global_steps, validate=True, val_temperature=temperature,
                                        max_rounds=self.config.actor_rollout_ref.agentgym.max_rounds)
                 results.append(self._generate(batch, first_row=start * n))
-            out = self._score(DataProto.concat(results))
+            out = self._score(DataProto.concat(results), metrics, prefix=f"val/{mode}/")
             rewards = np.asarray(out.non_tensor_batch["reward"], dtype=float)
             metrics[f"val/{mode}/success_rate"] = float(np.mean(out.non_tensor_batch["success"].astype(bool)))
             metrics[f"val/{mode}/mean_reward"] = float(rewards.mean())
@@ -436,11 +450,13 @@ class RayPPOTrainer:
         logger.info("resumed from %s at global step %d", step_dir, self.global_steps)
 
     def shutdown(self) -> None:
-        """Stop rollout engines and kill the worker actors (the Ray runtime is left to the caller)."""
+        """Stop rollout engines, kill the worker actors and stop the reward manager's scorer processes
+        (the Ray runtime is left to the caller)."""
         for wg in self._groups():
             with contextlib.suppress(Exception):
                 wg.call_all("shutdown")
             wg.kill()
+        self.reward_fn.close()
 
 
 def _take(it: Iterator, n: int) -> Iterator:

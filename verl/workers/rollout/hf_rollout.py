@@ -19,6 +19,11 @@ sequence (the same trajectory's next turn) only prefills its new tokens. Rows of
 then have different cached lengths; they are aligned with padding slots that the attention mask
 hides, and explicit position ids continue each row's own positions. `update_weights` clears it.
 
+Memory release (`rollout.free_cache_engine`, on by default on CUDA): `sleep()` moves the engine's
+copy of the weights to host memory and drops the prefix KV cache, then returns the cached blocks to
+the driver (`torch.cuda.empty_cache`); `wake_up(["weights"])` moves the weights back. On CPU there
+is no device memory to release, so `free_cache_engine=true` fails at start-up there.
+
 Reproducibility: each request samples with its own `torch.Generator`, seeded with
 `SamplingParams.seed` (or engine seed + request counter when None): its uniforms are drawn when it
 is admitted, and inverse-CDF sampling over the vocabulary in id order (top-k/top-p only zero
@@ -48,7 +53,8 @@ import torch.nn.functional as F
 from verl.agent_trainer.config.schema import RolloutConfig, as_section
 from verl.utils import model_utils
 from verl.utils.device import resolve_device
-from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams, engine_dtype, register_engine
+from verl.workers.rollout.base import (GenerationOutput, RolloutEngine, SamplingParams, engine_dtype, register_engine,
+                                       resolve_free_cache_engine)
 
 __all__ = ["HFEngine"]
 
@@ -71,7 +77,7 @@ class HFEngine(RolloutEngine):
     Args:
         model_path: HF model directory (loaded with AutoModelForCausalLM); or pass `model`.
         config: the `actor_rollout_ref.rollout` section (`RolloutConfig` or a mapping of its keys;
-            reads `dtype`, `seed`, `max_num_seqs`); optional (the dataclass's defaults).
+            reads `dtype`, `seed`, `max_num_seqs`, `free_cache_engine`); optional (the dataclass's defaults).
         model: an already built causal LM (copied by reference; the engine switches it to eval mode).
         device: "cpu", "cuda", ... (default: cuda when available, else cpu).
         dtype: torch dtype or name; default float32 on CPU, config dtype (bfloat16) on GPU.
@@ -109,6 +115,9 @@ class HFEngine(RolloutEngine):
             raise ValueError("HFEngine needs model_path (actor_rollout_ref.model.path) or a model object")
         config = as_section(RolloutConfig, config, "actor_rollout_ref.rollout")
         self.device = torch.device(resolve_device(device))
+        self.free_cache = resolve_free_cache_engine(
+            config.free_cache_engine, self.device.type == "cuda",
+            f"the HF engine on {self.device.type} shares host memory with the actor, there is no device memory to release")
         dtype = getattr(torch, engine_dtype(dtype, config.dtype, self.device))
         if model is None:
             model = model_utils.load_causal_lm(model_path, dtype, trust_remote_code=trust_remote_code,
@@ -146,6 +155,7 @@ class HFEngine(RolloutEngine):
         """Queue one request and wait for its result (batched with concurrent requests)."""
         if self._closed:
             raise RuntimeError("HFEngine.generate called after shutdown()")
+        self._check_awake()
         if not prompt_ids:
             raise ValueError("HFEngine.generate needs a non-empty prompt_ids list")
         self._ensure_thread()
@@ -173,6 +183,17 @@ class HFEngine(RolloutEngine):
         if unknown:
             raise KeyError(f"update_weights: {len(unknown)} names are not parameters of the engine model, e.g. {unknown[:5]}")
         logger.debug("HFEngine loaded %d tensors", loaded)
+
+    def _release_memory(self) -> None:
+        with self._weights_lock:  # waits for a running batch
+            self._prefix.clear()
+            self.model.to("cpu")
+            torch.cuda.empty_cache()
+
+    def _resume_memory(self, tags: list[str]) -> None:
+        if "weights" in tags:
+            with self._weights_lock:
+                self.model.to(self.device)
 
     def shutdown(self) -> None:
         """Stop the worker thread (pending requests get an error); safe to call twice."""

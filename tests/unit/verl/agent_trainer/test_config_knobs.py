@@ -223,6 +223,9 @@ def test_vllm_gets_trust_remote_code_and_override_config(monkeypatch):
     assert seen == {"name": "vllm", "kw": {"trust_remote_code": True}}
     base.build_rollout_engine("m", rollout, torch.device("cpu"), dataclasses.replace(model, override_config={"x": 1}))
     assert seen["kw"]["engine_kwargs"] == {"hf_overrides": {"x": 1}}
+    sglang = dataclasses.replace(rollout, name="sglang")
+    base.build_rollout_engine("m", sglang, torch.device("cpu"), dataclasses.replace(model, override_config={"x": 1}))
+    assert seen["name"] == "sglang" and seen["kw"]["engine_kwargs"] == {"json_model_override_args": '{"x": 1}'}
 
 
 def test_verl_multi_turn_keys_are_settable_and_checked():

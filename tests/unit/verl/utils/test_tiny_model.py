@@ -51,3 +51,25 @@ def test_idempotent_and_deterministic(tmp_path):
 def test_default_path_env_override(monkeypatch, tmp_path):
     monkeypatch.setenv("WEBAGENT_TINY_MODEL", str(tmp_path / "x"))
     assert default_tiny_model_path() == str(tmp_path / "x")
+
+
+def test_fitted_tokenizer_keeps_whole_tokens(tmp_path):
+    """A corpus-trained BPE with product ids as single tokens; ids round-trip and the build is cached by data."""
+    from transformers import AutoTokenizer
+
+    corpus = [f"Instruction: [SEP] i need a red mug [SEP] B0AKEJYEPS [SEP] Mug number {i} [SEP] $1{i}.99"
+              for i in range(200)] + ["Thought:\nI think I should search.\n\nAction:\nsearch[red mug]"]
+    ids = ["B0AKEJYEPS", "B085KI6JUA", "B0AKEJYEPS"]  # duplicates are dropped
+    path = build_tiny_model(str(tmp_path / "fitted"), vocab_size=400, num_layers=1, corpus=corpus, whole_tokens=ids)
+    tok = AutoTokenizer.from_pretrained(path)
+    plain = AutoTokenizer.from_pretrained(build_tiny_model(str(tmp_path / "plain"), num_layers=1))
+    text = "Thought:\nI think B085KI6JUA matches.\n\nAction:\nclick[B085KI6JUA]"
+    pieces = tok.tokenize(text)
+    assert pieces.count("B085KI6JUA") == 2
+    assert len(plain.tokenize("click[B085KI6JUA]")) > len(tok.tokenize("click[B085KI6JUA]"))
+    assert tok.decode(tok.encode(text, add_special_tokens=False)) == text
+    assert len(tok) == len(set(tok.get_vocab().values()))
+    assert "b085ki6jua" not in tok.get_vocab()  # the ids are kept as written, nothing else is added
+    assert build_tiny_model(path, vocab_size=400, num_layers=1, corpus=corpus, whole_tokens=ids) == path
+    other = build_tiny_model(path, vocab_size=400, num_layers=1, corpus=corpus, whole_tokens=ids[:1])
+    assert "B085KI6JUA" not in AutoTokenizer.from_pretrained(other).get_vocab()  # other data: rebuilt

