@@ -5,6 +5,9 @@
 #   RUN_VLLM_TESTS=0 bash scripts/run_tests.sh   skip the vLLM engine tests (saves ~3.4 GB)
 #   RUN_SLOW=1 bash scripts/run_tests.sh   also run the tests marked slow (the whole WebArena suite replay)
 #   bash scripts/run_tests.sh tests/unit   pass pytest arguments through
+#   bash scripts/run_tests.sh -m gpu       only the tests that need CUDA (FSDP on CUDA, GPU engines, GRPO on
+#                                          CUDA); a marker expression of yours replaces the default one below.
+#                                          Without CUDA they are collected and skipped, each with its reason.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test || exit 1
@@ -21,7 +24,22 @@ check() {  # pytest exit 5 means "no tests collected": that is a failure here, n
 
 MARKS="not vllm and not slow"
 [ "${RUN_SLOW:-0}" = "1" ] && MARKS="not vllm"
-"$PY" -m pytest -m "$MARKS" "${@:-tests}"
+own_marks=0
+for arg in "$@"; do
+  case "$arg" in -m|-m?*|--markexpr|--markexpr=*) own_marks=1 ;; esac
+done
+if [ "$own_marks" = 1 ]; then
+  "$PY" -m pytest "$@"
+  rc=$?
+  case " $* " in
+    *"not gpu"*) ;;
+    *gpu*) "$PY" -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2>/dev/null ||
+             echo "NOTE: torch sees no CUDA device here, so the gpu tests above were skipped, not run" ;;
+  esac
+  (exit $rc)
+else
+  "$PY" -m pytest -m "$MARKS" "${@:-tests}"
+fi
 check $? "main suite" || exit 1
 
 if [ "${RUN_VLLM_TESTS:-1}" = "1" ] && [ $# -eq 0 ]; then

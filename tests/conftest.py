@@ -22,12 +22,15 @@ def webshop_url():
 
 
 def pytest_collection_modifyitems(config, items):
+    """Tests marked `gpu` skip, with the reason, where torch sees no CUDA device (the default CPU run
+    collects and skips them; `bash scripts/run_tests.sh -m gpu` selects only them)."""
     try:
         import torch
         has_cuda = torch.cuda.is_available()
-    except Exception:  # torch missing entirely
-        has_cuda = False
-    skip_gpu = pytest.mark.skip(reason="needs CUDA")
+        why = "torch.cuda.is_available() is False"
+    except Exception as exc:  # torch missing or broken
+        has_cuda, why = False, f"torch failed to import ({exc})"
+    skip_gpu = pytest.mark.skip(reason=f"needs CUDA: {why}; run on a GPU machine (bash scripts/run_tests.sh -m gpu)")
     for item in items:
-        if "gpu" in item.keywords and not has_cuda:
+        if item.get_closest_marker("gpu") is not None and not has_cuda:
             item.add_marker(skip_gpu)

@@ -20,7 +20,8 @@ TRAIN_IDS = [f"webshop_{i}" for i in (3, 11, 25, 40, 58, 77, 91, 102)]
 TEST_IDS = ["webshop_5", "webshop_9"]
 
 
-def _run(args: list[str], cwd: str) -> subprocess.CompletedProcess:
+def run_main_ppo(args: list[str], cwd: str) -> subprocess.CompletedProcess:
+    """`python -m verl.agent_trainer.main_ppo *args` in `cwd`; raises with its output tails on failure."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false",
            "HYDRA_FULL_ERROR": "1"}
     proc = subprocess.run([sys.executable, "-m", "verl.agent_trainer.main_ppo", *args], cwd=cwd, env=env,
@@ -30,42 +31,41 @@ def _run(args: list[str], cwd: str) -> subprocess.CompletedProcess:
     return proc
 
 
-def _metrics(path: str) -> list[dict]:
+def read_metrics(path: str) -> list[dict]:
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh]
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    from verl.utils.tiny_model import build_tiny_model
-
-    return build_tiny_model(str(tmp_path_factory.mktemp("tiny") / "model"))
-
-
-def test_grpo_two_steps_checkpoint_resume_export(webshop_url, tiny_model, tmp_path):
+def grpo_args(tmp_path, model: str, env_addr: str, device: str = "cpu") -> list[str]:
+    """Writes the train/test item-id files under `tmp_path`; returns the Hydra overrides of a small GRPO run
+    (KL loss, validation and a checkpoint with HF export at step 2, rollouts dumped under tmp_path/rollouts)."""
     train, test = tmp_path / "webshop_train.json", tmp_path / "webshop_test.json"
     train.write_text(json.dumps([{"item_id": i} for i in TRAIN_IDS]))
     test.write_text(json.dumps([{"item_id": i} for i in TEST_IDS]))
-    ckpt, logs = tmp_path / "ckpt", tmp_path / "logs"
-    args = [
+    return [
         "algorithm.adv_estimator=grpo", f"data.train_file={train}", f"data.val_file={test}",
         "data.train_batch_size=2", "data.max_prompt_length=1024", "data.max_response_length=256", "data.seed=3",
-        f"actor_rollout_ref.model.path={tiny_model}", "actor_rollout_ref.rollout.name=hf",
+        f"actor_rollout_ref.model.path={model}", "actor_rollout_ref.rollout.name=hf",
         "actor_rollout_ref.rollout.n=2", "actor_rollout_ref.rollout.max_tokens=12",
         "actor_rollout_ref.rollout.max_model_len=2048", "actor_rollout_ref.rollout.max_concurrency=8",
         f"actor_rollout_ref.rollout.rollout_log_dir={tmp_path / 'rollouts'}",
-        "actor_rollout_ref.agentgym.task_name=webshop", f"actor_rollout_ref.agentgym.env_addr={webshop_url}",
+        "actor_rollout_ref.agentgym.task_name=webshop", f"actor_rollout_ref.agentgym.env_addr={env_addr}",
         "actor_rollout_ref.rollout.val_kwargs.do_sample=True", "actor_rollout_ref.agentgym.timeout=30", "actor_rollout_ref.agentgym.max_rounds=2",
         "actor_rollout_ref.actor.ppo_mini_batch_size=1", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
         "actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.actor.optim.lr=1e-4",
-        "algorithm.rounds_ctrl.rounds=2", "trainer.device=cpu", "trainer.save_freq=2", "trainer.test_freq=2",
-        "trainer.logger=[console,file]", f"trainer.default_local_dir={ckpt}", f"trainer.log_dir={logs}",
+        "algorithm.rounds_ctrl.rounds=2", f"trainer.device={device}", "trainer.save_freq=2", "trainer.test_freq=2",
+        *(["trainer.n_gpus_per_node=1"] if device == "cuda" else []),
+        "trainer.logger=[console,file]", f"trainer.default_local_dir={tmp_path / 'ckpt'}", f"trainer.log_dir={tmp_path / 'logs'}",
         "trainer.project_name=e2e", "trainer.experiment_name=webshop", "ray_init.num_cpus=2",
         "ray_init.object_store_memory=200000000",
     ]
 
-    _run(args + ["trainer.total_training_steps=2"], cwd=str(tmp_path))
-    rows = _metrics(str(logs / "metrics.jsonl"))
+
+def check_two_steps(tmp_path) -> list[dict]:
+    """The run of `grpo_args` with total_training_steps=2 trained, validated, checkpointed and exported
+    what it trained; returns its metrics rows."""
+    ckpt, logs = tmp_path / "ckpt", tmp_path / "logs"
+    rows = read_metrics(str(logs / "metrics.jsonl"))
     assert [r["step"] for r in rows] == [1, 2]
     for row in rows:
         for key in ("actor/pg_loss", "actor/kl_loss"):
@@ -87,12 +87,30 @@ def test_grpo_two_steps_checkpoint_resume_export(webshop_url, tiny_model, tmp_pa
     name, tensor = next((k, v) for k, v in saved.items() if k.endswith("q_proj.weight"))
     assert torch.equal(model.state_dict()[name], tensor)  # the export holds the trained weights
     assert tok("Search").input_ids
+    return rows
 
-    state = torch.load(step2 / "trainer_state.pt", weights_only=False)
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    from verl.utils.tiny_model import build_tiny_model
+
+    return build_tiny_model(str(tmp_path_factory.mktemp("tiny") / "model"))
+
+
+def test_grpo_two_steps_checkpoint_resume_export(webshop_url, tiny_model, tmp_path):
+    args = grpo_args(tmp_path, tiny_model, webshop_url)
+    ckpt, logs, train = tmp_path / "ckpt", tmp_path / "logs", tmp_path / "webshop_train.json"
+
+    run_main_ppo(args + ["trainer.total_training_steps=2"], cwd=str(tmp_path))
+    check_two_steps(tmp_path)
+
+    import torch
+
+    state = torch.load(ckpt / "global_step_2" / "trainer_state.pt", weights_only=False)
     assert state["global_step"] == 2 and state["dataloader"]["sampler"]["position"] == 4
 
-    _run(args + ["trainer.total_training_steps=3"], cwd=str(tmp_path))
-    rows = _metrics(str(logs / "metrics.jsonl"))
+    run_main_ppo(args + ["trainer.total_training_steps=3"], cwd=str(tmp_path))
+    rows = read_metrics(str(logs / "metrics.jsonl"))
     assert [r["step"] for r in rows] == [1, 2, 3]  # resumed at step 3, not from scratch
     assert math.isfinite(rows[2]["actor/pg_loss"])
     state3 = torch.load(ckpt / "global_step_3" / "trainer_state.pt", weights_only=False)

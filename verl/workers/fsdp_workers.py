@@ -459,7 +459,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         """One PPO update on `data`, an LR-scheduler step and a weight sync into the engine.
 
         Returns:
-            DataProto whose meta_info["metrics"] holds the actor/* metrics.
+            DataProto whose meta_info["metrics"] holds the actor/* metrics (and perf/max_memory_* on CUDA).
         """
         if self.actor is None:
             raise RuntimeError(f"update_actor needs an actor role, this worker is {self.role!r}")
@@ -468,6 +468,9 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         start = time.perf_counter()
         self.sync_weights()
         metrics["timing_s/sync_weights"] = time.perf_counter() - start
+        if self.device.type == "cuda":  # verl's peak-memory metrics (GiB, this process, since it started)
+            metrics["perf/max_memory_allocated_gb"] = torch.cuda.max_memory_allocated(self.device) / 2**30
+            metrics["perf/max_memory_reserved_gb"] = torch.cuda.max_memory_reserved(self.device) / 2**30
         return DataProto(meta_info={"metrics": metrics})
 
     # ------------------------------------------------------------------------------ checkpoints
