@@ -376,7 +376,7 @@ def _to_host(toks: torch.Tensor, lp: torch.Tensor) -> Callable[[], tuple[list[fl
     host = torch.empty(both.shape, dtype=both.dtype, pin_memory=True)
     host.copy_(both, non_blocking=True)
     done = torch.cuda.Event()
-    done.record()
+    done.record(torch.cuda.current_stream(both.device))  # the stream the copy was queued on
 
     def wait() -> tuple[list[float], list[float]]:
         done.synchronize()
