@@ -257,3 +257,51 @@ def test_two_ranks_with_uneven_tokens_and_token_budgets_give_the_single_process_
                                atol=1e-5, rtol=1e-5)
     for r in ranks:
         assert r["grad_norm"] == pytest.approx(ref_norm, rel=1e-4)
+
+
+# ---------------------------------------------------------------- metrics of data-parallel calls
+class _MetricsWorker:
+    """Answers like the real workers: a rollout with per-rank metrics, an update with meta-only metrics."""
+
+    def __init__(self):
+        self.rank = int(os.environ["RANK"])
+
+    def generate_sequences(self, data):
+        from verl.protocol import DataProto
+
+        out = DataProto.from_dict(tensors={"x": data.batch["x"] * 2})
+        out.meta_info = {"rollout/env_errors": self.rank * 2, "rollout/reward_mean": float(self.rank),
+                         "timing_s/rollout": 1.0 + self.rank, "global_step": 5}
+        return out
+
+    def update_actor(self, data):
+        from verl.protocol import DataProto
+
+        return DataProto(meta_info={"metrics": {"actor/pg_loss": float(data.batch["x"].sum()),
+                                                "actor/grad_norm": 1.5}})
+
+
+def test_call_dp_reduces_rollout_and_update_metrics_over_all_ranks():
+    import ray
+
+    from verl.agent_trainer.ppo.ray_trainer import WorkerGroup
+    from verl.protocol import DataProto
+
+    import sys
+
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import a test module
+    ray.init(num_cpus=1, include_dashboard=False, object_store_memory=100_000_000, log_to_driver=False)
+    try:
+        wg = WorkerGroup(_MetricsWorker, (), world_size=2, num_cpus=0.1)
+        batch = DataProto.from_dict(tensors={"x": torch.arange(4.0)})
+        out = wg.call_dp("generate_sequences", batch)
+        assert out.batch["x"].tolist() == [0.0, 2.0, 4.0, 6.0]
+        assert out.meta_info == {"rollout/env_errors": 2.0, "rollout/reward_mean": 0.5, "timing_s/rollout": 2.0,
+                                 "global_step": 5}
+        metrics = wg.call_dp("update_actor", batch).meta_info["metrics"]
+        assert metrics == {"actor/pg_loss": (1.0 + 5.0) / 2, "actor/grad_norm": 1.5}  # rank 0 alone: 1.0
+    finally:
+        ray.shutdown()
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
