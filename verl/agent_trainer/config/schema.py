@@ -39,6 +39,7 @@ KL_TYPES = ("kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3")
 _KL_CHOICES = KL_TYPES + tuple(k + "+" for k in KL_TYPES)
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")  # resolved by verl.utils.device.resolve_dtype
+_MODEL_DTYPES = ("float32", "fp32", "bfloat16", "bf16", "float16", "fp16")  # fsdp_config.model_dtype (verl spells fp32)
 # Estimators whose baseline is the other samples of the same prompt: with rollout.n=1 they have none.
 GROUP_BASELINE_ESTIMATORS = ("grpo", "grpo_passk", "rloo", "opo", "reinforce_plus_plus_baseline", "gpg", "gigpo")
 _LOGGERS = ("console", "file", "tensorboard", "wandb")
@@ -117,6 +118,7 @@ class ModelConfig:
     dtype: str = "auto"
     override_config: dict = field(default_factory=dict)
     attn_implementation: str = "sdpa"   # transformers' attention kernel: eager | sdpa | flash_attention_2 (GPU)
+    enable_activation_offloading: bool = False  # actor update: activations saved for backward wait in CPU memory (GPU)
 
     def __post_init__(self):
         _check_choice("actor_rollout_ref.model.attn_implementation", self.attn_implementation, ATTN_IMPLEMENTATIONS)
@@ -150,10 +152,14 @@ class OptimConfig:
 
 @dataclass(frozen=True)
 class FSDPConfig:
-    """`*.fsdp_config`: offload switches (GPU only; ignored on CPU)."""
+    """`*.fsdp_config`: offload switches (GPU only; no-ops on CPU) and the dtype of the trained weights."""
 
-    param_offload: bool = False
-    optimizer_offload: bool = False
+    param_offload: bool = False       # weights in CPU memory between passes (FSDP's CPU offload; one process: moved per pass)
+    optimizer_offload: bool = False   # optimizer state in CPU memory between updates
+    model_dtype: str = "float32"      # dtype of the trained parameters (verl's key); compute runs in model.dtype
+
+    def __post_init__(self):
+        _check_choice("*.fsdp_config.model_dtype", self.model_dtype, _MODEL_DTYPES)
 
 
 @dataclass(frozen=True)
@@ -196,10 +202,10 @@ class ActorConfig:
     strategy: str = "fsdp"
     ppo_mini_batch_size: int = 256
     ppo_micro_batch_size_per_gpu: int = 1
-    use_dynamic_bsz: bool = False
-    ppo_max_token_len_per_gpu: int = 16384
+    use_dynamic_bsz: bool = False         # micro-batches by token budget (ppo_max_token_len_per_gpu), not row count
+    ppo_max_token_len_per_gpu: int = 16384  # with use_dynamic_bsz: real tokens (prompt + response) per micro-batch
     ppo_epochs: int = 1
-    shuffle: bool = False
+    shuffle: bool = False                 # permute the rows (seeded by trainer.seed and the step) before each epoch's mini-batches
     clip_ratio: float = 0.2
     clip_ratio_low: Optional[float] = None
     clip_ratio_high: Optional[float] = None
@@ -250,10 +256,14 @@ class RefConfig:
     """`actor_rollout_ref.ref`: the frozen reference policy (for KL)."""
 
     log_prob_micro_batch_size_per_gpu: int = 1
+    log_prob_use_dynamic_bsz: bool = False       # token-budget micro-batches (the YAML follows actor.use_dynamic_bsz)
+    log_prob_max_token_len_per_gpu: int = 16384  # their budget in real tokens
     fsdp_config: RefFSDPConfig = field(default_factory=RefFSDPConfig)
 
     def __post_init__(self):
-        _check_positive("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu", self.log_prob_micro_batch_size_per_gpu)
+        p = "actor_rollout_ref.ref"
+        for key in ("log_prob_micro_batch_size_per_gpu", "log_prob_max_token_len_per_gpu"):
+            _check_positive(f"{p}.{key}", getattr(self, key))
 
 
 @dataclass(frozen=True)
@@ -335,6 +345,8 @@ class RolloutConfig:
     logprobs_mode: str = "processed_logprobs"   # vLLM: log-probs after temperature/top-p (processed_*) or raw_*
     update_weights_bucket_megabytes: int = 512  # weight sync: MiB per bucket pushed into the engine
     log_prob_micro_batch_size_per_gpu: int = 1
+    log_prob_use_dynamic_bsz: bool = False       # old log-probs in token-budget micro-batches (YAML: actor.use_dynamic_bsz)
+    log_prob_max_token_len_per_gpu: int = 16384  # their budget in real tokens
     max_concurrency: int = 64
     send_interval: float = 0.0
     seed: int = 0
@@ -353,7 +365,8 @@ class RolloutConfig:
         _check_choice(f"{p}.mode", self.mode, ("async", "sync"))
         _check_choice(f"{p}.dtype", self.dtype, _DTYPES)
         for key in ("n", "max_tokens", "max_model_len", "max_concurrency", "tensor_model_parallel_size",
-                    "log_prob_micro_batch_size_per_gpu", "update_weights_bucket_megabytes"):
+                    "log_prob_micro_batch_size_per_gpu", "update_weights_bucket_megabytes",
+                    "log_prob_max_token_len_per_gpu"):
             _check_positive(f"{p}.{key}", getattr(self, key))
         _check_positive(f"{p}.temperature", self.temperature, allow_zero=True)
         if not 0 < self.top_p <= 1:
@@ -435,8 +448,10 @@ class CriticConfig:
     optim: OptimConfig = field(default_factory=lambda: OptimConfig(lr=1e-5))
     ppo_mini_batch_size: int = 256
     ppo_micro_batch_size_per_gpu: int = 1
+    use_dynamic_bsz: bool = False           # token-budget micro-batches (the YAML follows actor.use_dynamic_bsz)
+    ppo_max_token_len_per_gpu: int = 32768  # their budget in real tokens (values and update)
     ppo_epochs: int = 1
-    shuffle: bool = False
+    shuffle: bool = False                   # as actor.shuffle
     cliprange_value: float = 0.5
     loss_agg_mode: str = "token-mean"
     grad_clip: float = 1.0
@@ -444,7 +459,8 @@ class CriticConfig:
 
     def __post_init__(self):
         _check_choice("critic.strategy", self.strategy, ("fsdp", "fsdp2"))
-        for key in ("ppo_mini_batch_size", "ppo_micro_batch_size_per_gpu", "ppo_epochs", "cliprange_value"):
+        for key in ("ppo_mini_batch_size", "ppo_micro_batch_size_per_gpu", "ppo_epochs", "cliprange_value",
+                    "ppo_max_token_len_per_gpu"):
             _check_positive(f"critic.{key}", getattr(self, key))
         _check_choice("critic.loss_agg_mode", self.loss_agg_mode, _LOSS_AGG_MODES)
 
@@ -633,7 +649,7 @@ class TrainerConfig:
     max_actor_ckpt_to_keep: Optional[int] = None
     export_hf: bool = True
     critic_warmup: int = 0
-    seed: int = 1
+    seed: int = 1   # seeds the PPO mini-batch shuffle (actor/critic.shuffle) with the step
 
     def __post_init__(self):
         p = "trainer"
@@ -882,13 +898,8 @@ def _resolve_auto(cfg: PPOConfig) -> PPOConfig:
 COMPAT_ONLY_KEYS: dict[tuple[str, str], str] = {
     ("DataConfig", "return_raw_chat"): "chats are always kept raw",
     ("ModelConfig", "use_remove_padding"): "padding is handled by attention_mask and per-micro-batch trimming",
-    ("ActorConfig", "use_dynamic_bsz"): "micro-batches are fixed at ppo_micro_batch_size_per_gpu",
-    ("ActorConfig", "ppo_max_token_len_per_gpu"): "only read with use_dynamic_bsz, which is not supported",
-    ("ActorConfig", "shuffle"): "mini-batches are taken in order",
-    ("CriticConfig", "shuffle"): "mini-batches are taken in order",
     ("RolloutConfig", "mode"): "the agent loop is always asynchronous",
     ("RolloutConfig", "load_format"): "the engine loads the checkpoint at model.path, then receives synced weights",
-    ("TrainerConfig", "seed"): "data order follows data.seed, sampling follows actor_rollout_ref.rollout.seed",
     ("AgentLoopConfig", "num_workers"): "one asyncio agent loop per rank serves every trajectory",
 }
 _WARNED_COMPAT: set[str] = set()

@@ -15,7 +15,8 @@ import torch
 
 from verl.utils import torch_functional as VF
 
-__all__ = ["compute_data_metrics", "compute_timing_metrics", "compute_throughout_metrics", "reduce_metrics"]
+__all__ = ["compute_data_metrics", "compute_timing_metrics", "compute_throughout_metrics", "reduce_metrics",
+           "reduce_rank_metrics"]
 
 
 def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:
@@ -142,4 +143,35 @@ def reduce_metrics(metrics: dict[str, Any]) -> dict[str, float]:
             out[key] = float(np.mean([float(v) for v in val])) if len(val) else 0.0
         else:
             out[key] = float(val)
+    return out
+
+
+def _rank_reduction(key: str) -> str:
+    """How one metric combines over data-parallel ranks, from its name: counts, sums and rates of work
+    that the ranks do side by side add up; durations take the slowest rank (a parallel stage lasts that
+    long); everything else (means, fractions, norms, learning rates) is averaged over the equal shares."""
+    name = key.rsplit("/", 1)[-1]
+    if name.endswith(("_sum", "_per_s")) or name in ("env_errors", "generated_tokens"):
+        return "sum"
+    if key.startswith("timing_s/") or name.endswith("_s"):
+        return "max"
+    return "mean"
+
+
+def reduce_rank_metrics(metas: list[dict[str, Any]]) -> dict[str, Any]:
+    """One `meta_info` from every rank's answer to a data-parallel call (rollout, update, ...).
+
+    Metrics (a `/` in the key and a number) are reduced over the ranks by `_rank_reduction`; a nested
+    dict (the update's `metrics`) is reduced the same way; anything else (global_step, temperature)
+    is the same on every rank and is taken from rank 0.
+    """
+    out = dict(metas[0])
+    for key, first in metas[0].items():
+        values = [m.get(key) for m in metas]
+        if isinstance(first, dict) and all(isinstance(v, dict) for v in values):
+            out[key] = reduce_rank_metrics(values)
+        elif "/" in key and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in values):
+            how = _rank_reduction(key)
+            arr = np.asarray(values, dtype=float)
+            out[key] = float(arr.sum() if how == "sum" else arr.max() if how == "max" else arr.mean())
     return out

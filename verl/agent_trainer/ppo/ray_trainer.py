@@ -97,7 +97,8 @@ class WorkerGroup:
         return self.call_all(method, *args, **kwargs)[0]
 
     def call_dp(self, method: str, data: DataProto) -> DataProto:
-        """Split `data` across ranks (padding to a multiple of world_size), call, concatenate."""
+        """Split `data` across ranks (padding to a multiple of world_size), call, concatenate; the ranks'
+        metrics are reduced over all of them (`metric_utils.reduce_rank_metrics`)."""
         import ray
 
         from verl.protocol import pad_dataproto_to_divisor, unpad_dataproto
@@ -107,10 +108,11 @@ class WorkerGroup:
         padded, pad = pad_dataproto_to_divisor(data, self.world_size)
         chunks = padded.chunk(self.world_size)
         outs = ray.get([getattr(w, method).remote(c) for w, c in zip(self.workers, chunks)])
-        if len(outs[0]) == 0:  # meta-only answers (update_* metrics): rank 0 speaks for all
-            return outs[0]
+        meta = metric_utils.reduce_rank_metrics([o.meta_info for o in outs])  # every rank's metrics, not rank 0's
+        if len(outs[0]) == 0:  # meta-only answers (update_* metrics)
+            return DataProto(meta_info=meta)
         out = DataProto.concat(outs)
-        out.meta_info = {**outs[0].meta_info}
+        out.meta_info = meta
         return unpad_dataproto(out, pad)
 
     def kill(self) -> None:

@@ -123,12 +123,14 @@ def test_compat_only_keys_warn_once_when_set_and_exist_in_the_schema(caplog):
     for (section, key) in schema.COMPAT_ONLY_KEYS:
         assert key in typing.get_type_hints(getattr(schema, section)), (section, key)
     schema._WARNED_COMPAT.clear()
-    overrides = ["actor_rollout_ref.rollout.mode=sync", "critic.shuffle=true", "trainer.seed=7"]
+    overrides = ["actor_rollout_ref.rollout.mode=sync", "actor_rollout_ref.model.use_remove_padding=true",
+                 "actor_rollout_ref.rollout.load_format=auto"]
     with caplog.at_level("WARNING", logger="verl.agent_trainer.config.schema"):
         load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(overrides)), resolve_auto=False)
         load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(overrides)), resolve_auto=False)
         load_config(_yaml(), resolve_auto=False)  # defaults: silent
     warned = [r.getMessage() for r in caplog.records]
     assert len(warned) == 3
-    for key in ("actor_rollout_ref.rollout.mode='sync'", "critic.shuffle=True", "trainer.seed=7"):
+    for key in ("actor_rollout_ref.rollout.mode='sync'", "actor_rollout_ref.model.use_remove_padding=True",
+                "actor_rollout_ref.rollout.load_format='auto'"):
         assert sum(key in m for m in warned) == 1, key
