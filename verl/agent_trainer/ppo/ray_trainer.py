@@ -33,6 +33,7 @@ from agentenv.controller.types import is_success
 from verl.agent_trainer.config.schema import PPOConfig, to_dict
 from verl.agent_trainer.ppo import core_algos, metric_utils
 from verl.protocol import DataProto
+from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.checkpoint import CheckpointManager
 from verl.utils.dataset import AgentDataset, StatefulDataLoader, rows_to_dataproto
 from verl.utils.tracking import Tracking
@@ -311,10 +312,13 @@ class RayPPOTrainer:
                                max_rounds=self.rounds.max_rounds(self.global_steps))
         out = self._generate(batch)
         agentgym = self.config.actor_rollout_ref.agentgym
-        check_env_failures(out, agentgym.max_failed_frac, agentgym.env_addr)
+        check_env_failures(out, agentgym.max_failed_frac, agentgym.env_addrs)
         # The loop's own timers (engine-busy, env-busy, ...) sit beside the stage timers as timing_s/rollout_*.
         metrics.update({k.replace("timing_s/", "timing_s/rollout_"): v for k, v in out.meta_info.items()
                         if _is_metric(k, v) and k != "timing_s/rollout"})
+        # sessions and failures per env server over every rank's rows (meta_info holds rank 0's only)
+        ntb = out.non_tensor_batch
+        metrics.update(env_server_metrics(ntb["env_server"], ntb["env_error"], agentgym.env_addrs))
         # what the advantage estimator needs beyond the rollout (registry: core_algos.estimator_needs)
         extra = {need: self._ESTIMATOR_NEEDS[need](self, batch)
                  for need in core_algos.estimator_needs(self.config.algorithm.adv_estimator)}
