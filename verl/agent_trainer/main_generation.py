@@ -186,6 +186,7 @@ def run_generation(cfg: Any = None, engine=None) -> dict:
 
     from verl.utils import model_utils
     from verl.utils.agentgym.client import wait_for_env_server
+    from verl.utils.agentgym.servers import EnvServerSet
     from verl.workers.rollout.base import build_rollout_engine
     from verl.workers.rollout.agent_loop import AgentLoop
 
@@ -197,8 +198,9 @@ def run_generation(cfg: Any = None, engine=None) -> dict:
         raise ValueError(f"data.path={data.path!r} lists no item ids")
     output_path = data.output_path or _default_output_path(config.model.path)
     os.makedirs(output_path, exist_ok=True)
-    # Fail on a dead server before spending time on the model.
-    wait_for_env_server(agentgym.env_addr, agentgym.max_retries, agentgym.timeout, task_name=agentgym.task_name)
+    # Fail before spending time on the model when no env server answers.
+    EnvServerSet(agentgym.env_addrs).wait_all(
+        lambda addr: wait_for_env_server(addr, agentgym.max_retries, agentgym.timeout, task_name=agentgym.task_name))
 
     model_path = os.path.expanduser(config.model.path)
     tokenizer = model_utils.load_tokenizer(os.path.expanduser(config.model.tokenizer_path or model_path),

@@ -23,7 +23,7 @@ from verl.utils.device import resolve_device, resolve_dtype
 __all__ = [
     "load_dataclass_config", "resolve_model_and_rollout", "check_attn_implementation",
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
-    "ActorConfig", "RefConfig", "ValKwargsConfig", "MultiTurnConfig", "AgentLoopConfig", "RolloutConfig", "AgentGymConfig",
+    "ActorConfig", "RefConfig", "ValKwargsConfig", "MultiTurnConfig", "AgentLoopConfig", "RolloutConfig", "EnvServersConfig", "AgentGymConfig",
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelModelConfig", "PrimeRewardConfig",
     "CodeSandboxConfig", "RewardModelConfig", "REWARD_COMBINE_MODES", "CustomRewardFunctionConfig",
     "KLCtrlConfig", "RoundsCtrlConfig", "GiGPOConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
@@ -380,16 +380,51 @@ class RolloutConfig:
 
 
 @dataclass(frozen=True)
+class EnvServersConfig:
+    """`actor_rollout_ref.agentgym.env_servers`: env servers launched as Ray actors (the env fleet).
+
+    With `num > 0` the trainer starts `num` servers on the cluster (GPU-less nodes first), waits
+    until each answers, uses their addresses as `agentgym.env_addr` and stops them at the end.
+    """
+
+    num: int = 0                 # servers to launch; 0: none (attach to agentgym.env_addr)
+    per_node: int = 0            # most servers on one node; 0: no cap (spread evenly over the nodes)
+    # Ray resources each server actor holds: CPU (fractional is fine), GPU, and custom node labels
+    # (e.g. {CPU: 1, env_node: 1} with `ray start --resources '{"env_node": 8}'` on the env nodes)
+    resources: dict = field(default_factory=lambda: {"CPU": 0.25})
+    # launch command with {python}, {host}, {port} filled in; null: `{python} -m agentenv_<task_name>.launch
+    # --host {host} --port {port} --log-level warning`
+    cmd: Optional[str] = None
+    startup_timeout: float = 180  # seconds for every server to answer GET / before the run fails
+
+    def __post_init__(self):
+        p = "actor_rollout_ref.agentgym.env_servers"
+        _check_positive(f"{p}.num", self.num, allow_zero=True)
+        _check_positive(f"{p}.per_node", self.per_node, allow_zero=True)
+        _check_positive(f"{p}.startup_timeout", self.startup_timeout)
+        for key, value in self.resources.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"{p}.resources.{key}={value!r} must be a number >= 0 (Ray resource units)")
+        if self.cmd is not None and "{port}" not in self.cmd:
+            raise ValueError(f"{p}.cmd={self.cmd!r} must contain {{port}} (each server gets a free port), e.g. "
+                             "'{python} -m agentenv_webshop.launch --host {host} --port {port}'")
+
+
+@dataclass(frozen=True)
 class AgentGymConfig:
-    """`actor_rollout_ref.agentgym`: which environment server the agent talks to."""
+    """`actor_rollout_ref.agentgym`: which environment servers the agent talks to."""
 
     task_name: str = "webshop"
-    env_addr: str = "http://127.0.0.1:36001"
+    env_addr: Any = "http://127.0.0.1:36001"  # one server URL or a list of them (sessions spread by load)
     max_retries: int = 10
     timeout: float = 300
     max_rounds: int = 10
     data_len: int = 0          # AgentGym's client argument (number of items the server holds; 0: unknown)
     max_failed_frac: float = 0.5  # a training rollout with more failed trajectories (env errors) aborts
+    health_timeout: float = 5.0   # seconds for the GET / probe of a server whose session just failed
+    server_backoff_s: float = 5.0  # a server out of rotation is probed again after this; doubles per failed probe
+    server_max_backoff_s: float = 120.0
+    env_servers: EnvServersConfig = field(default_factory=EnvServersConfig)
 
     def __post_init__(self):
         p = "actor_rollout_ref.agentgym"
@@ -398,12 +433,29 @@ class AgentGymConfig:
                              "(the fraction of failed trajectories a training step tolerates)")
         if not self.task_name:
             raise ValueError(f"{p}.task_name is empty; choose webshop or webarena")
-        if not str(self.env_addr).startswith(("http://", "https://")):
-            raise ValueError(f"{p}.env_addr={self.env_addr!r} must be an http(s) URL such as http://127.0.0.1:36001")
+        addrs = self.env_addrs
+        if not addrs:
+            raise ValueError(f"{p}.env_addr is an empty list; give at least one URL such as http://127.0.0.1:36001")
+        for addr in addrs:
+            if not isinstance(addr, str) or not addr.startswith(("http://", "https://")):
+                raise ValueError(f"{p}.env_addr={addr!r} must be an http(s) URL such as http://127.0.0.1:36001")
+        if len({a.rstrip("/") for a in addrs}) < len(addrs):
+            raise ValueError(f"{p}.env_addr={addrs!r} names a server twice; list each server once")
         _check_positive(f"{p}.max_retries", self.max_retries, allow_zero=True)
         _check_positive(f"{p}.timeout", self.timeout)
         _check_positive(f"{p}.max_rounds", self.max_rounds)
         _check_positive(f"{p}.data_len", self.data_len, allow_zero=True)
+        _check_positive(f"{p}.health_timeout", self.health_timeout)
+        _check_positive(f"{p}.server_backoff_s", self.server_backoff_s)
+        if self.server_max_backoff_s < self.server_backoff_s:
+            raise ValueError(f"{p}.server_max_backoff_s={self.server_max_backoff_s} is below "
+                             f"{p}.server_backoff_s={self.server_backoff_s}; raise it or lower the back-off")
+
+    @property
+    def env_addrs(self) -> list[str]:
+        """`env_addr` as a list of base URLs without a trailing slash (a single string is one server)."""
+        addrs = [self.env_addr] if isinstance(self.env_addr, str) else list(self.env_addr)
+        return [a.rstrip("/") if isinstance(a, str) else a for a in addrs]
 
 
 @dataclass(frozen=True)
@@ -677,8 +729,9 @@ class TrainerConfig:
 
 @dataclass(frozen=True)
 class RayInitConfig:
-    """`ray_init`: the local Ray runtime."""
+    """`ray_init`: the Ray runtime (a local one, or a cluster started with `ray start`)."""
 
+    address: Optional[str] = None  # null: start a local Ray; "auto" or host:port: join a `ray start` cluster
     num_cpus: Optional[int] = None
     object_store_memory: Optional[int] = 1_000_000_000
     worker_num_cpus: float = 0.5
