@@ -32,6 +32,7 @@ CORE = [
     "rapidfuzz>=3",
     "tqdm",
     "tensorboard",
+    "matplotlib",  # training plots (verl.utils.plots, Agg canvas)
 ]
 
 EXTRAS = {
