@@ -191,13 +191,15 @@ def _rollout_rows(loop, config: GenerationConfig, item_ids: list[str]) -> tuple[
     return records, timing
 
 
-def run_generation(cfg: Any = None, engine=None) -> dict:
+def run_generation(cfg: Any = None, engine=None, env_client_factory=None) -> dict:
     """Evaluate the model of `cfg` (DictConfig, dict, GenerationConfig or None for defaults).
 
     Args:
         cfg: the configuration (see `generation.yaml`).
         engine: optional ready `RolloutEngine` to use instead of building one from `model.path` and
             `rollout.name` (the tokenizer is still loaded from the model path); the caller owns it.
+        env_client_factory: optional zero-argument callable building an env client for the agent loop
+            (default: the agentgym client of `agentgym.task_name`); benchmarks wrap the real client.
 
     Returns:
         `{"overall": {...}, "categories": {...}, "output_path": str, "timing_s": {...}, "config": {...}}`;
@@ -227,7 +229,7 @@ def run_generation(cfg: Any = None, engine=None) -> dict:
     own_engine = engine is None
     if own_engine:
         engine = build_rollout_engine(model_path, config.rollout, torch.device(config.trainer.device), config.model)
-    loop = AgentLoop(engine, tokenizer, config.rollout, agentgym, data)
+    loop = AgentLoop(engine, tokenizer, config.rollout, agentgym, data, env_client_factory=env_client_factory)
     logger.info("evaluating %s on %d items x %d samples (%s, temperature %s, max_rounds %d)", model_path,
                 len(item_ids), data.n_samples, config.rollout.name, config.rollout.temperature, agentgym.max_rounds)
     t0 = time.perf_counter()
