@@ -70,27 +70,39 @@ def _expert_client_factory(url: str, plans: dict[int, list[str]]):
     return lambda: ExpertActingClient(url, data_len=0, timeout=60)
 
 
-def _evaluate(model_path: str, url: str, goal_ids: list[int], max_tokens: int, rounds: int,
+def _evaluate(model_path: str, url: str, goal_ids: list[int], max_tokens: int, rounds: int, concurrency: int,
               plans: dict | None, work: str) -> dict:
+    import torch
     from transformers import AutoModelForCausalLM
 
+    from verl.agent_trainer.config.generation_schema import load_generation_config
     from verl.agent_trainer.main_generation import run_generation
+    from verl.workers.rollout.base import build_rollout_engine
 
     os.makedirs(work, exist_ok=True)
     data_path = os.path.join(work, "webshop_test.json")
     with open(data_path, "w") as fh:
         json.dump([{"item_id": f"webshop_{i}"} for i in goal_ids], fh)
-    cfg = {"model": {"path": model_path}, "trainer": {"device": "cpu"},
-           "data": {"path": data_path, "n_samples": 1, "batch_size": len(goal_ids),
-                    "output_path": os.path.join(work, "out"), "max_prompt_length": 1024, "max_response_length": 6144},
-           "rollout": {"name": "hf", "max_tokens": max_tokens, "max_model_len": 7168, "temperature": 0.0},
-           "agentgym": {"env_addr": url, "max_rounds": rounds, "timeout": 60}}
+    cfg = load_generation_config({
+        "model": {"path": model_path}, "trainer": {"device": "cpu"},
+        "data": {"path": data_path, "n_samples": 1, "batch_size": len(goal_ids),
+                 "output_path": os.path.join(work, "out"), "max_prompt_length": 1024, "max_response_length": 6144},
+        "rollout": {"name": "hf", "max_tokens": max_tokens, "max_model_len": 7168, "temperature": 0.0,
+                    "max_concurrency": concurrency},
+        "agentgym": {"env_addr": url, "max_rounds": rounds, "timeout": 60}})
+    engine = build_rollout_engine(model_path, cfg.rollout, torch.device("cpu"), cfg.model)
     t0 = time.perf_counter()
-    result = run_generation(cfg, env_client_factory=_expert_client_factory(url, plans) if plans else None)
+    try:
+        result = run_generation(cfg, engine=engine,
+                                env_client_factory=_expert_client_factory(url, plans) if plans else None)
+    finally:
+        engine.shutdown()
     wall = time.perf_counter() - t0
     params = sum(p.numel() for p in AutoModelForCausalLM.from_pretrained(model_path).parameters())
+    stats = getattr(engine, "stats", {})
     return {"params_m": params / 1e6, "wall_s": wall, "turns": result["overall"]["mean_turns"],
-            "gen_tokens": result["timing_s"]["generated_tokens"], "success": result["overall"]["success_rate"]}
+            "gen_tokens": result["timing_s"]["generated_tokens"], "success": result["overall"]["success_rate"],
+            "prefill": stats.get("prefill_tokens", 0), "reused": stats.get("reused_tokens", 0)}
 
 
 def main() -> None:
@@ -100,6 +112,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="tiny,10m,30m")
     ap.add_argument("--max-tokens", type=int, default=96)
     ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--concurrency", type=int, default=64, help="rollout.max_concurrency (trajectories in flight)")
     args = ap.parse_args()
 
     from verl.utils.tiny_model import build_tiny_model
@@ -114,19 +127,21 @@ def main() -> None:
             expert = size != "tiny"
             # the tiny fallback runs with the CPU profile's own turn settings (32 tokens, 3 rounds)
             max_tokens, rounds = (args.max_tokens, args.rounds) if expert else (32, 3)
-            r = _evaluate(path, url, goal_ids, max_tokens, rounds, plans if expert else None, os.path.join(work, size))
+            r = _evaluate(path, url, goal_ids, max_tokens, rounds, args.concurrency, plans if expert else None,
+                          os.path.join(work, size))
             r.update(policy=size + ("+expert" if expert else ""), max_tokens=max_tokens, rounds=rounds)
             rows.append(r)
             print(f"{r['policy']}: {r['wall_s']:.1f} s for {args.goals} goals", flush=True)
 
-    print(f"\ngreedy evaluation of {args.goals} goals, HF engine on CPU ({os.cpu_count()} cores), "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"\ngreedy evaluation of {args.goals} goals, {args.concurrency} in flight, HF engine on CPU "
+          f"({os.cpu_count()} cores), load average {os.getloadavg()[0]:.1f}")
     print(f"{'policy':<12} {'params':>7} {'max_tok':>7} {'rounds':>6} {'turns':>5} {'success':>7} {'gen tok':>8} "
-          f"{'wall s':>7} {'s/goal':>6} {'200 goals s':>11}")
+          f"{'prefill':>8} {'reused':>8} {'wall s':>7} {'s/goal':>6} {'200 goals s':>11}")
     for r in rows:
         per = r["wall_s"] / args.goals
         print(f"{r['policy']:<12} {r['params_m']:>6.1f}M {r['max_tokens']:>7} {r['rounds']:>6} {r['turns']:>5.2f} "
-              f"{r['success']:>7.3f} {r['gen_tokens']:>8} {r['wall_s']:>7.1f} {per:>6.2f} {per * 200:>11.0f}")
+              f"{r['success']:>7.3f} {r['gen_tokens']:>8} {r['prefill']:>8} {r['reused']:>8} {r['wall_s']:>7.1f} "
+              f"{per:>6.2f} {per * 200:>11.0f}")
 
 
 if __name__ == "__main__":

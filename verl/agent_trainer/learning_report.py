@@ -10,7 +10,7 @@ before training and after the last step and write `<trainer.default_local_dir>/l
      "before": {"success_rate", "success_ci95": [lo, hi], "mean_reward", "mean_reward_ci95": [lo, hi], "step"},
      "after":  {...},
      "seconds": wall time of fit(), "seed": the bootstrap seed (actor_rollout_ref.rollout.seed),
-     "train_steps", "val_file", "model_path"}
+     "train_steps", "data_seed", "val_files", "model_path"}
 
 `python -m verl.agent_trainer.learning_report <dir or learning_report.json>` prints the table again.
 """

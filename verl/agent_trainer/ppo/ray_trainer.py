@@ -437,7 +437,7 @@ class RayPPOTrainer:
         report = build_report(before["greedy"], after["greedy"], before_step=first_step, after_step=self.global_steps,
                               seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed,
                               train_steps=self.global_steps - first_step, data_seed=cfg.data.seed,
-                              val_file=cfg.data.val_paths, model_path=cfg.actor_rollout_ref.model.path)
+                              val_files=cfg.data.val_paths, model_path=cfg.actor_rollout_ref.model.path)
         path = write_report(report, cfg.trainer.default_local_dir)
         logger.info("learning report: greedy success %.3f -> %.3f, mean reward %.3f -> %.3f on %d goals (%s)",
                     report["before"]["success_rate"], report["after"]["success_rate"],
