@@ -33,6 +33,7 @@ CORE = [
     "tqdm",
     "sympy",  # symbolic equality of math answers (prime math scorer)
     "tensorboard",
+    "matplotlib",  # training plots (verl.utils.plots, Agg canvas)
 ]
 
 EXTRAS = {

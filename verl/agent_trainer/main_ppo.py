@@ -4,7 +4,8 @@
         actor_rollout_ref.model.path=<hf dir> algorithm.adv_estimator=grpo actor_rollout_ref.rollout.n=4 ...
 
 Config: `verl/agent_trainer/config/ppo_trainer.yaml` (AgentGym-RL's and verl's key names). Unknown
-keys fail before anything starts, naming the key and its closest valid spellings.
+keys fail before anything starts, naming the key and its closest valid spellings. With
+`trainer.learning_report=True` the before/after table of `learning_report.json` is printed at the end.
 """
 from __future__ import annotations
 
@@ -71,6 +72,11 @@ def run_ppo(cfg) -> dict:
 @hydra.main(config_path="config", config_name="ppo_trainer", version_base=None)
 def _hydra_main(cfg) -> None:
     run_ppo(cfg)
+    if cfg.trainer.learning_report:
+        from verl.agent_trainer.learning_report import REPORT_FILE, format_table, load_report
+
+        print(format_table(load_report(cfg.trainer.default_local_dir)))
+        print(f"learning report: {os.path.join(cfg.trainer.default_local_dir, REPORT_FILE)}")
 
 
 main = console_entry(PPOConfig, _hydra_main)

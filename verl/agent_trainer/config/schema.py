@@ -702,6 +702,8 @@ class TrainerConfig:
     export_hf: bool = True
     critic_warmup: int = 0
     seed: int = 1   # seeds the PPO mini-batch shuffle (actor/critic.shuffle) with the step
+    plots: bool = True            # PNGs of the file logger's metrics under <log_dir>/plots at the end of fit()
+    learning_report: bool = False  # greedy validation before and after training -> learning_report.json
 
     def __post_init__(self):
         p = "trainer"
@@ -789,6 +791,10 @@ class PPOConfig:
             raise ValueError(
                 f"actor_rollout_ref.rollout.max_model_len={arr.rollout.max_model_len} is smaller than "
                 f"data.max_prompt_length + rollout.max_tokens = {self.data.max_prompt_length + arr.rollout.max_tokens}")
+        if self.trainer.learning_report and not self.data.val_paths:
+            raise ValueError("trainer.learning_report=True evaluates on the validation items, but data.val_file "
+                             "(or data.val_files) is not set; point it at held-out item ids "
+                             "(AgentItemId/webshop_test.json) or set trainer.learning_report=False")
 
     @property
     def use_critic(self) -> bool:

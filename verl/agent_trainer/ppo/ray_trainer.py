@@ -266,31 +266,40 @@ class RayPPOTrainer:
 
     # ------------------------------------------------------------------ the loop
     def fit(self) -> dict:
-        """Train until `total_training_steps`; returns the last step's metrics."""
+        """Train until `total_training_steps`; returns the last step's metrics.
+
+        With `trainer.learning_report`, validates before the first and after the last step and writes
+        the learning report; with `trainer.plots` (and the `file` logger), plots metrics.jsonl at the end.
+        """
         from tqdm import tqdm
 
         cfg = self.config.trainer
+        start = time.perf_counter()
         tracker = Tracking(cfg.project_name, cfg.experiment_name, cfg.loggers, to_dict(self.config),
                            cfg.log_dir or os.path.join(cfg.default_local_dir, "logs"))
         self._load_checkpoint()
-        metrics: dict = {}
+        first_step, metrics = self.global_steps, {}
+        before = after = None  # greedy validation outcomes (learning report)
         bar = tqdm(total=self.total_training_steps, initial=self.global_steps, desc="training steps")
         try:
-            if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only):
-                metrics = self._validate()
+            if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only or cfg.learning_report):
+                before = after = self._validate()
+                metrics = _val_metrics(before)
                 tracker.log(metrics, step=self.global_steps)
             for rows in ([] if cfg.val_only else self._train_batches()):
                 self.global_steps += 1
                 metrics, timing = {}, {}
+                last = self.global_steps == self.total_training_steps
                 with _timer("step", timing):
                     batch = self._new_batch(rows)
                     for name, stage in self._stages():
                         with _timer(name, timing):
                             batch = stage(batch, metrics)
-                    if self._every(cfg.test_freq):
+                    if self._every(cfg.test_freq) or (last and cfg.learning_report):
                         with _timer("testing", timing):
-                            metrics.update(self._validate())
-                    if self._every(cfg.save_freq) or self.global_steps == self.total_training_steps:
+                            after = self._validate()
+                            metrics.update(_val_metrics(after))
+                    if self._every(cfg.save_freq) or last:
                         with _timer("save_checkpoint", timing):
                             self._save_checkpoint()
                 metrics.update(self._step_metrics(batch, timing))
@@ -299,6 +308,10 @@ class RayPPOTrainer:
         finally:
             bar.close()
             tracker.finish()
+        if cfg.learning_report:
+            self._write_learning_report(before, after, first_step, time.perf_counter() - start)
+        if cfg.plots:
+            self._write_plots(tracker.log_dir, "file" in cfg.loggers)
         return metrics
 
     def _stages(self) -> list[tuple[str, Callable[[DataProto, dict], DataProto]]]:
@@ -424,15 +437,19 @@ class RayPPOTrainer:
         return out
 
     # ------------------------------------------------------------------ validation
-    def _validate(self) -> dict:
-        """Success rate and mean reward on the validation item ids: a greedy pass (n=1), plus a
-        sampled pass (val_kwargs.n samples at val_kwargs.temperature, else rollout.temperature)
-        when `rollout.val_kwargs.do_sample`."""
+    def _validate(self) -> dict[str, dict]:
+        """Success rate and mean reward (with 95% CIs, `metric_utils.compute_outcome_metrics`) on the
+        validation item ids: a greedy pass (n=1), plus a sampled pass (val_kwargs.n samples at
+        val_kwargs.temperature, else rollout.temperature) when `rollout.val_kwargs.do_sample`.
+
+        Returns:
+            `{mode: outcome}` for mode in ("greedy"[, "sampled"]); outcomes also carry `num_turns`.
+        """
         rcfg = self.config.actor_rollout_ref.rollout
         modes = {"greedy": (0.0, 1)}
         if rcfg.val_kwargs.do_sample:
             modes["sampled"] = (rcfg.val_kwargs.temperature or rcfg.temperature, rcfg.val_kwargs.n)
-        metrics: dict = {}
+        outcomes: dict[str, dict] = {}
         size = self.config.data.val_batch_size or len(self.val_dataset)
         for mode, (temperature, n) in modes.items():
             results = []
@@ -442,12 +459,51 @@ class RayPPOTrainer:
                 batch.meta_info.update(global_step=self.global_steps, validate=True, val_temperature=temperature,
                                        max_rounds=self.config.actor_rollout_ref.agentgym.max_rounds)
                 results.append(self._generate(batch, first_row=start * n))
-            out = self._score(DataProto.concat(results), metrics, prefix=f"val/{mode}/")
-            rewards = np.asarray(out.non_tensor_batch["reward"], dtype=float)
-            metrics[f"val/{mode}/success_rate"] = float(np.mean(out.non_tensor_batch["success"].astype(bool)))
-            metrics[f"val/{mode}/mean_reward"] = float(rewards.mean())
-            metrics[f"val/{mode}/num_turns"] = float(np.mean(out.non_tensor_batch["num_turns"].astype(float)))
-        return metrics
+            reward_metrics: dict = {}  # reward/* of the reward stack (e.g. a learned RM's scores)
+            out = self._score(DataProto.concat(results), reward_metrics)
+            nt = out.non_tensor_batch
+            outcomes[mode] = {
+                **metric_utils.compute_outcome_metrics(list(nt["uid"]), list(nt["reward"]), list(nt["success"]),
+                                                       seed=rcfg.seed),
+                "num_turns": float(np.mean(nt["num_turns"].astype(float))),
+                **reward_metrics,
+            }
+        return outcomes
+
+    def _write_learning_report(self, before: dict | None, after: dict | None, first_step: int,
+                               seconds: float) -> str:
+        """learning_report.json in `trainer.default_local_dir` from the greedy validations around training."""
+        from verl.agent_trainer.learning_report import build_report, write_report
+
+        if before is None or after is None:
+            raise RuntimeError("trainer.learning_report=True but no validation ran (no validation items)")
+        cfg = self.config
+        report = build_report(before["greedy"], after["greedy"], before_step=first_step, after_step=self.global_steps,
+                              seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed,
+                              train_steps=self.global_steps - first_step, data_seed=cfg.data.seed,
+                              val_files=cfg.data.val_paths, model_path=cfg.actor_rollout_ref.model.path)
+        path = write_report(report, cfg.trainer.default_local_dir)
+        logger.info("learning report: greedy success %.3f -> %.3f, mean reward %.3f -> %.3f on %d goals (%s)",
+                    report["before"]["success_rate"], report["after"]["success_rate"],
+                    report["before"]["mean_reward"], report["after"]["mean_reward"], report["n_goals"], path)
+        return path
+
+    def _write_plots(self, log_dir: str, have_file_logger: bool) -> list[str]:
+        """PNGs of `<log_dir>/metrics.jsonl` in `<log_dir>/plots` (`verl.utils.plots`); a failure only warns."""
+        if not have_file_logger:
+            logger.info("trainer.plots: no plots without the file logger (add 'file' to trainer.logger)")
+            return []
+        from verl.utils.plots import plot_metrics
+
+        metrics_path, out_dir = os.path.join(log_dir, "metrics.jsonl"), os.path.join(log_dir, "plots")
+        try:
+            paths = plot_metrics(metrics_path, out_dir)
+        except Exception as exc:  # noqa: BLE001 - training is done; plots can be redrawn from the file
+            logger.warning("trainer.plots: plotting %s failed (%s: %s); retry with `python -m verl.utils.plots %s %s`",
+                           metrics_path, type(exc).__name__, exc, metrics_path, out_dir)
+            return []
+        logger.info("plots: %s", ", ".join(paths))
+        return paths
 
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self) -> str:
@@ -494,6 +550,18 @@ class RayPPOTrainer:
 def _take(it: Iterator, n: int) -> Iterator:
     for _, item in zip(range(n), it):
         yield item
+
+
+def _val_metrics(outcomes: dict[str, dict]) -> dict[str, float]:
+    """Tracker metrics of `_validate` outcomes: `val/<mode>/<name>`, CIs as `<name>_ci95_lo` / `_hi`."""
+    metrics: dict[str, float] = {}
+    for mode, outcome in outcomes.items():
+        for name, value in outcome.items():
+            if isinstance(value, list):
+                metrics[f"val/{mode}/{name}_lo"], metrics[f"val/{mode}/{name}_hi"] = value
+            else:
+                metrics[f"val/{mode}/{name}"] = value
+    return metrics
 
 
 def _is_metric(key: str, value: Any) -> bool:
