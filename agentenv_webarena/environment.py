@@ -357,6 +357,11 @@ class WebarenaSession:
         return {"obs_nodes_info": obs.nodes_info, "url": obs.url, "display_url": self.world.to_display_url(obs.url),
                 "tabs": obs.tabs}
 
+    def screenshot(self) -> bytes:
+        """A PNG of the current tab's viewport."""
+        self._episode()
+        return self.world.host.run(self.browser.screenshot(), timeout_s=self.world.config.call_timeout_s)
+
     def close(self) -> None:
         """Close the browser context and free the embedded sites' instance (idempotent)."""
         try:
