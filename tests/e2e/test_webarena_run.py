@@ -20,7 +20,6 @@ import pytest
 from helpers import launched_server, serve_in_thread
 
 pytest.importorskip("playwright")
-pytest.importorskip("openai")
 from agentenv_webarena.browser_env.browser import CHROMIUM_ARGS, default_chromium  # noqa: E402
 
 if not os.path.exists(default_chromium()):
@@ -134,6 +133,7 @@ def test_teacher_forcing_scores_one_and_the_report_renders(tmp_path, tasks):
 
 
 def test_prompt_agent_against_a_scripted_openai_server(tmp_path, tasks, server):
+    pytest.importorskip("openai", reason="provider=openai needs the openai package (the browser/test extras)")
     answer, stuck = tasks[0]["intent"], tasks[5]["intent"]
     llm = ScriptedLLM({
         answer: ["I am not sure yet.", "The price is shown. In summary, the next action I will perform is ```stop [$19.95]```"],
@@ -172,18 +172,22 @@ def test_prompt_agent_against_a_scripted_openai_server(tmp_path, tasks, server):
     assert page.count('<section class="step"') == 4 and "Same action for 3 times" in page
 
 
-def test_prompt_agent_completion_mode(tmp_path, tasks, server):
+def test_prompt_agent_completion_mode_with_screenshots_from_the_server(tmp_path, tasks, server):
+    pytest.importorskip("openai", reason="provider=openai needs the openai package (the browser/test extras)")
     intent = tasks[0]["intent"]
     llm = ScriptedLLM({intent: ["stop [$19.95]```"]})  # the template's force_prefix opened the block
     try:
         results = _run_cli(tmp_path / "c", "--agent_type", "prompt", "--model", "scripted", "--mode", "completion",
                            "--instruction_path", os.path.join(JSONS, "p_direct_id_actree_0s_completion.json"),
-                           "--env-addr", server, "--test_end_idx", "1", env=_env(OPENAI_BASE_URL=llm.base_url))
+                           "--env-addr", server, "--test_end_idx", "1", "--save_screenshots",
+                           env=_env(OPENAI_BASE_URL=llm.base_url))
     finally:
         llm.close()
     assert results["per_task"][0]["score"] == 1.0
     (request,) = llm.requests
     assert request["path"] == "/v1/completions" and request["body"]["prompt"].endswith("REPLY: ```")
+    page = (tmp_path / "c" / "render_0.html").read_text()
+    assert page.count('<img class="screenshot"') == 1 and "data:image/png;base64,iVBOR" in page  # via GET /screenshot
 
 
 def test_local_provider_runs_a_tiny_model_end_to_end(tmp_path, server):
