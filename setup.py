@@ -33,6 +33,7 @@ CORE = [
     "tqdm",
     "sympy",  # symbolic equality of math answers (prime math scorer)
     "tensorboard",
+    "matplotlib",  # training plots (verl.utils.plots, Agg canvas)
 ]
 
 EXTRAS = {
@@ -43,12 +44,13 @@ EXTRAS = {
     # The WebArena env server drives Debian's Chromium (chromium-headless-shell) through Playwright;
     # `playwright install` is never needed.
     # httpx: the WebArena server's own HTTP calls (embedded sites' control API, the LLM judge).
-    "browser": ["playwright>=1.45", "httpx"],
+    # openai: the benchmark CLI's PromptAgent (python -m agentenv_webarena.run --provider openai).
+    "browser": ["playwright>=1.45", "httpx", "openai>=1.0"],
     "wandb": ["wandb"],
     "spacy": ["spacy>=3.7"],
     # wandb: the offline logger test runs, not skips; playwright: the WebArena tests drive Chromium
-    # psutil: process checks in the env-server tests
-    "test": ["pytest>=8", "pytest-timeout", "wandb", "playwright>=1.45", "httpx", "psutil"],
+    # psutil: process checks in the env-server tests; openai: the WebArena benchmark CLI tests
+    "test": ["pytest>=8", "pytest-timeout", "wandb", "playwright>=1.45", "httpx", "psutil", "openai>=1.0"],
 }
 
 setup(
@@ -60,7 +62,7 @@ setup(
     include_package_data=True,
     package_data={
         "agentenv_webshop": ["data/*", "data/**/*"],
-        "agentenv_webarena": ["tasks/*.json"],
+        "agentenv_webarena": ["tasks/*.json", "agent/prompts/jsons/*.json"],
         "verl": ["agent_trainer/config/*.yaml", "agent_trainer/config/**/*.yaml"],
     },
     install_requires=CORE,

@@ -87,6 +87,9 @@ class EnvConfig:
         map_urls: show sites under WebArena's public names (http://onestopmarket.com, ...) in the
             observation and map them back in `goto` actions.
         call_timeout_s: bound on any one browser call (reset, action + observation, evaluation).
+        auth_renew_before_s: real WebArena sites: a task's `storage_state` file is used only while
+            none of its cookies expires within this many seconds; otherwise the reset logs the new
+            context in itself and rewrites the file (AgentGym renews 2700 s before expiry).
         browser: Chromium settings.
     """
 
@@ -98,6 +101,7 @@ class EnvConfig:
     repeating_action_failure_th: int = 3
     map_urls: bool = True
     call_timeout_s: float = 60.0
+    auth_renew_before_s: float = 2700.0
     # WebArena's Chromium put no `url:` property on links; today's does (long, and not in WebArena's lines)
     browser: BrowserConfig = field(default_factory=lambda: BrowserConfig(extra_ignored_properties=("url",)))
 
@@ -260,22 +264,29 @@ class WebarenaSession:
             headers[INSTANCE_HEADER] = self.instance
         sites = list(config.get("sites") or [])
 
-        async def login(context) -> None:
-            if not config.get("require_login", True):
-                return
-            from agentenv_webarena.tasks.auth import login as site_login
+        # Real sites: the task's cookie file while it is fresh; else this context logs in and renews
+        # the file. The login runs on the browser loop for this context only, never blocking others.
+        state_path = None if self.world.config.embedded else config.get("storage_state")
+        fresh = bool(state_path) and _auth().storage_state_fresh(state_path, self.world.config.auth_renew_before_s)
+        storage_state = state_path if fresh else None
 
+        async def login(context) -> None:
+            if not config.get("require_login", True) or fresh:
+                return
+            auth = _auth()
             for site in sites:
                 base = self.world.config.site_urls.get(site)
                 if base:
-                    await site_login(context, site, base, embedded=self.world.config.embedded)
+                    await auth.login(context, site, base, embedded=self.world.config.embedded)
+            if state_path:
+                await auth.write_storage_state(context, state_path)
+                logger.info("renewed the storage state %s", state_path)
 
-        storage_state = None if self.world.config.embedded else config.get("storage_state")
         t1 = time.perf_counter()
         self.episode = None
         try:
             self.world.host.run(
-                self.browser.open(start_urls(config), storage_state=_existing_file(storage_state),
+                self.browser.open(start_urls(config), storage_state=storage_state,
                                   extra_http_headers=headers or None, before_goto=login),
                 timeout_s=self.world.config.call_timeout_s,
             )
@@ -356,6 +367,11 @@ class WebarenaSession:
         obs = self.observation
         return {"obs_nodes_info": obs.nodes_info, "url": obs.url, "display_url": self.world.to_display_url(obs.url),
                 "tabs": obs.tabs}
+
+    def screenshot(self) -> bytes:
+        """A PNG of the current tab's viewport."""
+        self._episode()
+        return self.world.host.run(self.browser.screenshot(), timeout_s=self.world.config.call_timeout_s)
 
     def close(self) -> None:
         """Close the browser context and free the embedded sites' instance (idempotent)."""
@@ -471,10 +487,10 @@ class WebarenaSession:
         return f"OBSERVATION:\n{tree}\nURL: {url}\nOBJECTIVE: {ep.intent}\nPREVIOUS ACTION: {previous}"
 
 
-def _existing_file(path: Optional[str]) -> Optional[str]:
-    import os
+def _auth():
+    from agentenv_webarena.tasks import auth
 
-    return path if path and os.path.isfile(path) else None
+    return auth
 
 
 def _clip(text: str, n: int) -> str:

@@ -21,6 +21,8 @@ __all__ = ["main"]
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """Parse flags, build the app and serve it until interrupted (CPU-only: see `hide_accelerators`)."""
     hide_accelerators()
+    from agentenv_webarena.environment import EnvConfig
+
     parser = build_arg_parser("AgentGym-compatible WebArena environment server (Playwright + Chromium)",
                               default_port=36005, default_max_sessions=64, default_ttl_s=1800.0,
                               default_worker_threads=32)
@@ -48,6 +50,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--no-url-mapping", action="store_true",
                         help="show the sites' real URLs instead of WebArena's public names (onestopmarket.com ...)")
     parser.add_argument("--action-timeout-ms", type=int, default=5000, help="timeout of each browser call")
+    parser.add_argument("--auth-renew-before-s", type=float, default=EnvConfig.auth_renew_before_s,
+                        help="real sites: log a context in at reset (and rewrite the task's .auth file) when a "
+                             "cookie of that file expires within this many seconds (default: %(default)s)")
     parser.add_argument("--judge-base-url", default=None, help="OpenAI-compatible base URL of the LLM judge")
     parser.add_argument("--judge-model", default=None, help="judge model name (default gpt-4-1106-preview)")
     args = parse(parser, argv)
@@ -64,7 +69,6 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     settings.max_action_chars = max(settings.max_action_chars, 8192)  # raw LLM text, reasoning included
 
     from agentenv_webarena.browser_env.browser import BrowserConfig
-    from agentenv_webarena.environment import EnvConfig
     from agentenv_webarena.evaluation_harness.judge import LLMJudge
     from agentenv_webarena.server import create_app
 
@@ -85,6 +89,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         parsing_failure_th=args.parsing_failure_th,
         repeating_action_failure_th=args.repeating_action_failure_th,
         map_urls=not args.no_url_mapping,
+        auth_renew_before_s=args.auth_renew_before_s,
         browser=browser,
     )
     judge = LLMJudge.from_env()

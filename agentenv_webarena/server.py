@@ -13,6 +13,7 @@ context). Endpoints, with the request/response shapes of AgentGym's WebArena ser
 | POST /step                         | {"env_idx", "action": raw LLM text}| {"observation", "reward", "terminated", "truncated", "info"} |
 | GET  /observation?env_idx=N        | -                                  | str (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION) |
 | GET  /observation_metadata?env_idx | -                                  | {"obs_nodes_info", "url", "display_url", "tabs"}    |
+| GET  /screenshot?env_idx=N         | -                                  | {"png_base64": str} (the current tab's viewport)    |
 | GET  /tasks                        | -                                  | {"num_tasks", "site_urls", "embedded"}              |
 | POST /close                        | {"env_idx": int}                   | {"closed": true, "env_idx": int}                    |
 
@@ -125,6 +126,16 @@ def observation_metadata(env_idx: int = Query(...), sessions: SessionRegistry = 
     """Element metadata of the current observation (id -> role, name, bounds, backend id)."""
     with sessions.use(env_idx) as env:
         return json_response(_call(env.observation_metadata))
+
+
+@router.get("/screenshot")
+def screenshot(env_idx: int = Query(...), sessions: SessionRegistry = Depends(get_sessions)) -> Response:
+    """A PNG of the current tab's viewport, base64-encoded."""
+    import base64
+
+    with sessions.use(env_idx) as env:
+        png = _call(env.screenshot)
+    return json_response({"png_base64": base64.b64encode(png).decode("ascii")})
 
 
 @router.post("/close")

@@ -118,6 +118,12 @@ class WebarenaEnvClient(HttpEnvClient):
         """Element metadata of the current observation (id -> role, name, bounds)."""
         return self._get("observation_metadata")
 
+    def screenshot(self) -> bytes:
+        """A PNG of the current tab's viewport."""
+        import base64
+
+        return base64.b64decode(self._get("screenshot")["png_base64"])
+
 
 class WebarenaTask(BaseTask):
     """WebArena task: `client_args` are `WebarenaEnvClient`'s keyword arguments."""

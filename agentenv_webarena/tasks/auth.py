@@ -41,6 +41,10 @@ __all__ = [
     "FORUM_LOGIN_FIELDS",
     "FORUM_LOGIN_PATH",
     "LOGIN_SITES",
+    "PROFILE_PATHS",
+    "is_logged_in",
+    "storage_state_fresh",
+    "write_storage_state",
     "LoginError",
     "SHOP_LOGIN_FIELDS",
     "SHOP_LOGIN_PATH",
@@ -83,6 +87,15 @@ EMBEDDED_LOGINS: dict[str, tuple[str, tuple[str, str]]] = {
 _LOGIN_PAGE_SUFFIXES = ("/login", "/customer/account/login", "/users/sign_in")
 
 DEFAULT_LOGIN_TIMEOUT_MS = 30_000
+
+# A page of each site only a signed-in user sees (relative to the site's base URL); signed out, the
+# site answers it with a login form. The same paths on the embedded sites and on WebArena's images.
+PROFILE_PATHS: dict[str, str] = {
+    "shopping": "/customer/account/",
+    "shopping_admin": "",  # the admin base: the dashboard when signed in, the sign-in form when not
+    "reddit": "/submit",
+    "gitlab": "/-/profile",
+}
 
 
 class LoginError(RuntimeError):
@@ -243,8 +256,7 @@ async def save_storage_state(context: Any, sites: Iterable[str], auth_dir: str |
     path = storage_state_path(sites, auth_dir)
     if path is None:
         raise ValueError(f"sites {sites} have no login, so there is no storage state to save")
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    await context.storage_state(path=path)
+    await write_storage_state(context, path)
     logger.info("saved storage state for %s to %s", sites, path)
     return path
 
@@ -275,3 +287,54 @@ def load_storage_state(sites_or_path: Iterable[str] | str | os.PathLike, auth_di
         )
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+async def is_logged_in(context: Any, site: str, base_url: str, timeout_ms: int = DEFAULT_LOGIN_TIMEOUT_MS) -> bool:
+    """Whether `context` is signed in to `site`: its profile page (`PROFILE_PATHS`) shows no password field.
+
+    Raises:
+        ValueError: a site without a login.
+    """
+    if site not in PROFILE_PATHS:
+        raise ValueError(f"{site!r} has no login to check; sites with one: {sorted(PROFILE_PATHS)}")
+    page = await context.new_page()
+    try:
+        await page.goto(base_url.rstrip("/") + PROFILE_PATHS[site], timeout=timeout_ms)
+        await page.wait_for_load_state("load", timeout=timeout_ms)
+        return await page.locator("input[type='password']:visible").count() == 0
+    finally:
+        await page.close()
+
+
+def storage_state_fresh(path: str | os.PathLike, min_ttl_s: float, now: float | None = None) -> bool:
+    """Whether the storage state at `path` exists and none of its cookies expires within `min_ttl_s`.
+
+    Session cookies (no expiry) never expire here; a file without cookies is not fresh (it logs nobody in).
+    """
+    import time
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, encoding="utf-8") as f:
+            cookies = json.load(f).get("cookies") or []
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not cookies:
+        return False
+    expiries = [float(c["expires"]) for c in cookies if float(c.get("expires", -1)) > 0]
+    deadline = (time.time() if now is None else now) + min_ttl_s
+    return all(e > deadline for e in expiries)
+
+
+async def write_storage_state(context: Any, path: str | os.PathLike) -> str:
+    """Write the context's storage state to `path` atomically (readers never see half a file)."""
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    state = await context.storage_state()
+    tmp = f"{path}.{os.getpid()}.{id(state)}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(state, f)
+    os.replace(tmp, path)
+    return path

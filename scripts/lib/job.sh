@@ -9,7 +9,8 @@
 # those the calling script adds in a `job_overrides` function (called once PROFILE is known; it
 # appends to OVERRIDES), then the command line's (last, so they win).
 # Environment: PYTHON, ENV_ADDR, MODEL_PATH, TINY_MODEL_DIR, EXPERIMENT (train), PROFILE,
-#   WEBSHOP_ARGS / WEBARENA_ARGS (extra server flags).
+#   WEBSHOP_ARGS / WEBARENA_ARGS (extra server flags); DEFAULT_POLICY (set by a calling script: the CPU
+#   profile's model when MODEL_PATH is unset and the dir holds one).
 
 source "$(dirname "${BASH_SOURCE[0]}")/env_server.sh"
 
@@ -40,11 +41,20 @@ job_profile() {
   if [[ "$1" == webarena && "$PROFILE" == cpu ]]; then WEBARENA_ARGS="${WEBARENA_ARGS:---max-obs-chars 1500}"; fi
 }
 
-# GPU: vLLM's environment. CPU without MODEL_PATH: build the tiny model and use it.
+# GPU: vLLM's environment. CPU without MODEL_PATH: the calling script's DEFAULT_POLICY (an HF dir) when
+# it holds a model (sets USING_DEFAULT_POLICY=1), else build the tiny model and use it.
 job_model() {
+  USING_DEFAULT_POLICY=0
   if [[ "$PROFILE" == gpu ]]; then
     export VLLM_USE_MODELSCOPE=0 VLLM_WORKER_MULTIPROC_METHOD=spawn PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+  elif [[ -z "${MODEL_PATH:-}" && -n "${DEFAULT_POLICY:-}" && -f "$DEFAULT_POLICY/config.json" ]]; then
+    echo "[$1] policy: $DEFAULT_POLICY"
+    MODEL_PATH="$DEFAULT_POLICY"
+    USING_DEFAULT_POLICY=1
   elif [[ -z "${MODEL_PATH:-}" ]]; then
+    if [[ -n "${DEFAULT_POLICY:-}" ]]; then
+      echo "[$1] no policy at $DEFAULT_POLICY (no config.json): falling back to the tiny random model"
+    fi
     TINY_MODEL_DIR="${TINY_MODEL_DIR:-$ROOT/saves/tiny_model}"
     "$PYTHON" -m verl.utils.tiny_model --out "$TINY_MODEL_DIR"
     MODEL_PATH="$TINY_MODEL_DIR"
@@ -67,7 +77,7 @@ run_job() {
   job_profile "$task" "$port"
   if [[ "$kind" == train ]]; then EXPERIMENT="${EXPERIMENT:-${task}_grpo_${PROFILE}}"; fi
   "ensure_${task}_server" "$ENV_ADDR" "${task}_${kind}"
-  job_model
+  job_model "${task}_${kind}"
   OVERRIDES=()
   read_overrides "$ROOT/scripts/profiles/${task}_${kind}.args" "$ROOT/scripts/profiles/${task}_${kind}_${PROFILE}.args"
   if declare -F job_overrides >/dev/null; then job_overrides; fi

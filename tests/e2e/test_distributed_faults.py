@@ -182,3 +182,126 @@ def test_a_rollout_where_most_env_calls_fail_stops_the_step(tok):
     with pytest.raises(TooManyEnvFailures, match=r"4/4 trajectories failed .*max_failed_frac=0.5.*127.0.0.1:9"):
         check_env_failures(out, 0.5, "http://127.0.0.1:9")
     assert check_env_failures(out, 1.0) == 4
+
+
+# ---------------------------------------------------------------- global token-mean and dynamic micro-batches
+def _uneven_batch(tokenizer):
+    """4 rows for 2 ranks: rank 0's rows have 7 model tokens each, rank 1's 2 each, and row 3's response
+    is 6 tokens shorter (so the two ranks' token budgets give different micro-batch counts)."""
+    data = make_batch(tokenizer)
+    R = data.batch["responses"].shape[1]
+    data.batch["response_mask"][2:] = 0
+    data.batch["response_mask"][2:, :2] = 1
+    data.batch["attention_mask"][3, -6:] = 0
+    data.batch["position_ids"] = (data.batch["attention_mask"].cumsum(-1) - 1).clamp(min=0)
+    data.batch["advantages"] = data.batch["advantages"] * data.batch["response_mask"]
+    assert data.batch["response_mask"][:, :R].sum() == 7 * 2 + 2 * 2
+    return data
+
+
+def _dynamic_overrides(budget: int | None) -> list[str]:
+    base = ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1", "actor_rollout_ref.actor.use_kl_loss=false",
+            "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1"]
+    if budget is None:
+        return base
+    return base + ["actor_rollout_ref.actor.use_dynamic_bsz=true", f"actor_rollout_ref.actor.ppo_max_token_len_per_gpu={budget}",
+                   f"actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={budget}"]
+
+
+def _global_batch_rank(rank: int, world: int, port: int, model_path: str, out: str, budget: int) -> None:
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
+                      MASTER_PORT=str(port))
+    from omegaconf import OmegaConf
+
+    from verl.workers.fsdp_workers import ActorRolloutRefWorker
+
+    worker = ActorRolloutRefWorker(OmegaConf.merge(dict_config(model_path), OmegaConf.from_dotlist(
+        _dynamic_overrides(budget))), role="actor")
+    worker.init_model()
+    data = _uneven_batch(worker.tokenizer)[rank * 2:(rank + 1) * 2]
+    bins = worker.actor.micro_batching.split(data.batch["attention_mask"])  # synced: both ranks see 2
+    data = data.union(worker.compute_log_prob(data))
+    metrics = worker.update_actor(data).meta_info["metrics"]
+    torch.save({"grad_norm": metrics["actor/grad_norm"], "old_log_probs": data.batch["old_log_probs"],
+                "bins": [b.tolist() for b in bins]}, os.path.join(out, f"rank{rank}.pt"))
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
+
+
+def test_two_ranks_with_uneven_tokens_and_token_budgets_give_the_single_process_gradient(tmp_path):
+    """token-mean over both ranks' tokens (not each rank's own mean), and token-budget micro-batch counts
+    synced across ranks (rank 0 needs 2 micro-batches, rank 1 alone 1: unsynced, FSDP's collectives
+    would mismatch). Log-probs (also token-budgeted) and the gradient norm equal one process on all rows."""
+    from omegaconf import OmegaConf
+
+    from verl.utils.tiny_model import build_tiny_model
+    from verl.workers.agent_actor.base import token_budget_bins
+    from verl.workers.fsdp_workers import ActorRolloutRefWorker
+
+    model_path = build_tiny_model(str(tmp_path / "model"))
+    ref = ActorRolloutRefWorker(OmegaConf.merge(dict_config(model_path), OmegaConf.from_dotlist(
+        _dynamic_overrides(None))), role="actor")
+    ref.init_model()
+    full = _uneven_batch(ref.tokenizer)
+    lens = full.batch["attention_mask"].sum(-1).tolist()
+    budget = lens[2] + lens[3]
+    assert lens[0] + lens[1] > budget  # rank 0 alone would pack into 2 micro-batches, rank 1 into 1
+    assert len(token_budget_bins(lens[:2], budget)) == 2 and len(token_budget_bins(lens[2:], budget)) == 1
+    full = full.union(ref.compute_log_prob(full))
+    ref_norm = ref.update_actor(full).meta_info["metrics"]["actor/grad_norm"]
+
+    _run_ranks(_global_batch_rank, (free_port(), model_path, str(tmp_path), budget))
+    ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]
+    assert [len(r["bins"]) for r in ranks] == [2, 2]
+    torch.testing.assert_close(torch.cat([r["old_log_probs"] for r in ranks]), full.batch["old_log_probs"],
+                               atol=1e-5, rtol=1e-5)
+    for r in ranks:
+        assert r["grad_norm"] == pytest.approx(ref_norm, rel=1e-4)
+
+
+# ---------------------------------------------------------------- metrics of data-parallel calls
+class _MetricsWorker:
+    """Answers like the real workers: a rollout with per-rank metrics, an update with meta-only metrics."""
+
+    def __init__(self):
+        self.rank = int(os.environ["RANK"])
+
+    def generate_sequences(self, data):
+        from verl.protocol import DataProto
+
+        out = DataProto.from_dict(tensors={"x": data.batch["x"] * 2})
+        out.meta_info = {"rollout/env_errors": self.rank * 2, "rollout/reward_mean": float(self.rank),
+                         "timing_s/rollout": 1.0 + self.rank, "global_step": 5}
+        return out
+
+    def update_actor(self, data):
+        from verl.protocol import DataProto
+
+        return DataProto(meta_info={"metrics": {"actor/pg_loss": float(data.batch["x"].sum()),
+                                                "actor/grad_norm": 1.5}})
+
+
+def test_call_dp_reduces_rollout_and_update_metrics_over_all_ranks():
+    import ray
+
+    from verl.agent_trainer.ppo.ray_trainer import WorkerGroup
+    from verl.protocol import DataProto
+
+    import sys
+
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import a test module
+    ray.init(num_cpus=1, include_dashboard=False, object_store_memory=100_000_000, log_to_driver=False)
+    try:
+        wg = WorkerGroup(_MetricsWorker, (), world_size=2, num_cpus=0.1)
+        batch = DataProto.from_dict(tensors={"x": torch.arange(4.0)})
+        out = wg.call_dp("generate_sequences", batch)
+        assert out.batch["x"].tolist() == [0.0, 2.0, 4.0, 6.0]
+        assert out.meta_info == {"rollout/env_errors": 2.0, "rollout/reward_mean": 0.5, "timing_s/rollout": 2.0,
+                                 "global_step": 5}
+        metrics = wg.call_dp("update_actor", batch).meta_info["metrics"]
+        assert metrics == {"actor/pg_loss": (1.0 + 5.0) / 2, "actor/grad_norm": 1.5}  # rank 0 alone: 1.0
+    finally:
+        ray.shutdown()
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from verl.agent_trainer.main_generation import compute_metrics, load_categories, run_generation
+from verl.utils.stats import bootstrap_mean_ci
 from verl.workers.rollout.base import GenerationOutput, RolloutEngine, SamplingParams
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -48,6 +49,14 @@ def test_compute_metrics_definitions():
     assert m["pass_at_k"] == pytest.approx(2 / 3)          # partial credit (0.5) passes, AgentGym-RL style
     assert m["pass_at_k_success"] == pytest.approx(1 / 3)
     assert m["mean_turns"] == pytest.approx(14 / 6)
+    # pass@1 = mean of c/n = (0 + 1 + 0) / 3; pass@2 with n = 2 = share of items with a success
+    assert m["success_pass_at"] == {"1": pytest.approx(1 / 3), "2": pytest.approx(1 / 3)}
+    # Wilson over 3 items with success shares (0, 1, 0): p = 1/3, n = 3, z = 1.959964
+    # denom = 1 + z^2/3 = 2.2804863, centre = (1/3 + z^2/6) / denom = 0.9735764 / 2.2804863 = 0.4269162
+    # half = z/denom * sqrt((1/3)(2/3)/3 + z^2/36) = 0.8594497 * sqrt(0.1807813) = 0.3654243 -> [0.0614919, 0.7923404]
+    assert m["success_ci95"] == [pytest.approx(0.0614919, abs=1e-6), pytest.approx(0.7923404, abs=1e-6)]
+    lo, hi = m["mean_reward_ci95"]
+    assert 0.0 <= lo <= m["mean_reward"] <= hi <= 1.0  # item means are 0.25, 1.0, 0.0
 
 
 def test_load_categories_directory(tmp_path):
@@ -120,7 +129,8 @@ class ReplayEngine(RolloutEngine):
 
 
 def _plans(url, n_items=3):
-    """Expert plans that succeed and "buy the first hit" plans that do not, with their true rewards."""
+    """Expert plans that succeed and "buy the first hit" plans that do not, with their true rewards
+    (the latter measured by playing them on the server)."""
     from agentenv_webshop.engine.catalog import load_catalog
     from agentenv_webshop.engine.goal import build_goals
     from agentenv_webshop.expert import ExpertPolicy, ClientEnv, candidate_queries
@@ -129,7 +139,7 @@ def _plans(url, n_items=3):
     env = ClientEnv(url)
     chosen = {}
     try:
-        for entry in json.load(open(TEST_IDS))[:30]:
+        for entry in json.load(open(TEST_IDS))[:80]:
             idx = int(entry["item_id"].rsplit("_", 1)[1])
             goal = goals[idx]
             episode = ExpertPolicy().play(env, idx, goal)
@@ -171,11 +181,21 @@ def test_known_answer_expert_replay(webshop_url, tiny_path, tmp_path):
            "agentgym": {"env_addr": webshop_url, "max_rounds": 10, "timeout": 30}}
     result = run_generation(cfg, engine=engine)
 
+    # Wilson with every item's success share 0.5 (p = 0.5): overall n = 3 items, each category n = 2
+    # n = 3: denom = 1 + z^2/3 = 2.2804863, half = z/denom * sqrt(0.25/3 + z^2/36) = 0.8594497 * 0.4359363
+    #        = 0.3746655 -> [0.1253345, 0.8746655];  n = 2: [0.0945312, 0.9054688] (see test_stats)
+    wilson = {3: [pytest.approx(0.1253345, abs=1e-6), pytest.approx(0.8746655, abs=1e-6)],
+              2: [pytest.approx(0.0945312, abs=1e-6), pytest.approx(0.9054688, abs=1e-6)]}
+
     def expected(ids):
+        item_means = [(1.0 + chosen[i]["bad_reward"]) / 2 for i in ids]
         return {
             "num_items": len(ids), "num_trajectories": 2 * len(ids), "k": 2, "env_errors": 0,
-            "mean_reward": pytest.approx(sum((1.0 + chosen[i]["bad_reward"]) / 2 for i in ids) / len(ids)),
-            "success_rate": pytest.approx(0.5), "pass_at_k_success": 1.0, "pass_at_k": 1.0,
+            "mean_reward": pytest.approx(sum(item_means) / len(ids)),
+            "mean_reward_ci95": pytest.approx(list(bootstrap_mean_ci(item_means, seed=0))),
+            "success_rate": pytest.approx(0.5), "success_ci95": wilson[len(ids)],
+            "pass_at_k_success": 1.0, "pass_at_k": 1.0,
+            "success_pass_at": {"1": pytest.approx(0.5), "2": 1.0},  # 1 success in 2 samples: c/n, then 1
             "mean_turns": pytest.approx(sum(len(chosen[i]["good"]) + 3 for i in ids) / (2 * len(ids))),
         }
 
@@ -190,3 +210,35 @@ def test_known_answer_expert_replay(webshop_url, tiny_path, tmp_path):
         assert t["reward"] == (1.0 if good else c["bad_reward"]) and t["success"] == good
         assert t["num_turns"] == len(c["good"] if good else c["bad"])
     assert [t["categories"] for t in trajs if t["item_id"] == items[1]] == [["webshop_a", "webshop_b"]] * 2
+
+
+def test_greedy_ci_known_answer(webshop_url, tiny_path, tmp_path):
+    """One greedy sample per item: 3 of 10 items play the expert's plan (reward 1), 7 buy the first
+    hit (rewards measured on the server), so success and its Wilson CI are known by hand."""
+    from transformers import AutoTokenizer
+
+    chosen = _plans(webshop_url, n_items=10)
+    items = list(chosen)
+    winners = set(items[:3])
+    # k = 1: each item's only trajectory plays plan "good"; for 7 items "good" is the losing plan.
+    plans = {c["instr"]: {"good": c["good"] if i in winners else c["bad"], "bad": c["bad"]} for i, c in chosen.items()}
+    _write_ids(tmp_path / "webshop_test.json", items)
+    tok = AutoTokenizer.from_pretrained(tiny_path)
+    cfg = {"model": {"path": tiny_path}, "trainer": {"device": "cpu"},
+           "data": {"path": str(tmp_path / "webshop_test.json"), "n_samples": 1, "batch_size": 10,
+                    "output_path": str(tmp_path / "out"), "max_prompt_length": 1024, "max_response_length": 2048},
+           "rollout": {"name": "hf", "max_tokens": 64, "max_model_len": 4096, "temperature": 0.0, "seed": 7},
+           "agentgym": {"env_addr": webshop_url, "max_rounds": 10, "timeout": 30}}
+    overall = run_generation(cfg, engine=ReplayEngine(tok, plans))["overall"]
+
+    rewards = [1.0 if i in winners else chosen[i]["bad_reward"] for i in items]
+    assert overall["success_rate"] == pytest.approx(0.3)
+    # Wilson 3/10 at 95% (worked out in tests/unit/verl/utils/test_stats.py): [0.1077913, 0.6032219]
+    assert overall["success_ci95"] == [pytest.approx(0.1077913, abs=1e-6), pytest.approx(0.6032219, abs=1e-6)]
+    assert overall["mean_reward"] == pytest.approx(sum(rewards) / 10)
+    # bootstrap over the 10 item rewards, seeded with rollout.seed
+    assert overall["mean_reward_ci95"] == pytest.approx(list(bootstrap_mean_ci(rewards, seed=7)))
+    assert overall["mean_reward_ci95"] != pytest.approx(list(bootstrap_mean_ci(rewards, seed=0)))
+    assert overall["success_pass_at"] == {"1": pytest.approx(0.3)}
+    saved = json.loads((tmp_path / "out" / "metrics.json").read_text())["overall"]
+    assert saved["success_ci95"] == overall["success_ci95"] and saved["mean_reward_ci95"] == overall["mean_reward_ci95"]

@@ -9,11 +9,17 @@ model (an HF dir, e.g. the trainer's export `global_step_N/actor/huggingface`), 
 rolls out `data.n_samples` trajectories per item with the trainer's agent loop and engine (single
 process, no Ray), then prints and writes per category and overall:
 
-* `mean_reward`     Avg@k: mean final reward over all k samples of all items;
-* `success_rate`    share of trajectories that succeeded (`agentenv.controller.is_success`);
+* `mean_reward`     Avg@k: mean final reward over all k samples of all items, with `mean_reward_ci95`
+                    (seeded bootstrap over items, seed `rollout.seed`);
+* `success_rate`    share of trajectories that succeeded (`agentenv.controller.is_success`), with
+                    `success_ci95` (Wilson score interval over items);
 * `pass_at_k`       share of items whose best of k rewards is > 0 (AgentGym-RL's Pass@k: partial credit counts);
 * `pass_at_k_success` share of items with at least one successful sample;
+* `success_pass_at` unbiased pass@j on success (Codex estimator) for j = 1, 2, 4, ... up to the fewest
+                    samples any item has;
 * `mean_turns`, `env_errors` (trajectories ended by a failed env call; they score 0), counts.
+The CIs and both rates come from `metric_utils.compute_outcome_metrics`, the function the trainer's
+validation uses, so a greedy run here and `val/greedy/*` of the trainer report the same quantities.
 
 Outputs in `data.output_path` (default `saves/eval/<model dir>`): `metrics.json` and `trajectories.jsonl` (one line per trajectory:
 item id, sample index, categories, reward, turns, env error, chat messages). An item listed in several
@@ -36,6 +42,7 @@ import numpy as np
 from agentenv.controller.types import is_success
 from verl.agent_trainer.config.generation_schema import GenerationConfig, load_generation_config
 from verl.agent_trainer.config.schema import console_entry
+from verl.utils.stats import pass_at_k
 
 __all__ = ["main", "run_generation", "load_categories", "compute_metrics", "summarize"]
 
@@ -79,57 +86,71 @@ def load_categories(path: str, task_name: str, prompt_key: str = "item_id",
 
 
 # ---------------------------------------------------------------------------------------- metrics
-def compute_metrics(records: Sequence[dict]) -> dict:
+def compute_metrics(records: Sequence[dict], seed: int = 0) -> dict:
     """Avg@k / success / Pass@k over trajectory records (`item_id`, `reward`, `num_turns`, `env_error`).
 
     Items may have different sample counts; per-item means are averaged so every item weighs the same.
+    `seed` seeds the bootstrap CI of the mean reward.
     """
+    from verl.agent_trainer.ppo.metric_utils import compute_outcome_metrics
+
     by_item: dict[str, list[dict]] = {}
     for rec in records:
         by_item.setdefault(rec["item_id"], []).append(rec)
     if not by_item:
         return {"num_items": 0, "num_trajectories": 0}
     rewards = [np.array([float(r["reward"]) for r in recs]) for recs in by_item.values()]
+    successes = [int(sum(is_success(x) for x in r)) for r in rewards]
+    fewest = min(len(r) for r in rewards)
+    outcome = compute_outcome_metrics([rec["item_id"] for rec in records], [rec["reward"] for rec in records],
+                                      [is_success(float(rec["reward"])) for rec in records], seed=seed)
     return {
-        "num_items": len(by_item),
-        "num_trajectories": len(records),
+        **outcome,
         "k": max(len(r) for r in rewards),
-        "mean_reward": float(np.mean([r.mean() for r in rewards])),
-        "success_rate": float(np.mean([np.mean([is_success(x) for x in r]) for r in rewards])),
         "pass_at_k": float(np.mean([r.max() > 0 for r in rewards])),
-        "pass_at_k_success": float(np.mean([any(is_success(x) for x in r) for r in rewards])),
+        "pass_at_k_success": float(np.mean([c > 0 for c in successes])),
+        "success_pass_at": {str(j): float(np.mean([pass_at_k(len(r), c, j) for r, c in zip(rewards, successes)]))
+                            for j in _powers_of_two(fewest)},
         "mean_turns": float(np.mean([float(rec["num_turns"]) for rec in records])),
         "env_errors": int(sum(bool(rec["env_error"]) for rec in records)),
     }
 
 
-def summarize(records: Sequence[dict], categories: dict[str, list[str]]) -> dict:
-    """`{"overall": metrics over all distinct items, "categories": {name: metrics}}`."""
+def _powers_of_two(limit: int) -> list[int]:
+    return [2 ** i for i in range(limit.bit_length()) if 2 ** i <= limit]
+
+
+def summarize(records: Sequence[dict], categories: dict[str, list[str]], seed: int = 0) -> dict:
+    """`{"overall": metrics over all distinct items, "categories": {name: metrics}}` (`seed`: bootstrap)."""
     by_item: dict[str, list[dict]] = {}
     for rec in records:
         by_item.setdefault(rec["item_id"], []).append(rec)
-    per_cat = {name: compute_metrics([rec for item in ids for rec in by_item.get(item, [])])
+    per_cat = {name: compute_metrics([rec for item in ids for rec in by_item.get(item, [])], seed=seed)
                for name, ids in categories.items()}
-    return {"overall": compute_metrics(records), "categories": per_cat}
+    return {"overall": compute_metrics(records, seed=seed), "categories": per_cat}
 
 
 def _format_table(summary: dict) -> str:
-    cols = ("num_items", "num_trajectories", "mean_reward", "success_rate", "pass_at_k", "pass_at_k_success",
-            "mean_turns", "env_errors")
-    heads = ("items", "trajs", "Avg@k", "success", "Pass@k", "Pass@k(succ)", "turns", "env_err")
+    cols = ("num_items", "num_trajectories", "mean_reward", "mean_reward_ci95", "success_rate", "success_ci95",
+            "pass_at_k", "pass_at_k_success", "mean_turns", "env_errors")
+    heads = ("items", "trajs", "Avg@k", "Avg@k 95% CI", "success", "success 95% CI", "Pass@k", "Pass@k(succ)",
+             "turns", "env_err")
     rows = [(name, m) for name, m in summary["categories"].items()]
     if len(rows) != 1:
         rows.append(("overall", summary["overall"]))
     width = max(len(name) for name, _ in rows + [("category", None)])
-    lines = [f"{'category':<{width}}  " + "  ".join(f"{h:>12}" for h in heads)]
+    lines = [f"{'category':<{width}}  " + "  ".join(f"{h:>15}" for h in heads)]
     for name, m in rows:
         cells = []
         for col in cols:
             value = m.get(col, 0)
-            cells.append(f"{value:>12.4f}" if isinstance(value, float) else f"{value:>12}")
+            if isinstance(value, list):
+                value = f"[{value[0]:.3f}, {value[1]:.3f}]"
+            cells.append(f"{value:>15.4f}" if isinstance(value, float) else f"{value:>15}")
         lines.append(f"{name:<{width}}  " + "  ".join(cells))
     k = summary["overall"].get("k", 0)
-    lines.append(f"(k = {k} samples per item; Pass@k = best reward > 0, Pass@k(succ) = some sample with reward 1)")
+    lines.append(f"(k = {k} samples per item; Pass@k = best reward > 0, Pass@k(succ) = some sample with reward 1; "
+                 f"95% CIs over items: Wilson for success, bootstrap for Avg@k)")
     return "\n".join(lines)
 
 
@@ -170,13 +191,15 @@ def _rollout_rows(loop, config: GenerationConfig, item_ids: list[str]) -> tuple[
     return records, timing
 
 
-def run_generation(cfg: Any = None, engine=None) -> dict:
+def run_generation(cfg: Any = None, engine=None, env_client_factory=None) -> dict:
     """Evaluate the model of `cfg` (DictConfig, dict, GenerationConfig or None for defaults).
 
     Args:
         cfg: the configuration (see `generation.yaml`).
         engine: optional ready `RolloutEngine` to use instead of building one from `model.path` and
             `rollout.name` (the tokenizer is still loaded from the model path); the caller owns it.
+        env_client_factory: optional zero-argument callable building an env client for the agent loop
+            (default: the agentgym client of `agentgym.task_name`); benchmarks wrap the real client.
 
     Returns:
         `{"overall": {...}, "categories": {...}, "output_path": str, "timing_s": {...}, "config": {...}}`;
@@ -186,6 +209,7 @@ def run_generation(cfg: Any = None, engine=None) -> dict:
 
     from verl.utils import model_utils
     from verl.utils.agentgym.client import wait_for_env_server
+    from verl.utils.agentgym.servers import EnvServerSet
     from verl.workers.rollout.base import build_rollout_engine
     from verl.workers.rollout.agent_loop import AgentLoop
 
@@ -197,8 +221,9 @@ def run_generation(cfg: Any = None, engine=None) -> dict:
         raise ValueError(f"data.path={data.path!r} lists no item ids")
     output_path = data.output_path or _default_output_path(config.model.path)
     os.makedirs(output_path, exist_ok=True)
-    # Fail on a dead server before spending time on the model.
-    wait_for_env_server(agentgym.env_addr, agentgym.max_retries, agentgym.timeout, task_name=agentgym.task_name)
+    # Fail before spending time on the model when no env server answers.
+    EnvServerSet(agentgym.env_addrs).wait_all(
+        lambda addr: wait_for_env_server(addr, agentgym.max_retries, agentgym.timeout, task_name=agentgym.task_name))
 
     model_path = os.path.expanduser(config.model.path)
     tokenizer = model_utils.load_tokenizer(os.path.expanduser(config.model.tokenizer_path or model_path),
@@ -206,7 +231,7 @@ def run_generation(cfg: Any = None, engine=None) -> dict:
     own_engine = engine is None
     if own_engine:
         engine = build_rollout_engine(model_path, config.rollout, torch.device(config.trainer.device), config.model)
-    loop = AgentLoop(engine, tokenizer, config.rollout, agentgym, data)
+    loop = AgentLoop(engine, tokenizer, config.rollout, agentgym, data, env_client_factory=env_client_factory)
     logger.info("evaluating %s on %d items x %d samples (%s, temperature %s, max_rounds %d)", model_path,
                 len(item_ids), data.n_samples, config.rollout.name, config.rollout.temperature, agentgym.max_rounds)
     t0 = time.perf_counter()
@@ -225,7 +250,7 @@ def run_generation(cfg: Any = None, engine=None) -> dict:
     with open(os.path.join(output_path, "trajectories.jsonl"), "w", encoding="utf-8") as fh:
         for rec in records:
             fh.write(json.dumps({**rec, "categories": cats_of[rec["item_id"]]}, ensure_ascii=False) + "\n")
-    result = summarize(records, categories)
+    result = summarize(records, categories, seed=config.rollout.seed)
     result.update(output_path=output_path, timing_s=timing, model_path=model_path, data_path=data.path,
                   config=dataclasses.asdict(config))
     with open(os.path.join(output_path, "metrics.json"), "w", encoding="utf-8") as fh:

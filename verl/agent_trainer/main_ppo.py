@@ -4,7 +4,8 @@
         actor_rollout_ref.model.path=<hf dir> algorithm.adv_estimator=grpo actor_rollout_ref.rollout.n=4 ...
 
 Config: `verl/agent_trainer/config/ppo_trainer.yaml` (AgentGym-RL's and verl's key names). Unknown
-keys fail before anything starts, naming the key and its closest valid spellings.
+keys fail before anything starts, naming the key and its closest valid spellings. With
+`trainer.learning_report=True` the before/after table of `learning_report.json` is printed at the end.
 """
 from __future__ import annotations
 
@@ -21,10 +22,12 @@ logger = logging.getLogger(__name__)
 
 
 def init_ray(config: PPOConfig) -> None:
-    """Start a local Ray runtime sized for this host (no-op when Ray is already up).
+    """Start a local Ray runtime sized for this host, or join the cluster at `ray_init.address`
+    (started with `ray start --head` / `ray start --address`); no-op when Ray is already up.
 
-    Small object store and no dashboard: the defaults reserve ~7.5 GB of /dev/shm and start ~10
-    dashboard processes. Worker actors use fractional CPUs (see `ray_init.worker_num_cpus`).
+    Local runtime: small object store and no dashboard (the defaults reserve ~7.5 GB of /dev/shm
+    and start ~10 dashboard processes). Worker actors use fractional CPUs (`ray_init.worker_num_cpus`).
+    A cluster's resources were set by `ray start`, so only the runtime env is passed when joining.
     """
     import ray
 
@@ -34,6 +37,9 @@ def init_ray(config: PPOConfig) -> None:
     env = {k: v for k, v in os.environ.items()
            if k.startswith(("HF_", "TRANSFORMERS_", "TOKENIZERS_", "WANDB_", "VLLM_", "CUDA_", "PYTORCH_"))}
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if rcfg.address is not None:
+        ray.init(address=rcfg.address, runtime_env={"env_vars": env}, logging_level=logging.WARNING)
+        return
     ray.init(num_cpus=rcfg.num_cpus, object_store_memory=rcfg.object_store_memory,
              include_dashboard=rcfg.include_dashboard, runtime_env={"env_vars": env},
              logging_level=logging.WARNING)
@@ -66,6 +72,11 @@ def run_ppo(cfg) -> dict:
 @hydra.main(config_path="config", config_name="ppo_trainer", version_base=None)
 def _hydra_main(cfg) -> None:
     run_ppo(cfg)
+    if cfg.trainer.learning_report:
+        from verl.agent_trainer.learning_report import REPORT_FILE, format_table, load_report
+
+        print(format_table(load_report(cfg.trainer.default_local_dir)))
+        print(f"learning report: {os.path.join(cfg.trainer.default_local_dir, REPORT_FILE)}")
 
 
 main = console_entry(PPOConfig, _hydra_main)

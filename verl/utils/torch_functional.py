@@ -82,9 +82,9 @@ def _rows_per_chunk(vocab: int, chunk_elements: Optional[int]) -> int:
 
 
 def _logprobs_rows(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    logits = logits.float()
-    picked = torch.gather(logits, -1, labels.unsqueeze(-1)).squeeze(-1)
-    return picked - torch.logsumexp(logits, dim=-1)
+    # log_softmax(z)[y] = -cross_entropy(z, y): one fused kernel each way; gather - logsumexp took about
+    # twice as long forward + backward on CPU (bench/RESULTS.md, actor update).
+    return -F.cross_entropy(logits.float(), labels, reduction="none")
 
 
 def logprobs_from_logits(logits: torch.Tensor, labels: torch.Tensor, chunk_elements: Optional[int] = None) -> torch.Tensor:

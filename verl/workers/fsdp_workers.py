@@ -26,8 +26,8 @@ from typing import Any
 import torch
 
 from verl.agent_trainer.config.schema import (ActorRolloutRefConfig, CheckpointConfig, CriticConfig, DataConfig,
-                                              FSDPConfig, OptimConfig, PPOConfig, RewardModelConfig, as_section,
-                                              load_config)
+                                              FSDPConfig, OptimConfig, PPOConfig, RewardModelConfig, TrainerConfig,
+                                              as_section, load_config)
 from verl.protocol import DataProto
 from verl.utils import model_utils
 from verl.utils.checkpoint import capture_rng_state, restore_rng_state
@@ -168,7 +168,24 @@ class _ModelWorkerBase:
             module.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if self.use_fsdp:
             return _fsdp_wrap(module, self.device, self.compute_dtype, fsdp_cfg.param_offload)
+        if fsdp_cfg.param_offload and self.device.type == "cuda":
+            # One process, no FSDP: the weights wait in CPU memory and visit the GPU for each pass (_on_device).
+            self._offloaded_modules = [*getattr(self, "_offloaded_modules", []), module]
+            return module
         return module.to(self.device)
+
+    @contextlib.contextmanager
+    def _on_device(self, module: torch.nn.Module | None):
+        """`module` on the compute device for the block; a single-process param-offloaded module goes
+        back to CPU memory afterwards (FSDP's own CPU offload handles the sharded case)."""
+        offloaded = module is not None and any(module is m for m in getattr(self, "_offloaded_modules", []))
+        if offloaded:
+            module.to(self.device)
+        try:
+            yield
+        finally:
+            if offloaded:
+                module.to("cpu")
 
     def _ckpt_config(self) -> CheckpointConfig:
         """The `checkpoint` section that applies to this worker (default: model, optimizer, extra)."""
@@ -190,7 +207,7 @@ class _ModelWorkerBase:
         LR-scheduler step; adds `perf/update_<tag>_s`."""
         self._optimizer_to(self.device)
         start = time.perf_counter()
-        with self._autocast():
+        with self._on_device(self.module), self._autocast():
             metrics = update(data)
         self.lr_scheduler.step()
         self._optimizer_to(torch.device("cpu"))
@@ -295,6 +312,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         data_config: the `data` section (needed by the agent loop) when `config` is only the
             `actor_rollout_ref` section.
         device: "auto" | "cpu" | "cuda"; default `trainer.device` or auto.
+
+    `trainer.seed` (from the whole config, else its default) seeds the actor's mini-batch shuffle.
     """
 
     _ckpt_tag = "actor"
@@ -303,6 +322,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         if role not in _ROLES:
             raise ValueError(f"ActorRolloutRefWorker role={role!r} is unknown; choose one of {list(_ROLES)}")
         whole = _as_trainer_config(config)
+        self._seed = (whole.trainer if whole is not None else TrainerConfig()).seed  # the mini-batch shuffle's
         if whole is not None:
             data_config = data_config or whole.data
             device = device or whole.trainer.device
@@ -336,8 +356,10 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         actor_cfg = cfg.actor
 
         if self._is_actor:
-            # Master weights stay fp32 (AdamW on bf16 weights loses small updates); compute is cast.
-            module = model_utils.load_causal_lm(model_path, dtype=torch.float32, trust_remote_code=trust,
+            # Trained weights in fsdp_config.model_dtype (default fp32: AdamW on bf16 weights loses small
+            # updates); compute is cast to model.dtype.
+            param_dtype = getattr(torch, resolve_dtype(actor_cfg.fsdp_config.model_dtype, self.device))
+            module = model_utils.load_causal_lm(model_path, dtype=param_dtype, trust_remote_code=trust,
                                                 attn_implementation=cfg.model.attn_implementation,
                                                 override_config=override)
             module.config.use_cache = False
@@ -348,7 +370,9 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
                 raise ValueError(
                     f"actor.ppo_mini_batch_size x rollout.n / world size = {mini} < 1; raise actor.ppo_mini_batch_size"
                 )
-            self.actor = DataParallelPPOActor(actor_cfg, self.module, self.optimizer, ppo_mini_batch_size=mini)
+            self.actor = DataParallelPPOActor(actor_cfg, self.module, self.optimizer, ppo_mini_batch_size=mini,
+                                              shuffle_seed=self._seed,
+                                              activation_offload=cfg.model.enable_activation_offloading)
             self._optimizer_to(torch.device("cpu"))
 
         if self._is_ref:
@@ -422,16 +446,20 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         self.engine.update_weights(self._named_full_params())
 
     # ------------------------------------------------------------------------------ log-probs
-    def _log_prob_meta(self, data: DataProto, micro_batch_size) -> DataProto:
+    def _log_prob_meta(self, data: DataProto, micro_batch_size, use_dynamic_bsz: bool = False,
+                       max_token_len: int | None = None) -> DataProto:
         meta = dict(data.meta_info)  # the caller's meta_info is left untouched
         meta.setdefault("temperature", self.config.rollout.temperature)
-        meta["micro_batch_size"] = int(micro_batch_size)
+        meta.update(micro_batch_size=int(micro_batch_size), use_dynamic_bsz=use_dynamic_bsz, max_token_len=max_token_len)
         return DataProto(batch=data.batch, non_tensor_batch=data.non_tensor_batch, meta_info=meta)
 
-    def _policy_log_probs(self, policy, micro_batch_size: int, data: DataProto, calculate_entropy: bool):
-        """Run `policy.compute_log_prob` with `micro_batch_size` rows per forward."""
-        data = self._log_prob_meta(self._to_device(data), micro_batch_size)
-        with self._autocast():
+    def _policy_log_probs(self, policy, section, data: DataProto, calculate_entropy: bool):
+        """Run `policy.compute_log_prob` micro-batched as `section` (rollout or ref) says: its
+        log_prob_micro_batch_size_per_gpu rows, or log_prob_max_token_len_per_gpu tokens."""
+        data = self._log_prob_meta(self._to_device(data), section.log_prob_micro_batch_size_per_gpu,
+                                   section.log_prob_use_dynamic_bsz, section.log_prob_max_token_len_per_gpu)
+        module = self.module if policy is self.actor else self.ref_module
+        with self._on_device(module), self._autocast():
             log_probs, entropys = policy.compute_log_prob(data, calculate_entropy=calculate_entropy)
         return data, log_probs, entropys
 
@@ -439,8 +467,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         """Log-probs of the responses under the current actor: adds `old_log_probs`, `entropys`."""
         if self.actor is None:
             raise RuntimeError(f"compute_log_prob needs an actor role, this worker is {self.role!r}")
-        data, log_probs, entropys = self._policy_log_probs(
-            self.actor, self.config.rollout.log_prob_micro_batch_size_per_gpu, data, calculate_entropy=True)
+        data, log_probs, entropys = self._policy_log_probs(self.actor, self.config.rollout, data,
+                                                           calculate_entropy=True)
         return DataProto.from_dict(
             tensors={"old_log_probs": log_probs.float().cpu(), "entropys": entropys.float().cpu()},
             meta_info={"temperature": data.meta_info["temperature"]},
@@ -450,8 +478,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         """Log-probs under the frozen initial weights: adds `ref_log_prob`."""
         if self.ref_policy is None:
             raise RuntimeError(f"compute_ref_log_prob needs role ref or actor_rollout_ref, this worker is {self.role!r}")
-        _, log_probs, _ = self._policy_log_probs(
-            self.ref_policy, self.config.ref.log_prob_micro_batch_size_per_gpu, data, calculate_entropy=False)
+        _, log_probs, _ = self._policy_log_probs(self.ref_policy, self.config.ref, data, calculate_entropy=False)
         return DataProto.from_dict(tensors={"ref_log_prob": log_probs.float().cpu()})
 
     # ------------------------------------------------------------------------------ update
@@ -518,6 +545,7 @@ class CriticWorker(_ModelWorkerBase):
     def __init__(self, config, model_path: str | None = None, rollout_n: int | None = None, device: str | None = None,
                  tokenizer_path: str | None = None):
         whole = _as_trainer_config(config)
+        self._seed = (whole.trainer if whole is not None else TrainerConfig()).seed  # the mini-batch shuffle's
         if whole is not None:
             model_path = model_path or whole.actor_rollout_ref.model.path
             tokenizer_path = tokenizer_path or whole.actor_rollout_ref.model.tokenizer_path
@@ -545,7 +573,8 @@ class CriticWorker(_ModelWorkerBase):
         trust = cfg.model.trust_remote_code
         self.compute_dtype = getattr(torch, resolve_dtype("auto", self.device))
         self.tokenizer = model_utils.load_tokenizer(os.path.expanduser(self._tokenizer_path or path), trust)
-        module = model_utils.load_value_model(path, dtype=torch.float32, trust_remote_code=trust,
+        param_dtype = getattr(torch, resolve_dtype(cfg.fsdp_config.model_dtype, self.device))
+        module = model_utils.load_value_model(path, dtype=param_dtype, trust_remote_code=trust,
                                               attn_implementation=cfg.model.attn_implementation,
                                               override_config=cfg.model.override_config)
         module.config.use_cache = False
@@ -554,13 +583,14 @@ class CriticWorker(_ModelWorkerBase):
         mini = cfg.ppo_mini_batch_size * self.rollout_n // self.world_size
         if mini < 1:
             raise ValueError(f"critic.ppo_mini_batch_size x rollout.n / world size = {mini} < 1; raise it")
-        self.critic = DataParallelPPOCritic(cfg, self.module, self.optimizer, ppo_mini_batch_size=mini)
+        self.critic = DataParallelPPOCritic(cfg, self.module, self.optimizer, ppo_mini_batch_size=mini,
+                                            shuffle_seed=self._seed)
         self._optimizer_to(torch.device("cpu"))
 
     def compute_values(self, data: DataProto) -> DataProto:
         """Adds `values` (bs, response_length)."""
         data = self._to_device(data)
-        with self._autocast():
+        with self._on_device(self.module), self._autocast():
             values = self.critic.compute_values(data)
         return DataProto.from_dict(tensors={"values": values.float().cpu()})
 

@@ -170,3 +170,60 @@ def test_unconfigured_site_is_a_value_error_naming_the_variable(monkeypatch):
     world = envmod.WebarenaWorld(envmod.EnvConfig(site_urls={"reddit": "http://x"}, embedded=False), TASKS, FakeHost())
     with pytest.raises(ValueError, match="SHOPPING"):
         envmod.WebarenaSession(world).reset(0)
+
+
+class FakeContext:
+    async def storage_state(self):
+        return {"cookies": [{"name": "PHPSESSID", "value": "new", "expires": 4e9}], "origins": []}
+
+
+def _state_file(path, expires):
+    import json
+
+    path.write_text(json.dumps({"cookies": [{"name": "PHPSESSID", "value": "old", "expires": expires}], "origins": []}))
+    return str(path)
+
+
+def _login_task(state_path):
+    return dict(TASKS[0], require_login=True, storage_state=state_path)
+
+
+def test_real_sites_use_a_fresh_storage_state_and_renew_a_stale_one(session, tmp_path, monkeypatch):
+    import json
+    import time
+
+    from agentenv_webarena.tasks import auth
+
+    logins = []
+
+    async def fake_login(context, site, base, embedded):
+        logins.append((site, base, embedded))
+
+    monkeypatch.setattr(auth, "login", fake_login)
+    fresh = _state_file(tmp_path / "shopping_state.json", time.time() + 10 * 3600)
+    session.world.tasks = [_login_task(fresh)]
+    session.reset(0)
+    kwargs = session.browser.opened[1]
+    assert kwargs["storage_state"] == fresh
+    asyncio.run(kwargs["before_goto"](FakeContext()))
+    assert logins == []  # the cookie file is fresh: no login
+
+    stale = _state_file(tmp_path / "stale_state.json", time.time() + 600)  # expires within auth_renew_before_s
+    session.world.tasks = [_login_task(stale)]
+    session.reset(0)
+    kwargs = session.browser.opened[1]
+    assert kwargs["storage_state"] is None
+    asyncio.run(kwargs["before_goto"](FakeContext()))
+    assert logins == [("shopping", "http://127.0.0.1:9", False)]
+    assert json.loads(open(stale).read())["cookies"][0]["value"] == "new"  # renewed for the next reset
+
+
+def test_storage_state_fresh(tmp_path):
+    from agentenv_webarena.tasks.auth import storage_state_fresh
+
+    path = _state_file(tmp_path / "s.json", 1000.0)
+    assert storage_state_fresh(path, 100, now=0) and not storage_state_fresh(path, 100, now=950)
+    session_only = _state_file(tmp_path / "session.json", -1)
+    assert storage_state_fresh(session_only, 1e9, now=0)
+    (tmp_path / "empty.json").write_text('{"cookies": []}')
+    assert not storage_state_fresh(tmp_path / "empty.json", 0) and not storage_state_fresh(tmp_path / "nope.json", 0)

@@ -23,7 +23,7 @@ from verl.utils.device import resolve_device, resolve_dtype
 __all__ = [
     "load_dataclass_config", "resolve_model_and_rollout", "check_attn_implementation",
     "DataConfig", "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig",
-    "ActorConfig", "RefConfig", "ValKwargsConfig", "MultiTurnConfig", "AgentLoopConfig", "RolloutConfig", "AgentGymConfig",
+    "ActorConfig", "RefConfig", "ValKwargsConfig", "MultiTurnConfig", "AgentLoopConfig", "RolloutConfig", "EnvServersConfig", "AgentGymConfig",
     "ActorRolloutRefConfig", "CriticModelConfig", "CriticConfig", "RewardModelModelConfig", "PrimeRewardConfig",
     "CodeSandboxConfig", "RewardModelConfig", "REWARD_COMBINE_MODES", "CustomRewardFunctionConfig",
     "KLCtrlConfig", "RoundsCtrlConfig", "GiGPOConfig", "AlgoConfig", "TrainerConfig", "RayInitConfig", "PPOConfig",
@@ -39,6 +39,7 @@ KL_TYPES = ("kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3")
 _KL_CHOICES = KL_TYPES + tuple(k + "+" for k in KL_TYPES)
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")  # resolved by verl.utils.device.resolve_dtype
+_MODEL_DTYPES = ("float32", "fp32", "bfloat16", "bf16", "float16", "fp16")  # fsdp_config.model_dtype (verl spells fp32)
 # Estimators whose baseline is the other samples of the same prompt: with rollout.n=1 they have none.
 GROUP_BASELINE_ESTIMATORS = ("grpo", "grpo_passk", "rloo", "opo", "reinforce_plus_plus_baseline", "gpg", "gigpo")
 _LOGGERS = ("console", "file", "tensorboard", "wandb")
@@ -117,6 +118,7 @@ class ModelConfig:
     dtype: str = "auto"
     override_config: dict = field(default_factory=dict)
     attn_implementation: str = "sdpa"   # transformers' attention kernel: eager | sdpa | flash_attention_2 (GPU)
+    enable_activation_offloading: bool = False  # actor update: activations saved for backward wait in CPU memory (GPU)
 
     def __post_init__(self):
         _check_choice("actor_rollout_ref.model.attn_implementation", self.attn_implementation, ATTN_IMPLEMENTATIONS)
@@ -150,10 +152,14 @@ class OptimConfig:
 
 @dataclass(frozen=True)
 class FSDPConfig:
-    """`*.fsdp_config`: offload switches (GPU only; ignored on CPU)."""
+    """`*.fsdp_config`: offload switches (GPU only; no-ops on CPU) and the dtype of the trained weights."""
 
-    param_offload: bool = False
-    optimizer_offload: bool = False
+    param_offload: bool = False       # weights in CPU memory between passes (FSDP's CPU offload; one process: moved per pass)
+    optimizer_offload: bool = False   # optimizer state in CPU memory between updates
+    model_dtype: str = "float32"      # dtype of the trained parameters (verl's key); compute runs in model.dtype
+
+    def __post_init__(self):
+        _check_choice("*.fsdp_config.model_dtype", self.model_dtype, _MODEL_DTYPES)
 
 
 @dataclass(frozen=True)
@@ -196,10 +202,10 @@ class ActorConfig:
     strategy: str = "fsdp"
     ppo_mini_batch_size: int = 256
     ppo_micro_batch_size_per_gpu: int = 1
-    use_dynamic_bsz: bool = False
-    ppo_max_token_len_per_gpu: int = 16384
+    use_dynamic_bsz: bool = False         # micro-batches by token budget (ppo_max_token_len_per_gpu), not row count
+    ppo_max_token_len_per_gpu: int = 16384  # with use_dynamic_bsz: real tokens (prompt + response) per micro-batch
     ppo_epochs: int = 1
-    shuffle: bool = False
+    shuffle: bool = False                 # permute the rows (seeded by trainer.seed and the step) before each epoch's mini-batches
     clip_ratio: float = 0.2
     clip_ratio_low: Optional[float] = None
     clip_ratio_high: Optional[float] = None
@@ -250,10 +256,14 @@ class RefConfig:
     """`actor_rollout_ref.ref`: the frozen reference policy (for KL)."""
 
     log_prob_micro_batch_size_per_gpu: int = 1
+    log_prob_use_dynamic_bsz: bool = False       # token-budget micro-batches (the YAML follows actor.use_dynamic_bsz)
+    log_prob_max_token_len_per_gpu: int = 16384  # their budget in real tokens
     fsdp_config: RefFSDPConfig = field(default_factory=RefFSDPConfig)
 
     def __post_init__(self):
-        _check_positive("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu", self.log_prob_micro_batch_size_per_gpu)
+        p = "actor_rollout_ref.ref"
+        for key in ("log_prob_micro_batch_size_per_gpu", "log_prob_max_token_len_per_gpu"):
+            _check_positive(f"{p}.{key}", getattr(self, key))
 
 
 @dataclass(frozen=True)
@@ -335,6 +345,8 @@ class RolloutConfig:
     logprobs_mode: str = "processed_logprobs"   # vLLM: log-probs after temperature/top-p (processed_*) or raw_*
     update_weights_bucket_megabytes: int = 512  # weight sync: MiB per bucket pushed into the engine
     log_prob_micro_batch_size_per_gpu: int = 1
+    log_prob_use_dynamic_bsz: bool = False       # old log-probs in token-budget micro-batches (YAML: actor.use_dynamic_bsz)
+    log_prob_max_token_len_per_gpu: int = 16384  # their budget in real tokens
     max_concurrency: int = 64
     send_interval: float = 0.0
     seed: int = 0
@@ -353,7 +365,8 @@ class RolloutConfig:
         _check_choice(f"{p}.mode", self.mode, ("async", "sync"))
         _check_choice(f"{p}.dtype", self.dtype, _DTYPES)
         for key in ("n", "max_tokens", "max_model_len", "max_concurrency", "tensor_model_parallel_size",
-                    "log_prob_micro_batch_size_per_gpu", "update_weights_bucket_megabytes"):
+                    "log_prob_micro_batch_size_per_gpu", "update_weights_bucket_megabytes",
+                    "log_prob_max_token_len_per_gpu"):
             _check_positive(f"{p}.{key}", getattr(self, key))
         _check_positive(f"{p}.temperature", self.temperature, allow_zero=True)
         if not 0 < self.top_p <= 1:
@@ -367,16 +380,51 @@ class RolloutConfig:
 
 
 @dataclass(frozen=True)
+class EnvServersConfig:
+    """`actor_rollout_ref.agentgym.env_servers`: env servers launched as Ray actors (the env fleet).
+
+    With `num > 0` the trainer starts `num` servers on the cluster (GPU-less nodes first), waits
+    until each answers, uses their addresses as `agentgym.env_addr` and stops them at the end.
+    """
+
+    num: int = 0                 # servers to launch; 0: none (attach to agentgym.env_addr)
+    per_node: int = 0            # most servers on one node; 0: no cap (spread evenly over the nodes)
+    # Ray resources each server actor holds: CPU (fractional is fine), GPU, and custom node labels
+    # (e.g. {CPU: 1, env_node: 1} with `ray start --resources '{"env_node": 8}'` on the env nodes)
+    resources: dict = field(default_factory=lambda: {"CPU": 0.25})
+    # launch command with {python}, {host}, {port} filled in; null: `{python} -m agentenv_<task_name>.launch
+    # --host {host} --port {port} --log-level warning`
+    cmd: Optional[str] = None
+    startup_timeout: float = 180  # seconds for every server to answer GET / before the run fails
+
+    def __post_init__(self):
+        p = "actor_rollout_ref.agentgym.env_servers"
+        _check_positive(f"{p}.num", self.num, allow_zero=True)
+        _check_positive(f"{p}.per_node", self.per_node, allow_zero=True)
+        _check_positive(f"{p}.startup_timeout", self.startup_timeout)
+        for key, value in self.resources.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"{p}.resources.{key}={value!r} must be a number >= 0 (Ray resource units)")
+        if self.cmd is not None and "{port}" not in self.cmd:
+            raise ValueError(f"{p}.cmd={self.cmd!r} must contain {{port}} (each server gets a free port), e.g. "
+                             "'{python} -m agentenv_webshop.launch --host {host} --port {port}'")
+
+
+@dataclass(frozen=True)
 class AgentGymConfig:
-    """`actor_rollout_ref.agentgym`: which environment server the agent talks to."""
+    """`actor_rollout_ref.agentgym`: which environment servers the agent talks to."""
 
     task_name: str = "webshop"
-    env_addr: str = "http://127.0.0.1:36001"
+    env_addr: Any = "http://127.0.0.1:36001"  # one server URL or a list of them (sessions spread by load)
     max_retries: int = 10
     timeout: float = 300
     max_rounds: int = 10
     data_len: int = 0          # AgentGym's client argument (number of items the server holds; 0: unknown)
     max_failed_frac: float = 0.5  # a training rollout with more failed trajectories (env errors) aborts
+    health_timeout: float = 5.0   # seconds for the GET / probe of a server whose session just failed
+    server_backoff_s: float = 5.0  # a server out of rotation is probed again after this; doubles per failed probe
+    server_max_backoff_s: float = 120.0
+    env_servers: EnvServersConfig = field(default_factory=EnvServersConfig)
 
     def __post_init__(self):
         p = "actor_rollout_ref.agentgym"
@@ -385,12 +433,29 @@ class AgentGymConfig:
                              "(the fraction of failed trajectories a training step tolerates)")
         if not self.task_name:
             raise ValueError(f"{p}.task_name is empty; choose webshop or webarena")
-        if not str(self.env_addr).startswith(("http://", "https://")):
-            raise ValueError(f"{p}.env_addr={self.env_addr!r} must be an http(s) URL such as http://127.0.0.1:36001")
+        addrs = self.env_addrs
+        if not addrs:
+            raise ValueError(f"{p}.env_addr is an empty list; give at least one URL such as http://127.0.0.1:36001")
+        for addr in addrs:
+            if not isinstance(addr, str) or not addr.startswith(("http://", "https://")):
+                raise ValueError(f"{p}.env_addr={addr!r} must be an http(s) URL such as http://127.0.0.1:36001")
+        if len({a.rstrip("/") for a in addrs}) < len(addrs):
+            raise ValueError(f"{p}.env_addr={addrs!r} names a server twice; list each server once")
         _check_positive(f"{p}.max_retries", self.max_retries, allow_zero=True)
         _check_positive(f"{p}.timeout", self.timeout)
         _check_positive(f"{p}.max_rounds", self.max_rounds)
         _check_positive(f"{p}.data_len", self.data_len, allow_zero=True)
+        _check_positive(f"{p}.health_timeout", self.health_timeout)
+        _check_positive(f"{p}.server_backoff_s", self.server_backoff_s)
+        if self.server_max_backoff_s < self.server_backoff_s:
+            raise ValueError(f"{p}.server_max_backoff_s={self.server_max_backoff_s} is below "
+                             f"{p}.server_backoff_s={self.server_backoff_s}; raise it or lower the back-off")
+
+    @property
+    def env_addrs(self) -> list[str]:
+        """`env_addr` as a list of base URLs without a trailing slash (a single string is one server)."""
+        addrs = [self.env_addr] if isinstance(self.env_addr, str) else list(self.env_addr)
+        return [a.rstrip("/") if isinstance(a, str) else a for a in addrs]
 
 
 @dataclass(frozen=True)
@@ -435,8 +500,10 @@ class CriticConfig:
     optim: OptimConfig = field(default_factory=lambda: OptimConfig(lr=1e-5))
     ppo_mini_batch_size: int = 256
     ppo_micro_batch_size_per_gpu: int = 1
+    use_dynamic_bsz: bool = False           # token-budget micro-batches (the YAML follows actor.use_dynamic_bsz)
+    ppo_max_token_len_per_gpu: int = 32768  # their budget in real tokens (values and update)
     ppo_epochs: int = 1
-    shuffle: bool = False
+    shuffle: bool = False                   # as actor.shuffle
     cliprange_value: float = 0.5
     loss_agg_mode: str = "token-mean"
     grad_clip: float = 1.0
@@ -444,7 +511,8 @@ class CriticConfig:
 
     def __post_init__(self):
         _check_choice("critic.strategy", self.strategy, ("fsdp", "fsdp2"))
-        for key in ("ppo_mini_batch_size", "ppo_micro_batch_size_per_gpu", "ppo_epochs", "cliprange_value"):
+        for key in ("ppo_mini_batch_size", "ppo_micro_batch_size_per_gpu", "ppo_epochs", "cliprange_value",
+                    "ppo_max_token_len_per_gpu"):
             _check_positive(f"critic.{key}", getattr(self, key))
         _check_choice("critic.loss_agg_mode", self.loss_agg_mode, _LOSS_AGG_MODES)
 
@@ -633,7 +701,9 @@ class TrainerConfig:
     max_actor_ckpt_to_keep: Optional[int] = None
     export_hf: bool = True
     critic_warmup: int = 0
-    seed: int = 1
+    seed: int = 1   # seeds the PPO mini-batch shuffle (actor/critic.shuffle) with the step
+    plots: bool = True            # PNGs of the file logger's metrics under <log_dir>/plots at the end of fit()
+    learning_report: bool = False  # greedy validation before and after training -> learning_report.json
 
     def __post_init__(self):
         p = "trainer"
@@ -661,8 +731,9 @@ class TrainerConfig:
 
 @dataclass(frozen=True)
 class RayInitConfig:
-    """`ray_init`: the local Ray runtime."""
+    """`ray_init`: the Ray runtime (a local one, or a cluster started with `ray start`)."""
 
+    address: Optional[str] = None  # null: start a local Ray; "auto" or host:port: join a `ray start` cluster
     num_cpus: Optional[int] = None
     object_store_memory: Optional[int] = 1_000_000_000
     worker_num_cpus: float = 0.5
@@ -720,6 +791,10 @@ class PPOConfig:
             raise ValueError(
                 f"actor_rollout_ref.rollout.max_model_len={arr.rollout.max_model_len} is smaller than "
                 f"data.max_prompt_length + rollout.max_tokens = {self.data.max_prompt_length + arr.rollout.max_tokens}")
+        if self.trainer.learning_report and not self.data.val_paths:
+            raise ValueError("trainer.learning_report=True evaluates on the validation items, but data.val_file "
+                             "(or data.val_files) is not set; point it at held-out item ids "
+                             "(AgentItemId/webshop_test.json) or set trainer.learning_report=False")
 
     @property
     def use_critic(self) -> bool:
@@ -882,13 +957,8 @@ def _resolve_auto(cfg: PPOConfig) -> PPOConfig:
 COMPAT_ONLY_KEYS: dict[tuple[str, str], str] = {
     ("DataConfig", "return_raw_chat"): "chats are always kept raw",
     ("ModelConfig", "use_remove_padding"): "padding is handled by attention_mask and per-micro-batch trimming",
-    ("ActorConfig", "use_dynamic_bsz"): "micro-batches are fixed at ppo_micro_batch_size_per_gpu",
-    ("ActorConfig", "ppo_max_token_len_per_gpu"): "only read with use_dynamic_bsz, which is not supported",
-    ("ActorConfig", "shuffle"): "mini-batches are taken in order",
-    ("CriticConfig", "shuffle"): "mini-batches are taken in order",
     ("RolloutConfig", "mode"): "the agent loop is always asynchronous",
     ("RolloutConfig", "load_format"): "the engine loads the checkpoint at model.path, then receives synced weights",
-    ("TrainerConfig", "seed"): "data order follows data.seed, sampling follows actor_rollout_ref.rollout.seed",
     ("AgentLoopConfig", "num_workers"): "one asyncio agent loop per rank serves every trajectory",
 }
 _WARNED_COMPAT: set[str] = set()

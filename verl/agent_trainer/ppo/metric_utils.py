@@ -1,4 +1,6 @@
-"""Batch metrics for one training step: rewards, advantages, lengths, KL, entropy, env outcomes, timing.
+"""Batch metrics for one training step: rewards, advantages, lengths, KL, entropy, env outcomes, timing;
+and the evaluation outcome (success rate, mean reward, their 95% CIs) shared by validation and
+`main_generation`.
 
 Owns turning a DataProto (and the step's timers) into a flat ``{name: float}`` dict under fixed
 namespaces (``critic/``, ``actor/``, ``env/``, ``rollout/``, ``response_length/``,
@@ -14,8 +16,10 @@ import pandas as pd
 import torch
 
 from verl.utils import torch_functional as VF
+from verl.utils.stats import bootstrap_mean_ci, wilson_interval
 
-__all__ = ["compute_data_metrics", "compute_timing_metrics", "compute_throughout_metrics", "reduce_metrics"]
+__all__ = ["compute_data_metrics", "compute_timing_metrics", "compute_throughout_metrics", "reduce_metrics",
+           "reduce_rank_metrics", "compute_outcome_metrics"]
 
 
 def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:
@@ -143,3 +147,73 @@ def reduce_metrics(metrics: dict[str, Any]) -> dict[str, float]:
         else:
             out[key] = float(val)
     return out
+
+
+def _rank_reduction(key: str) -> str:
+    """How one metric combines over data-parallel ranks, from its name: counts, sums and rates of work
+    that the ranks do side by side add up; durations take the slowest rank (a parallel stage lasts that
+    long); everything else (means, fractions, norms, learning rates) is averaged over the equal shares."""
+    name = key.rsplit("/", 1)[-1]
+    if name.endswith(("_sum", "_per_s")) or name in ("env_errors", "generated_tokens"):
+        return "sum"
+    if key.startswith("timing_s/") or name.endswith("_s"):
+        return "max"
+    return "mean"
+
+
+def reduce_rank_metrics(metas: list[dict[str, Any]]) -> dict[str, Any]:
+    """One `meta_info` from every rank's answer to a data-parallel call (rollout, update, ...).
+
+    Metrics (a `/` in the key and a number) are reduced over the ranks by `_rank_reduction`; a nested
+    dict (the update's `metrics`) is reduced the same way; anything else (global_step, temperature)
+    is the same on every rank and is taken from rank 0.
+    """
+    out = dict(metas[0])
+    for key, first in metas[0].items():
+        values = [m.get(key) for m in metas]
+        if isinstance(first, dict) and all(isinstance(v, dict) for v in values):
+            out[key] = reduce_rank_metrics(values)
+        elif "/" in key and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in values):
+            how = _rank_reduction(key)
+            arr = np.asarray(values, dtype=float)
+            out[key] = float(arr.sum() if how == "sum" else arr.max() if how == "max" else arr.mean())
+    return out
+
+
+def compute_outcome_metrics(item_ids, rewards, successes, seed: int = 0) -> dict:
+    """Success rate and mean reward over items, with 95% confidence intervals.
+
+    Trajectories are grouped by item id (items may have several samples, in any order); each item
+    counts once: its success share and its mean reward are averaged over items.
+
+    * ``success_ci95``: Wilson score interval with n = items. With one sample per item this is the
+      exact binomial case; with k > 1 samples an item's success share stands for its outcome, which
+      is conservative (a share varies no more than a single Bernoulli outcome with the same mean).
+    * ``mean_reward_ci95``: percentile bootstrap (10,000 resamples of the items, seeded with `seed`).
+
+    Returns:
+        ``{"num_items", "num_trajectories", "success_rate", "success_ci95": [lo, hi], "mean_reward",
+        "mean_reward_ci95": [lo, hi]}``.
+
+    Raises:
+        ValueError: no trajectories, or inputs of different lengths.
+    """
+    if not len(item_ids) == len(rewards) == len(successes):
+        raise ValueError(f"compute_outcome_metrics: {len(item_ids)} item ids, {len(rewards)} rewards and "
+                         f"{len(successes)} success flags; one of each per trajectory")
+    if not len(item_ids):
+        raise ValueError("compute_outcome_metrics needs at least one trajectory")
+    by_item: dict = {}
+    for item, reward, success in zip(item_ids, rewards, successes):
+        by_item.setdefault(item, []).append((float(reward), bool(success)))
+    item_rewards = [float(np.mean([r for r, _ in outs])) for outs in by_item.values()]
+    item_success = [float(np.mean([s for _, s in outs])) for outs in by_item.values()]
+    n = len(by_item)
+    return {
+        "num_items": n,
+        "num_trajectories": len(item_ids),
+        "success_rate": float(np.mean(item_success)),
+        "success_ci95": list(wilson_interval(min(float(sum(item_success)), n), n)),
+        "mean_reward": float(np.mean(item_rewards)),
+        "mean_reward_ci95": list(bootstrap_mean_ci(item_rewards, seed=seed)),
+    }

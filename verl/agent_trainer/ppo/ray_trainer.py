@@ -12,9 +12,12 @@ Worker groups (verl's names; classes from `verl.workers.fsdp_workers`):
                    compute_log_prob, compute_ref_log_prob, update_actor, save/load_checkpoint, export_hf
   critic        -> CriticWorker: compute_values, update_critic, save/load_checkpoint (when values are needed)
   reward_model  -> RewardModelWorker: compute_rm_score (when reward_model.enable; frozen, never checkpointed)
-On CPU each group is one Ray actor with a fractional `num_cpus` and no GPU; on GPU a group has
-`nnodes * n_gpus_per_node` ranks sharing the GPUs (fractional `num_gpus`), and data-parallel calls
-split the batch across ranks.
+On GPU a group has `nnodes * n_gpus_per_node` ranks sharing the GPUs (fractional `num_gpus`); on
+CPU it has one rank per node (`nnodes` ranks, gloo). Ranks are placed by per-node placement groups
+(`verl.utils.ray_placement`): rank r of every group lands on node r // ranks-per-node, in bundle r
+(one node on CPU needs none: the group is one actor). Actors take a fractional `num_cpus`;
+data-parallel calls split the batch across ranks. With `agentgym.env_servers.num > 0` the trainer
+first launches the env fleet (`verl.utils.agentgym.fleet`) and rolls out against its servers.
 """
 from __future__ import annotations
 
@@ -33,8 +36,10 @@ from agentenv.controller.types import is_success
 from verl.agent_trainer.config.schema import PPOConfig, to_dict
 from verl.agent_trainer.ppo import core_algos, metric_utils
 from verl.protocol import DataProto
+from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.checkpoint import CheckpointManager
 from verl.utils.dataset import AgentDataset, StatefulDataLoader, rows_to_dataproto
+from verl.utils.ray_placement import NodePlacement, node_placement
 from verl.utils.tracking import Tracking
 from verl.workers.rollout.agent_loop import check_env_failures
 
@@ -66,11 +71,15 @@ class WorkerGroup:
     """
 
     def __init__(self, cls: type, args: tuple, world_size: int = 1, num_cpus: float = 0.5, num_gpus: float = 0.0,
-                 name: str = "worker", env_vars: dict | None = None, placement_group=None):
+                 name: str = "worker", env_vars: dict | None = None, placement: NodePlacement | None = None):
         import ray
 
         self.name, self.world_size = name, world_size
-        master_addr = ray.util.get_node_ip_address() if world_size > 1 else "127.0.0.1"
+        if placement is not None and placement.world_size != world_size:
+            raise ValueError(f"{name}: placement holds {placement.world_size} ranks, the group has {world_size}")
+        # rank 0 hosts torch.distributed's store: its node's IP when the ranks are placed on nodes
+        master_addr = (placement.node_ips[0] if placement is not None
+                       else ray.util.get_node_ip_address() if world_size > 1 else "127.0.0.1")
         master_port = str(_free_port())
         self.workers = []
         for rank in range(world_size):
@@ -78,13 +87,17 @@ class WorkerGroup:
             env = {"RANK": str(rank), "LOCAL_RANK": "0", "WORLD_SIZE": str(world_size),
                    "MASTER_ADDR": master_addr, "MASTER_PORT": master_port, **(env_vars or {})}
             options: dict[str, Any] = {"runtime_env": {"env_vars": env}}
-            if placement_group is not None:  # rank r of every group shares bundle r (one GPU per bundle)
-                from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
-
-                options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
-                    placement_group=placement_group, placement_group_bundle_index=rank)
+            if placement is not None:  # rank r of every group shares bundle r (node r // per_node)
+                options["scheduling_strategy"] = placement.rank_strategy(rank)
             remote_cls = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(cls)
             self.workers.append(remote_cls.options(**options).remote(*args))
+
+    def node_ids(self) -> list[str]:
+        """The Ray node of each rank."""
+        import ray
+
+        return ray.get([w.__ray_call__.remote(lambda self: ray.get_runtime_context().get_node_id())
+                        for w in self.workers])
 
     def call_all(self, method: str, *args, **kwargs) -> list:
         """Call `method` on every rank; return every rank's result."""
@@ -97,7 +110,8 @@ class WorkerGroup:
         return self.call_all(method, *args, **kwargs)[0]
 
     def call_dp(self, method: str, data: DataProto) -> DataProto:
-        """Split `data` across ranks (padding to a multiple of world_size), call, concatenate."""
+        """Split `data` across ranks (padding to a multiple of world_size), call, concatenate; the ranks'
+        metrics are reduced over all of them (`metric_utils.reduce_rank_metrics`)."""
         import ray
 
         from verl.protocol import pad_dataproto_to_divisor, unpad_dataproto
@@ -107,10 +121,11 @@ class WorkerGroup:
         padded, pad = pad_dataproto_to_divisor(data, self.world_size)
         chunks = padded.chunk(self.world_size)
         outs = ray.get([getattr(w, method).remote(c) for w, c in zip(self.workers, chunks)])
-        if len(outs[0]) == 0:  # meta-only answers (update_* metrics): rank 0 speaks for all
-            return outs[0]
+        meta = metric_utils.reduce_rank_metrics([o.meta_info for o in outs])  # every rank's metrics, not rank 0's
+        if len(outs[0]) == 0:  # meta-only answers (update_* metrics)
+            return DataProto(meta_info=meta)
         out = DataProto.concat(outs)
-        out.meta_info = {**outs[0].meta_info}
+        out.meta_info = meta
         return unpad_dataproto(out, pad)
 
     def kill(self) -> None:
@@ -137,16 +152,6 @@ def check_batch_divides_ranks(cfg: PPOConfig, world: int) -> None:
             f"{cfg.actor_rollout_ref.rollout.n} = {rows} trajectories per step cannot be split evenly over "
             f"{world} ranks (trainer.nnodes x trainer.n_gpus_per_node); choose a train_batch_size such as "
             f"{fits} or a rollout.n that makes the product a multiple of {world}")
-
-
-def _gpu_placement_group(world_size: int, cpus_per_bundle: float):
-    """One bundle of {GPU: 1} per rank (colocated roles share it), ready before actors are placed."""
-    import ray
-    from ray.util.placement_group import placement_group
-
-    pg = placement_group([{"GPU": 1, "CPU": cpus_per_bundle} for _ in range(world_size)], strategy="PACK")
-    ray.get(pg.ready(), timeout=600)
-    return pg
 
 
 def _free_port() -> int:
@@ -201,6 +206,8 @@ class RayPPOTrainer:
         self.worker_classes = worker_classes or {}
         self.global_steps = 0
         self.actor_wg = self.ref_wg = self.critic_wg = self.rm_wg = None
+        self.env_fleet: Any = None
+        self.placement: NodePlacement | None = None
 
     # ------------------------------------------------------------------ setup
     def init_workers(self) -> None:
@@ -214,12 +221,18 @@ class RayPPOTrainer:
         critic_cls = self.worker_classes.get("critic", fsdp_workers.CriticWorker)
         rm_cls = self.worker_classes.get("reward_model", fsdp_workers.RewardModelWorker)
         on_gpu = cfg.trainer.device == "cuda"
-        world = cfg.trainer.nnodes * cfg.trainer.n_gpus_per_node if on_gpu else 1
+        # a rank per GPU on GPU nodes; on CPU one rank per node (trainer.n_gpus_per_node is not read)
+        per_node = cfg.trainer.n_gpus_per_node if on_gpu else 1
+        world = cfg.trainer.nnodes * per_node
         check_batch_divides_ranks(cfg, world)
+        self._start_env_fleet()
+        cfg = self.config
         n_groups = 1 + int(self.use_critic) + int(self.use_rm)
+        if on_gpu or cfg.trainer.nnodes > 1:  # per-node placement groups; rank r of every group shares bundle r
+            bundle = {"CPU": cfg.ray_init.worker_num_cpus * n_groups, **({"GPU": 1.0} if on_gpu else {})}
+            self.placement = node_placement(cfg.trainer.nnodes, per_node, bundle)
         opts = dict(world_size=world, num_cpus=cfg.ray_init.worker_num_cpus,
-                    num_gpus=(1.0 / n_groups) if on_gpu else 0.0,
-                    placement_group=_gpu_placement_group(world, cfg.ray_init.worker_num_cpus * n_groups) if on_gpu else None)
+                    num_gpus=(1.0 / n_groups) if on_gpu else 0.0, placement=self.placement)
         start = time.perf_counter()
         role = "actor_rollout_ref" if self.use_ref else "actor_rollout"
         self.actor_wg = WorkerGroup(actor_cls, (cfg, role), name=role, **opts)
@@ -233,6 +246,17 @@ class RayPPOTrainer:
         logger.info("worker groups %s ready in %.1f s (world size %d, device %s)",
                     [wg.name for wg in self._groups()], time.perf_counter() - start, world, cfg.trainer.device)
 
+    def _start_env_fleet(self) -> None:
+        """With `agentgym.env_servers.num > 0`: launch the env fleet and use its addresses as `agentgym.env_addr`."""
+        agentgym = self.config.actor_rollout_ref.agentgym
+        if agentgym.env_servers.num:
+            from verl.utils.agentgym.fleet import EnvServerFleet
+
+            self.env_fleet = EnvServerFleet(agentgym.env_servers, agentgym.task_name)
+            self.config = _with_env_addrs(self.config, self.env_fleet.start())
+        for i, addr in enumerate(self.config.actor_rollout_ref.agentgym.env_addrs):
+            logger.info("env server %d (metrics rollout/env_server%d/*): %s", i, i, addr)
+
     def _groups(self) -> list[WorkerGroup]:
         groups = []
         for wg in (self.actor_wg, self.ref_wg, self.critic_wg, self.rm_wg):
@@ -242,31 +266,40 @@ class RayPPOTrainer:
 
     # ------------------------------------------------------------------ the loop
     def fit(self) -> dict:
-        """Train until `total_training_steps`; returns the last step's metrics."""
+        """Train until `total_training_steps`; returns the last step's metrics.
+
+        With `trainer.learning_report`, validates before the first and after the last step and writes
+        the learning report; with `trainer.plots` (and the `file` logger), plots metrics.jsonl at the end.
+        """
         from tqdm import tqdm
 
         cfg = self.config.trainer
+        start = time.perf_counter()
         tracker = Tracking(cfg.project_name, cfg.experiment_name, cfg.loggers, to_dict(self.config),
                            cfg.log_dir or os.path.join(cfg.default_local_dir, "logs"))
         self._load_checkpoint()
-        metrics: dict = {}
+        first_step, metrics = self.global_steps, {}
+        before = after = None  # greedy validation outcomes (learning report)
         bar = tqdm(total=self.total_training_steps, initial=self.global_steps, desc="training steps")
         try:
-            if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only):
-                metrics = self._validate()
+            if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only or cfg.learning_report):
+                before = after = self._validate()
+                metrics = _val_metrics(before)
                 tracker.log(metrics, step=self.global_steps)
             for rows in ([] if cfg.val_only else self._train_batches()):
                 self.global_steps += 1
                 metrics, timing = {}, {}
+                last = self.global_steps == self.total_training_steps
                 with _timer("step", timing):
                     batch = self._new_batch(rows)
                     for name, stage in self._stages():
                         with _timer(name, timing):
                             batch = stage(batch, metrics)
-                    if self._every(cfg.test_freq):
+                    if self._every(cfg.test_freq) or (last and cfg.learning_report):
                         with _timer("testing", timing):
-                            metrics.update(self._validate())
-                    if self._every(cfg.save_freq) or self.global_steps == self.total_training_steps:
+                            after = self._validate()
+                            metrics.update(_val_metrics(after))
+                    if self._every(cfg.save_freq) or last:
                         with _timer("save_checkpoint", timing):
                             self._save_checkpoint()
                 metrics.update(self._step_metrics(batch, timing))
@@ -275,6 +308,10 @@ class RayPPOTrainer:
         finally:
             bar.close()
             tracker.finish()
+        if cfg.learning_report:
+            self._write_learning_report(before, after, first_step, time.perf_counter() - start)
+        if cfg.plots:
+            self._write_plots(tracker.log_dir, "file" in cfg.loggers)
         return metrics
 
     def _stages(self) -> list[tuple[str, Callable[[DataProto, dict], DataProto]]]:
@@ -311,10 +348,14 @@ class RayPPOTrainer:
                                max_rounds=self.rounds.max_rounds(self.global_steps))
         out = self._generate(batch)
         agentgym = self.config.actor_rollout_ref.agentgym
-        check_env_failures(out, agentgym.max_failed_frac, agentgym.env_addr)
+        check_env_failures(out, agentgym.max_failed_frac, agentgym.env_addrs)
         # The loop's own timers (engine-busy, env-busy, ...) sit beside the stage timers as timing_s/rollout_*.
         metrics.update({k.replace("timing_s/", "timing_s/rollout_"): v for k, v in out.meta_info.items()
                         if _is_metric(k, v) and k != "timing_s/rollout"})
+        # sessions and failures per env server over every rank's rows (meta_info holds rank 0's only)
+        ntb = out.non_tensor_batch
+        if "env_server" in ntb:
+            metrics.update(env_server_metrics(ntb["env_server"], ntb["env_error"], agentgym.env_addrs))
         # what the advantage estimator needs beyond the rollout (registry: core_algos.estimator_needs)
         extra = {need: self._ESTIMATOR_NEEDS[need](self, batch)
                  for need in core_algos.estimator_needs(self.config.algorithm.adv_estimator)}
@@ -396,15 +437,19 @@ class RayPPOTrainer:
         return out
 
     # ------------------------------------------------------------------ validation
-    def _validate(self) -> dict:
-        """Success rate and mean reward on the validation item ids: a greedy pass (n=1), plus a
-        sampled pass (val_kwargs.n samples at val_kwargs.temperature, else rollout.temperature)
-        when `rollout.val_kwargs.do_sample`."""
+    def _validate(self) -> dict[str, dict]:
+        """Success rate and mean reward (with 95% CIs, `metric_utils.compute_outcome_metrics`) on the
+        validation item ids: a greedy pass (n=1), plus a sampled pass (val_kwargs.n samples at
+        val_kwargs.temperature, else rollout.temperature) when `rollout.val_kwargs.do_sample`.
+
+        Returns:
+            `{mode: outcome}` for mode in ("greedy"[, "sampled"]); outcomes also carry `num_turns`.
+        """
         rcfg = self.config.actor_rollout_ref.rollout
         modes = {"greedy": (0.0, 1)}
         if rcfg.val_kwargs.do_sample:
             modes["sampled"] = (rcfg.val_kwargs.temperature or rcfg.temperature, rcfg.val_kwargs.n)
-        metrics: dict = {}
+        outcomes: dict[str, dict] = {}
         size = self.config.data.val_batch_size or len(self.val_dataset)
         for mode, (temperature, n) in modes.items():
             results = []
@@ -414,12 +459,51 @@ class RayPPOTrainer:
                 batch.meta_info.update(global_step=self.global_steps, validate=True, val_temperature=temperature,
                                        max_rounds=self.config.actor_rollout_ref.agentgym.max_rounds)
                 results.append(self._generate(batch, first_row=start * n))
-            out = self._score(DataProto.concat(results), metrics, prefix=f"val/{mode}/")
-            rewards = np.asarray(out.non_tensor_batch["reward"], dtype=float)
-            metrics[f"val/{mode}/success_rate"] = float(np.mean(out.non_tensor_batch["success"].astype(bool)))
-            metrics[f"val/{mode}/mean_reward"] = float(rewards.mean())
-            metrics[f"val/{mode}/num_turns"] = float(np.mean(out.non_tensor_batch["num_turns"].astype(float)))
-        return metrics
+            reward_metrics: dict = {}  # reward/* of the reward stack (e.g. a learned RM's scores)
+            out = self._score(DataProto.concat(results), reward_metrics)
+            nt = out.non_tensor_batch
+            outcomes[mode] = {
+                **metric_utils.compute_outcome_metrics(list(nt["uid"]), list(nt["reward"]), list(nt["success"]),
+                                                       seed=rcfg.seed),
+                "num_turns": float(np.mean(nt["num_turns"].astype(float))),
+                **reward_metrics,
+            }
+        return outcomes
+
+    def _write_learning_report(self, before: dict | None, after: dict | None, first_step: int,
+                               seconds: float) -> str:
+        """learning_report.json in `trainer.default_local_dir` from the greedy validations around training."""
+        from verl.agent_trainer.learning_report import build_report, write_report
+
+        if before is None or after is None:
+            raise RuntimeError("trainer.learning_report=True but no validation ran (no validation items)")
+        cfg = self.config
+        report = build_report(before["greedy"], after["greedy"], before_step=first_step, after_step=self.global_steps,
+                              seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed,
+                              train_steps=self.global_steps - first_step, data_seed=cfg.data.seed,
+                              val_files=cfg.data.val_paths, model_path=cfg.actor_rollout_ref.model.path)
+        path = write_report(report, cfg.trainer.default_local_dir)
+        logger.info("learning report: greedy success %.3f -> %.3f, mean reward %.3f -> %.3f on %d goals (%s)",
+                    report["before"]["success_rate"], report["after"]["success_rate"],
+                    report["before"]["mean_reward"], report["after"]["mean_reward"], report["n_goals"], path)
+        return path
+
+    def _write_plots(self, log_dir: str, have_file_logger: bool) -> list[str]:
+        """PNGs of `<log_dir>/metrics.jsonl` in `<log_dir>/plots` (`verl.utils.plots`); a failure only warns."""
+        if not have_file_logger:
+            logger.info("trainer.plots: no plots without the file logger (add 'file' to trainer.logger)")
+            return []
+        from verl.utils.plots import plot_metrics
+
+        metrics_path, out_dir = os.path.join(log_dir, "metrics.jsonl"), os.path.join(log_dir, "plots")
+        try:
+            paths = plot_metrics(metrics_path, out_dir)
+        except Exception as exc:  # noqa: BLE001 - training is done; plots can be redrawn from the file
+            logger.warning("trainer.plots: plotting %s failed (%s: %s); retry with `python -m verl.utils.plots %s %s`",
+                           metrics_path, type(exc).__name__, exc, metrics_path, out_dir)
+            return []
+        logger.info("plots: %s", ", ".join(paths))
+        return paths
 
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self) -> str:
@@ -450,12 +534,16 @@ class RayPPOTrainer:
         logger.info("resumed from %s at global step %d", step_dir, self.global_steps)
 
     def shutdown(self) -> None:
-        """Stop rollout engines, kill the worker actors and stop the reward manager's scorer processes
-        (the Ray runtime is left to the caller)."""
+        """Stop rollout engines, kill the worker actors, release their placement groups, stop the env
+        fleet and the reward manager's scorer processes (the Ray runtime is left to the caller)."""
         for wg in self._groups():
             with contextlib.suppress(Exception):
                 wg.call_all("shutdown")
             wg.kill()
+        if self.placement is not None:
+            self.placement.remove()
+        if self.env_fleet is not None:
+            self.env_fleet.stop()
         self.reward_fn.close()
 
 
@@ -464,8 +552,27 @@ def _take(it: Iterator, n: int) -> Iterator:
         yield item
 
 
+def _val_metrics(outcomes: dict[str, dict]) -> dict[str, float]:
+    """Tracker metrics of `_validate` outcomes: `val/<mode>/<name>`, CIs as `<name>_ci95_lo` / `_hi`."""
+    metrics: dict[str, float] = {}
+    for mode, outcome in outcomes.items():
+        for name, value in outcome.items():
+            if isinstance(value, list):
+                metrics[f"val/{mode}/{name}_lo"], metrics[f"val/{mode}/{name}_hi"] = value
+            else:
+                metrics[f"val/{mode}/{name}"] = value
+    return metrics
+
+
 def _is_metric(key: str, value: Any) -> bool:
     return "/" in key and isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+
+
+def _with_env_addrs(config: PPOConfig, addrs: list[str]) -> PPOConfig:
+    """`actor_rollout_ref.agentgym.env_addr` replaced by `addrs` (the env fleet's servers)."""
+    arr = config.actor_rollout_ref
+    return dataclasses.replace(config, actor_rollout_ref=dataclasses.replace(
+        arr, agentgym=dataclasses.replace(arr.agentgym, env_addr=list(addrs))))
 
 
 def _with_total_steps(config: PPOConfig, steps: int) -> PPOConfig:

@@ -8,10 +8,13 @@ registry below, imported on first access). Extending with a new env = one client
 the server at `env_addr` (up to `max_retries` attempts; the error names the address and how to start
 the server), and creates one client with the configured `timeout`. `EnvClientPool` keeps idle
 clients (server sessions) between trajectories and training steps, so a step does not POST /create
-once per trajectory as AgentGym-RL does; `close()` frees them all.
+once per trajectory as AgentGym-RL does; `close()` frees them all. With a list of servers in
+`env_addr` the pool spreads sessions over them by load and takes a server that stops answering out
+of rotation (`servers.EnvServerSet`).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -21,10 +24,12 @@ from typing import Any, Callable, Iterator
 import requests
 
 from verl.agent_trainer.config.schema import AgentGymConfig, as_section
+from verl.utils.agentgym.servers import EnvServerSet, EnvServerState, EnvServerUnavailable
 from verl.utils.registry import Registry
 
 __all__ = [
     "ENV_CLIENTS",
+    "LAUNCH_MODULES",
     "envclient_classes",
     "register_env_client",
     "get_env_client_cls",
@@ -42,10 +47,8 @@ ENV_CLIENTS = Registry("env client", "actor_rollout_ref.agentgym.task_name", {
     "webarena": "agentenv.envs.webarena:WebarenaEnvClient",
 })
 
-_LAUNCH_HINT = {
-    "webshop": "python -m agentenv_webshop.launch --host 127.0.0.1 --port <port>",
-    "webarena": "python -m agentenv_webarena.launch --host 127.0.0.1 --port <port>",
-}
+# task_name -> the module that starts its server (`python -m <module> --host H --port P`)
+LAUNCH_MODULES = {"webshop": "agentenv_webshop.launch", "webarena": "agentenv_webarena.launch"}
 
 
 class _EnvClientClasses(Mapping):
@@ -64,10 +67,6 @@ class _EnvClientClasses(Mapping):
 
 
 envclient_classes: Mapping[str, type] = _EnvClientClasses()
-
-
-class EnvServerUnavailable(RuntimeError):
-    """The environment server never answered at the configured address."""
 
 
 def register_env_client(task_name: str, target: str | type) -> None:
@@ -102,7 +101,8 @@ def wait_for_env_server(env_addr: str, max_retries: int = 10, timeout: float = 3
         if attempt < max_retries:
             time.sleep(delay)
             delay = min(delay * 2, 5.0)
-    hint = _LAUNCH_HINT.get(task_name, "start the environment server")
+    module = LAUNCH_MODULES.get(task_name)
+    hint = f"python -m {module} --host 127.0.0.1 --port <port>" if module else "start the environment server"
     raise EnvServerUnavailable(
         f"{task_name} env server at {env_addr} did not answer after {max_retries + 1} attempts in "
         f"{time.monotonic() - start:.1f} s (last error: {last}). Start it (`{hint}`) or fix "
@@ -128,7 +128,10 @@ def init_env_client(agentgym_config: Any, wait: bool = True):
     """
     cfg = _agentgym(agentgym_config)
     cls = get_env_client_cls(cfg.task_name)
-    kwargs = {"env_server_base": str(cfg.env_addr).rstrip("/"), "data_len": cfg.data_len, "timeout": float(cfg.timeout)}
+    if len(cfg.env_addrs) != 1:
+        raise ValueError(f"init_env_client builds one client for one server; actor_rollout_ref.agentgym.env_addr="
+                         f"{cfg.env_addrs} names {len(cfg.env_addrs)} (EnvClientPool spreads sessions over them)")
+    kwargs = {"env_server_base": cfg.env_addrs[0], "data_len": cfg.data_len, "timeout": float(cfg.timeout)}
     if wait:
         wait_for_env_server(kwargs["env_server_base"], cfg.max_retries, cfg.timeout, task_name=cfg.task_name)
     # `max_retries` is the start-up wait (AgentGym-RL's meaning); per-call retries stay the client's own
@@ -137,65 +140,129 @@ def init_env_client(agentgym_config: Any, wait: bool = True):
 
 
 class EnvClientPool:
-    """Thread-safe pool of env clients (server sessions), reused across trajectories and steps.
+    """Thread-safe pool of env clients (server sessions) over one or more servers, reused across
+    trajectories and steps.
 
-    `acquire()` hands out an idle client or creates one (waiting for the server on first use);
-    `release(client, healthy)` returns it (an unhealthy one, e.g. after a failed call, is closed
-    instead); `close()` closes every client. `reset(idx)` on a reused client starts a new episode,
-    so no state leaks between trajectories.
+    `acquire()` picks a server by load (`EnvServerSet`: fewest sessions in flight, sick servers out
+    of rotation) and hands out an idle client of that server or creates one (waiting for the servers
+    on first use); `release(client, healthy)` returns it (an unhealthy one, e.g. after a failed call,
+    is closed and makes its server suspect); `close()` closes every client. `reset(idx)` on a reused
+    client starts a new episode, so no state leaks between trajectories.
 
     Args:
         agentgym_config: the `actor_rollout_ref.agentgym` section (`AgentGymConfig` or a mapping of its keys).
-        factory: builds a client without waiting (default `init_env_client(cfg, wait=False)`);
-            tests pass a fake.
-        max_idle: most idle clients kept; extra released clients are closed.
+        factory: builds a client without waiting; zero arguments (a custom env: one server slot,
+            named by the first `env_addr`, no health probes) or none for the default
+            `init_env_client` per address.
+        max_idle: most idle clients kept (over all servers); extra released clients are closed.
+        probe: `probe(addr) -> bool` health check (default GET / with `health_timeout`).
     """
 
-    def __init__(self, agentgym_config: Any, factory: Callable[[], Any] | None = None, max_idle: int = 256):
-        self.config = _agentgym(agentgym_config)
-        self._factory = factory or (lambda: init_env_client(self.config, wait=False))
+    def __init__(self, agentgym_config: Any, factory: Callable[[], Any] | None = None, max_idle: int = 256,
+                 probe: Callable[[str], bool] | None = None):
+        self.config = cfg = _agentgym(agentgym_config)
+        addrs = cfg.env_addrs[:1] if factory is not None else cfg.env_addrs
+        if factory is not None:
+            self._connect = lambda addr: factory()
+            probe = probe or (lambda addr: True)
+        else:
+            self._connect = lambda addr: init_env_client(dataclasses.replace(cfg, env_addr=addr), wait=False)
+        self.servers = EnvServerSet(addrs, probe=probe, backoff_s=cfg.server_backoff_s,
+                                    max_backoff_s=cfg.server_max_backoff_s, health_timeout=cfg.health_timeout)
         self._waited = factory is not None
-        self._idle: list = []
+        self._wait_lock = threading.Lock()
+        self._idle: dict[str, list] = {a: [] for a in addrs}
+        self._owner: dict[int, EnvServerState] = {}
         self._lock = threading.Lock()
         self.max_idle = max_idle
         self.created = 0
         self.reused = 0
 
     def acquire(self):
-        """Return an idle client or a new one (may raise the client's errors)."""
+        """Return a client on the least-loaded live server (may raise the client's errors, or
+        `EnvServerUnavailable` when no server is in rotation). A server whose session cannot be
+        created is marked suspect and the next server is tried."""
+        self._wait_once()
+        last: Exception | None = None
+        for _ in range(len(self.servers.servers)):
+            server = self.servers.pick()
+            with self._lock:
+                idle = self._idle[server.addr]
+                if idle:
+                    client = idle.pop()
+                    self.reused += 1
+                    self._owner[id(client)] = server
+                    return client
+            try:
+                client = self._connect(server.addr)
+            except Exception as exc:
+                self.servers.finished(server, ok=False)
+                if not _is_transport_error(exc):
+                    raise
+                last = exc
+                continue
+            with self._lock:
+                self.created += 1
+                self._owner[id(client)] = server
+            return client
+        raise last  # every server refused a new session
+
+    def server_of(self, client) -> str:
+        """Address of the server `client` (handed out by `acquire`) talks to."""
         with self._lock:
-            if self._idle:
-                self.reused += 1
-                return self._idle.pop()
-            need_wait = not self._waited
-        if need_wait:
-            cfg = self.config
-            wait_for_env_server(cfg.env_addr, cfg.max_retries, cfg.timeout, task_name=cfg.task_name)
-            self._waited = True
-        client = self._factory()
-        with self._lock:
-            self.created += 1
-        return client
+            server = self._owner.get(id(client))
+        return server.addr if server is not None else ""
 
     def release(self, client, healthy: bool = True) -> None:
         """Give `client` back for reuse, or close it when unhealthy or the pool is full."""
         if client is None:
             return
         with self._lock:
-            if healthy and len(self._idle) < self.max_idle:
-                self._idle.append(client)
+            server = self._owner.pop(id(client), None)
+        if server is not None:
+            self.servers.finished(server, ok=healthy)
+        with self._lock:
+            if healthy and server is not None and server.up and self._idle_count() < self.max_idle:
+                self._idle[server.addr].append(client)
                 return
         _close_quietly(client)
 
     def close(self) -> None:
         """Close every idle client; safe to call twice."""
         with self._lock:
-            idle, self._idle = self._idle, []
+            idle = [c for clients in self._idle.values() for c in clients]
+            for clients in self._idle.values():
+                clients.clear()
         for client in idle:
             _close_quietly(client)
 
+    def _wait_once(self) -> None:
+        """On first use, wait for every server (`max_retries`); those that never answer start out of
+        rotation, and `EnvServerUnavailable` is raised only when none answers."""
+        if self._waited:
+            return
+        with self._wait_lock:
+            if self._waited:
+                return
+            cfg = self.config
+            self.servers.wait_all(lambda addr: wait_for_env_server(addr, cfg.max_retries, cfg.timeout,
+                                                                   task_name=cfg.task_name))
+            self._waited = True
+
+    def _idle_count(self) -> int:
+        return sum(len(c) for c in self._idle.values())
+
     def __len__(self) -> int:
-        return len(self._idle)
+        with self._lock:
+            return self._idle_count()
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    """A failure to reach a server (not a bug): worth trying another server."""
+    from agentenv.controller import EnvClientError
+
+    return isinstance(exc, (EnvClientError, EnvServerUnavailable, requests.RequestException, ConnectionError,
+                            TimeoutError))
 
 
 def _close_quietly(client) -> None:

@@ -1,15 +1,18 @@
 """The actor interface (`BasePPOActor`, as in AgentGym-RL's verl) and the pieces the PPO actor and
-critic share: batch slicing into mini/micro batches, gradient-accumulation weights, the clipped
-optimizer step and the response forward pass (with all-padding columns trimmed per micro-batch).
+critic share: micro-batching (fixed size or token budgets), the per-epoch mini-batch shuffle,
+gradient-accumulation weights with data-parallel global denominators, activation offloading, the
+clipped optimizer step and the response forward pass (with all-padding columns trimmed per micro-batch).
 
 Owns nothing model-specific; `dp_actor.py` and `agent_critic/dp_critic.py` build on it.
 """
 from __future__ import annotations
 
 import abc
+import contextlib
 import logging
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import numpy as np
@@ -18,8 +21,9 @@ import torch.nn.functional as F
 
 from verl.agent_trainer.ppo import core_algos
 
-__all__ = ["BasePPOActor", "iter_slices", "micro_weight", "clip_grad_and_step", "run_ppo_epochs", "forward_response_logits",
-           "padding_trim_bounds", "response_forward"]
+__all__ = ["BasePPOActor", "iter_slices", "MicroBatching", "BatchTotals", "batch_totals", "micro_weight",
+           "token_budget_bins", "micro_batching_from_meta", "map_micro_batches", "activation_offload_context", "clip_grad_and_step",
+           "run_ppo_epochs", "forward_response_logits", "padding_trim_bounds", "response_forward"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,32 +56,198 @@ def effective_agg_mode(loss_agg_mode: str, loss_mode: str | None = None) -> str:
     return "seq-mean-token-mean" if loss_mode in _SEQ_MEAN_LOSS_MODES else loss_agg_mode
 
 
-def micro_weight(micro_mask: torch.Tensor, mini_mask: torch.Tensor, offset: int, loss_agg_mode: str) -> float:
-    """Weight that turns a micro-batch's aggregated loss into its share of the mini-batch loss.
+# ------------------------------------------------------------------------ data parallelism
+def _dp_world() -> int:
+    """Data-parallel world size: the default process group's size when one is initialised (the
+    workers start one exactly when they shard with FSDP, which averages gradients over it), else 1."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_world_size()
+    return 1
+
+
+def _dp_all_reduce(values: list[int], device: torch.device, op: str = "sum") -> list[int]:
+    """`values` reduced (sum or max) over the data-parallel ranks; unchanged on one process."""
+    if _dp_world() == 1:
+        return list(values)
+    t = torch.tensor(values, dtype=torch.int64, device=device)
+    torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX if op == "max" else torch.distributed.ReduceOp.SUM)
+    return [int(v) for v in t.tolist()]
+
+
+# ------------------------------------------------------------------------ micro-batching
+def token_budget_bins(seq_lens: list[int], max_token_len: int, min_bins: int = 1) -> list[list[int]]:
+    """Rows packed into micro-batches of at most `max_token_len` tokens (first-fit decreasing).
+
+    Rows are taken longest first and each goes into the first bin it fits in, else a new bin, so
+    rows of similar length share a bin (little padding). A row longer than the budget gets a bin of
+    its own. While there are fewer than `min_bins` bins (data-parallel ranks must run the same
+    number of forward/backward passes, see `MicroBatching.split`), the bin with the most rows is
+    split in two, which keeps every bin within the budget.
+
+    Args:
+        seq_lens: real (unpadded) token count of each row.
+        max_token_len: token budget per micro-batch.
+        min_bins: at least this many bins (at most len(seq_lens)).
+
+    Returns:
+        Bins of row indices (ascending within a bin), every row in exactly one bin.
+    """
+    if max_token_len < 1:
+        raise ValueError(f"max_token_len must be >= 1, got {max_token_len}")
+    order = sorted(range(len(seq_lens)), key=lambda i: (-seq_lens[i], i))
+    bins: list[list[int]] = []
+    loads: list[int] = []
+    for i in order:
+        for b, load in enumerate(loads):
+            if load + seq_lens[i] <= max_token_len:
+                bins[b].append(i)
+                loads[b] += seq_lens[i]
+                break
+        else:
+            bins.append([i])
+            loads.append(seq_lens[i])
+    while len(bins) < min(min_bins, len(seq_lens)):
+        b = max(range(len(bins)), key=lambda k: (len(bins[k]), loads[k]))
+        rows = bins.pop(b)
+        loads.pop(b)
+        for half in (rows[0::2], rows[1::2]):  # rows are longest first: alternate for two even halves
+            bins.append(half)
+            loads.append(sum(seq_lens[i] for i in half))
+    return [sorted(rows) for rows in bins]
+
+
+@dataclass(frozen=True)
+class MicroBatching:
+    """How a batch is cut into micro-batches: `size` consecutive rows each, or, with `max_token_len`
+    (verl's use_dynamic_bsz), token budgets over the rows' real token counts.
+
+    Attributes:
+        size: rows per micro-batch (`*_micro_batch_size_per_gpu`).
+        max_token_len: token budget per micro-batch (`*_max_token_len_per_gpu`); None: fixed size.
+    """
+
+    size: int
+    max_token_len: int | None = None
+
+    def split(self, attention_mask: torch.Tensor) -> list[torch.Tensor]:
+        """Row-index sets of the micro-batches of a (bs, T) batch, covering every row once.
+
+        With a token budget the number of micro-batches is the largest over the data-parallel ranks
+        (an all-reduce): under FSDP every forward and backward is a collective, so all ranks must
+        run as many.
+        """
+        n = attention_mask.shape[0]
+        if self.max_token_len is None:
+            return [torch.arange(sl.start, sl.stop) for sl in iter_slices(n, self.size)]
+        seq_lens = attention_mask.sum(-1).tolist()
+        bins = token_budget_bins(seq_lens, self.max_token_len)
+        (num_bins,) = _dp_all_reduce([len(bins)], attention_mask.device, op="max")
+        if num_bins > len(bins):
+            bins = token_budget_bins(seq_lens, self.max_token_len, min_bins=num_bins)
+        return [torch.tensor(rows, dtype=torch.long) for rows in bins]
+
+
+def micro_batching_from_meta(meta_info: dict, default: MicroBatching) -> MicroBatching:
+    """The micro-batching a log-prob / value pass asks for in `meta_info` (verl's keys
+    `micro_batch_size`, `use_dynamic_bsz`, `max_token_len`); `default` where it says nothing."""
+    size = int(meta_info.get("micro_batch_size") or default.size)
+    if "use_dynamic_bsz" not in meta_info:
+        return MicroBatching(size, default.max_token_len)
+    return MicroBatching(size, int(meta_info["max_token_len"]) if meta_info["use_dynamic_bsz"] else None)
+
+
+def map_micro_batches(batch, batching: MicroBatching, fn: Callable):
+    """Run `fn` on each micro-batch of `batch` and put the results back in the batch's row order.
+
+    Args:
+        batch: TensorDict with `attention_mask`.
+        fn: `micro -> tensor` or a tuple of tensors (None allowed), each (micro_bs, ...).
+
+    Returns:
+        Like `fn`'s result, each tensor (bs, ...) in the original row order.
+    """
+    mask = batch["attention_mask"]
+    parts = []
+    for idx in batching.split(mask):
+        idx = idx.to(mask.device)
+        parts.append((idx, fn(batch[idx])))
+    single = not isinstance(parts[0][1], tuple)
+    merged = []
+    for k in range(1 if single else len(parts[0][1])):
+        outs = [(idx, out if single else out[k]) for idx, out in parts]
+        if outs[0][1] is None:
+            merged.append(None)
+            continue
+        first = outs[0][1]
+        full = first.new_empty((len(mask), *first.shape[1:]))
+        for idx, out in outs:
+            full[idx.to(full.device)] = out
+        merged.append(full)
+    return merged[0] if single else tuple(merged)
+
+
+# ------------------------------------------------------------------------ loss weights
+@dataclass(frozen=True)
+class BatchTotals:
+    """Denominators of a mini-batch's aggregated loss, counted over all data-parallel ranks.
+
+    Attributes:
+        num_tokens: response tokens with mask 1 (token-mean's N_tok).
+        num_seqs: rows with at least one such token (the seq-mean modes' N_seq).
+        dp_size: data-parallel ranks; FSDP averages their gradients, so each rank's share is scaled up by it.
+    """
+
+    num_tokens: int
+    num_seqs: int
+    dp_size: int = 1
+
+
+def batch_totals(mask: torch.Tensor) -> BatchTotals:
+    """The `BatchTotals` of a (bs, R) response mask, summed over the data-parallel ranks (an all-reduce
+    when a process group is initialised), as verl's global batch info."""
+    local = [int(mask.sum()), int((mask.sum(-1) > 0).sum())]
+    num_tokens, num_seqs = _dp_all_reduce(local, mask.device)
+    return BatchTotals(num_tokens, num_seqs, _dp_world())
+
+
+def micro_weight(micro_mask: torch.Tensor, totals: BatchTotals, loss_agg_mode: str) -> float:
+    """Weight that turns a micro-batch's aggregated loss into its share of the global mini-batch loss.
 
     Every aggregation in `core_algos.agg_loss` is linear in the loss matrix with a per-token
-    coefficient whose ratio between the mini-batch and the micro-batch is the same for all tokens of
-    the micro-batch (1/N_tok for token-mean, 1/N_seq for the seq-mean modes). The weight is that
-    ratio, read off `agg_loss` itself with a one-hot loss on one valid token, so summing
-    `weight * agg_loss(micro)` over micro-batches equals `agg_loss(mini-batch)` exactly.
+    coefficient whose ratio between the whole mini-batch (global denominators `totals`, times
+    dp_size) and the micro-batch alone is the same for all of the micro-batch's tokens (N_tok_micro /
+    N_tok for token-mean, N_seq_micro / N_seq for the seq-mean modes). The weight is that ratio,
+    read off `agg_loss` itself with a one-hot loss on one valid token. So summing
+    `weight * agg_loss(micro)` over micro-batches (any partition of the rows into index sets) and
+    averaging over ranks gives `agg_loss` of the global mini-batch exactly.
 
     Args:
         micro_mask: (micro_bs, T) mask of the micro-batch.
-        mini_mask: (mini_bs, T) mask of the mini-batch that contains it.
-        offset: row of the micro-batch's first sample inside the mini-batch.
+        totals: the global denominators of the mini-batch that contains it (`batch_totals`).
         loss_agg_mode: the aggregation used for the loss.
     """
     valid = micro_mask.nonzero()
     if valid.numel() == 0:
         return 0.0
-    i, t = int(valid[0, 0]), int(valid[0, 1])
-    one_micro = torch.zeros(micro_mask.shape, dtype=torch.float32)
-    one_micro[i, t] = 1.0
-    one_mini = torch.zeros(mini_mask.shape, dtype=torch.float32)
-    one_mini[offset + i, t] = 1.0
-    mini_coef = core_algos.agg_loss(one_mini, mini_mask.float().cpu(), loss_agg_mode)
-    micro_coef = core_algos.agg_loss(one_micro, micro_mask.float().cpu(), loss_agg_mode)
-    return float(mini_coef / micro_coef)
+    mask = micro_mask.float().cpu()
+    one_hot = torch.zeros(mask.shape, dtype=torch.float32)
+    one_hot[int(valid[0, 0]), int(valid[0, 1])] = 1.0
+    global_coef = core_algos.agg_loss(one_hot, mask, loss_agg_mode, dp_size=totals.dp_size,
+                                      batch_num_tokens=max(totals.num_tokens, 1),
+                                      global_batch_size=max(totals.num_seqs, 1))
+    micro_coef = core_algos.agg_loss(one_hot, mask, loss_agg_mode)
+    return float(global_coef / micro_coef)
+
+
+# ------------------------------------------------------------------------ the update loop
+def activation_offload_context(enabled: bool, device: torch.device):
+    """Context under which the tensors autograd saves for backward go to (pinned) CPU memory and come
+    back for the backward pass (`torch.autograd.graph.save_on_cpu`): GPU activation memory traded for
+    host-device copies. On a CPU device the activations already live in host memory, so this is a
+    no-op there (the update runs unchanged)."""
+    if enabled and torch.device(device).type == "cuda":
+        return torch.autograd.graph.save_on_cpu(pin_memory=True)
+    return contextlib.nullcontext()
 
 
 def clip_grad_and_step(module: torch.nn.Module, optimizer: torch.optim.Optimizer, grad_clip: float | None) -> float:
@@ -99,19 +269,32 @@ def clip_grad_and_step(module: torch.nn.Module, optimizer: torch.optim.Optimizer
     return grad_norm
 
 
+def _epoch_orders(n: int, ppo_epochs: int, shuffle_seed: tuple[int, ...] | None) -> list[torch.Tensor]:
+    """Row order of each PPO epoch: as given, or a fresh seeded permutation per epoch (verl's shuffle)."""
+    if shuffle_seed is None:
+        return [torch.arange(n)] * ppo_epochs
+    rng = np.random.default_rng(list(shuffle_seed))
+    return [torch.from_numpy(rng.permutation(n)) for _ in range(ppo_epochs)]
+
+
 def run_ppo_epochs(module: torch.nn.Module, optimizer: torch.optim.Optimizer, batch, micro_loss: Callable, *,
-                   ppo_epochs: int, mini_batch_size: int, micro_batch_size: int, loss_agg_mode: str,
-                   grad_clip: float | None, prefix: str) -> dict[str, float]:
+                   ppo_epochs: int, mini_batch_size: int, micro_batching: MicroBatching, loss_agg_mode: str,
+                   grad_clip: float | None, prefix: str, shuffle_seed: tuple[int, ...] | None = None,
+                   activation_offload: bool = False) -> dict[str, float]:
     """`ppo_epochs` x mini-batches x micro-batches of gradient accumulation, one optimizer step per mini-batch.
 
     Args:
         module, optimizer: what is trained.
-        batch: TensorDict holding `response_mask` and whatever `micro_loss` reads.
+        batch: TensorDict holding `attention_mask`, `response_mask` and whatever `micro_loss` reads.
         micro_loss: `(micro, mask, metrics) -> loss`; the micro-batch's aggregated loss (it may append
             to `metrics`, a defaultdict(list)). Its share of the mini-batch loss is set by `micro_weight`.
+        micro_batching: how a mini-batch is cut into micro-batches (fixed rows or token budgets).
         loss_agg_mode: the aggregation the loss uses (for the accumulation weights).
         grad_clip: max gradient norm (None/0: no clipping).
         prefix: metric namespace ("actor", "critic").
+        shuffle_seed: None keeps the row order; else the rows are permuted before the mini-batches are
+            cut, anew each epoch, by a generator seeded with these integers (e.g. (trainer.seed, step)).
+        activation_offload: keep saved activations in CPU memory (`activation_offload_context`).
 
     Returns:
         Every metric averaged over the update, plus `<prefix>/grad_norm` and `<prefix>/lr`.
@@ -119,14 +302,17 @@ def run_ppo_epochs(module: torch.nn.Module, optimizer: torch.optim.Optimizer, ba
     metrics: dict[str, list[float]] = defaultdict(list)
     module.train()
     optimizer.zero_grad(set_to_none=True)
-    for _ in range(ppo_epochs):
+    device = batch["response_mask"].device
+    for order in _epoch_orders(len(batch), ppo_epochs, shuffle_seed):
         for mini_sl in iter_slices(len(batch), mini_batch_size):
-            mini = batch[mini_sl]
-            for micro_sl in iter_slices(len(mini), micro_batch_size):
-                micro = mini[micro_sl]
+            mini = batch[order[mini_sl].to(device)]
+            totals = batch_totals(mini["response_mask"])
+            for idx in micro_batching.split(mini["attention_mask"]):
+                micro = mini[idx.to(device)]
                 mask = micro["response_mask"].float()
-                weight = micro_weight(mask, mini["response_mask"], micro_sl.start, loss_agg_mode)
-                loss = micro_loss(micro, mask, metrics)
+                weight = micro_weight(mask, totals, loss_agg_mode)
+                with activation_offload_context(activation_offload, device):
+                    loss = micro_loss(micro, mask, metrics)
                 # Backward runs for every micro-batch, weight 0 included (all of it masked, e.g. an env
                 # that failed): under FSDP each backward issues the gradient collectives, and a rank
                 # that skipped one would wait forever on (or abort) its peers.

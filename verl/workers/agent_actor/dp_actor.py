@@ -1,7 +1,7 @@
 """The PPO actor on one data-parallel rank: log-probs of responses and the policy update.
 
-Owns the forward pass over (prompt + response) ids, temperature scaling, micro-batching with
-exact gradient accumulation, and the loss = policy loss - entropy_coeff * entropy
+Owns the forward pass over (prompt + response) ids, temperature scaling, micro-batching (fixed or
+token-budget, `use_dynamic_bsz`) with exact gradient accumulation, and the loss = policy loss - entropy_coeff * entropy
 + kl_loss_coef * KL(pi || ref). The loss formulas themselves live in
 `verl.agent_trainer.ppo.core_algos`; model loading, FSDP and checkpoints live in
 `verl.workers.fsdp_workers`.
@@ -15,7 +15,8 @@ import torch
 from verl.agent_trainer.config.schema import ActorConfig, as_section
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import entropy_from_logits, logprobs_from_logits
-from verl.workers.agent_actor.base import BasePPOActor, effective_agg_mode, iter_slices, response_forward, run_ppo_epochs
+from verl.workers.agent_actor.base import (BasePPOActor, MicroBatching, effective_agg_mode, map_micro_batches,
+                                          micro_batching_from_meta, response_forward, run_ppo_epochs)
 
 __all__ = ["DataParallelPPOActor", "logprobs_and_entropy"]
 
@@ -53,6 +54,10 @@ class DataParallelPPOActor(BasePPOActor):
         actor_optimizer: its optimizer (None for a frozen reference policy).
         ppo_mini_batch_size: mini-batch size in *samples* (already prompts x rollout.n / dp size);
             defaults to `config.ppo_mini_batch_size`.
+        shuffle_seed: base seed of the per-epoch mini-batch shuffle (`trainer.seed`; read when
+            `config.shuffle`); each update mixes in `meta_info["global_step"]`.
+        activation_offload: keep the activations saved for backward in CPU memory during the update
+            (`actor_rollout_ref.model.enable_activation_offloading`; a no-op on CPU).
 
     Attributes:
         trim_padding: drop the columns that are padding in every row of a micro-batch before the
@@ -60,12 +65,16 @@ class DataParallelPPOActor(BasePPOActor):
     """
 
     def __init__(self, config, actor_module: torch.nn.Module, actor_optimizer: torch.optim.Optimizer | None = None,
-                 ppo_mini_batch_size: int | None = None):
+                 ppo_mini_batch_size: int | None = None, shuffle_seed: int = 0, activation_offload: bool = False):
         self.config: ActorConfig = as_section(ActorConfig, config, "actor_rollout_ref.actor")
         self.actor_module = actor_module
         self.actor_optimizer = actor_optimizer
         self.ppo_mini_batch_size = int(ppo_mini_batch_size or self.config.ppo_mini_batch_size)
         self.micro_batch_size = self.config.ppo_micro_batch_size_per_gpu
+        self.micro_batching = MicroBatching(
+            self.micro_batch_size, self.config.ppo_max_token_len_per_gpu if self.config.use_dynamic_bsz else None)
+        self.shuffle_seed = int(shuffle_seed)
+        self.activation_offload = activation_offload
         self.loss_mode = self.config.policy_loss.loss_mode
         self.loss_agg_mode = self.config.loss_agg_mode
         self.policy_loss_fn = core_algos.get_policy_loss_fn(self.loss_mode)
@@ -87,28 +96,24 @@ class DataParallelPPOActor(BasePPOActor):
 
         Args:
             data: DataProto with `input_ids`, `attention_mask`, `position_ids`, `responses`;
-                meta_info may carry `temperature` and `micro_batch_size`.
+                meta_info may carry `temperature`, `micro_batch_size` and (verl's keys)
+                `use_dynamic_bsz` + `max_token_len`: token-budget micro-batches.
             calculate_entropy: also return per-token entropies.
 
         Returns:
-            (log_probs (bs, response_length), entropys (bs, response_length) or None); 0 at the
-            positions past the longest response of each micro-batch.
+            (log_probs (bs, response_length), entropys (bs, response_length) or None) in the rows'
+            original order; 0 at the positions past the longest response of each micro-batch.
         """
         temperature = float(data.meta_info.get("temperature", 1.0))
-        micro_bs = int(data.meta_info.get("micro_batch_size") or self.micro_batch_size)
+        batching = micro_batching_from_meta(data.meta_info, self.micro_batching)
         batch = data.batch.select("input_ids", "attention_mask", "position_ids", "responses")
         was_training = self.actor_module.training
         self.actor_module.eval()
-        log_probs, entropys = [], []
         try:
-            for sl in iter_slices(len(batch), micro_bs):
-                lp, ent = self._forward_micro_batch(batch[sl], temperature, calculate_entropy)
-                log_probs.append(lp)
-                entropys.append(ent)
+            log_probs, entropys = map_micro_batches(
+                batch, batching, lambda micro: self._forward_micro_batch(micro, temperature, calculate_entropy))
         finally:
             self.actor_module.train(was_training)
-        log_probs = torch.cat(log_probs, dim=0)
-        entropys = torch.cat(entropys, dim=0) if calculate_entropy else None
         return log_probs, entropys
 
     # ------------------------------------------------------------------ update
@@ -160,12 +165,14 @@ class DataParallelPPOActor(BasePPOActor):
             )
             pg_loss, pg_metrics = self._policy_loss(micro[old_key], log_prob, micro["advantages"], mask)
             loss = pg_loss
-            entropy_agg = core_algos.agg_loss(entropy, mask, self.loss_agg_mode)
+            # The entropy and KL terms are aggregated like the policy loss (agg_mode, which gspo & co.
+            # force to seq-mean-token-mean): one micro-batch weight then scales all three exactly.
+            entropy_agg = core_algos.agg_loss(entropy, mask, agg_mode)
             if need_entropy_grad:
                 loss = loss - entropy_coeff * entropy_agg
             if use_kl_loss:
                 kl = core_algos.kl_penalty(log_prob, micro["ref_log_prob"], kl_loss_type)
-                kl_loss = core_algos.agg_loss(kl, mask, self.loss_agg_mode)
+                kl_loss = core_algos.agg_loss(kl, mask, agg_mode)
                 loss = loss + kl_loss_coef * kl_loss
                 metrics["actor/kl_loss"].append(float(kl_loss.detach()))
                 metrics["actor/kl_coef"].append(kl_loss_coef)
@@ -175,9 +182,11 @@ class DataParallelPPOActor(BasePPOActor):
                 metrics[k].append(float(v))
             return loss
 
+        shuffle_seed = (self.shuffle_seed, int(data.meta_info.get("global_step", 0))) if cfg.shuffle else None
         return run_ppo_epochs(self.actor_module, self.actor_optimizer, batch, micro_loss, ppo_epochs=ppo_epochs,
-                              mini_batch_size=self.ppo_mini_batch_size, micro_batch_size=self.micro_batch_size,
-                              loss_agg_mode=agg_mode, grad_clip=grad_clip, prefix="actor")
+                              mini_batch_size=self.ppo_mini_batch_size, micro_batching=self.micro_batching,
+                              loss_agg_mode=agg_mode, grad_clip=grad_clip, prefix="actor", shuffle_seed=shuffle_seed,
+                              activation_offload=self.activation_offload)
 
     def _policy_loss(self, old_log_prob, log_prob, advantages, mask):
         """Call the registered policy loss; normalise its metrics to actor/* names."""

@@ -1,7 +1,8 @@
 """The PPO critic on one data-parallel rank: values of response positions and the value update.
 
 Owns the value forward pass (a model with a one-output token head) and the clipped value-loss
-update with mini/micro batches and exact gradient accumulation. The loss formula lives in
+update with mini/micro batches (fixed or token-budget, `use_dynamic_bsz`) and exact gradient
+accumulation. The loss formula lives in
 `verl.agent_trainer.ppo.core_algos.compute_value_loss`.
 """
 from __future__ import annotations
@@ -13,7 +14,8 @@ import torch
 from verl.agent_trainer.config.schema import CriticConfig, as_section
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import masked_mean
-from verl.workers.agent_actor.base import iter_slices, response_forward, run_ppo_epochs
+from verl.workers.agent_actor.base import (MicroBatching, map_micro_batches, micro_batching_from_meta, response_forward,
+                                          run_ppo_epochs)
 from verl.workers.agent_critic.base import BasePPOCritic
 
 __all__ = ["DataParallelPPOCritic"]
@@ -32,6 +34,8 @@ class DataParallelPPOCritic(BasePPOCritic):
         critic_optimizer: its optimizer.
         ppo_mini_batch_size: mini-batch size in samples (prompts x rollout.n / dp size);
             defaults to `config.ppo_mini_batch_size`.
+        shuffle_seed: base seed of the per-epoch mini-batch shuffle (`trainer.seed`; read when
+            `config.shuffle`); each update mixes in `meta_info["global_step"]`.
 
     Attributes:
         trim_padding: drop the columns that are padding in every row of a micro-batch before the
@@ -39,12 +43,15 @@ class DataParallelPPOCritic(BasePPOCritic):
     """
 
     def __init__(self, config, critic_module: torch.nn.Module, critic_optimizer: torch.optim.Optimizer | None = None,
-                 ppo_mini_batch_size: int | None = None):
+                 ppo_mini_batch_size: int | None = None, shuffle_seed: int = 0):
         self.config: CriticConfig = as_section(CriticConfig, config, "critic")
         self.critic_module = critic_module
         self.critic_optimizer = critic_optimizer
         self.ppo_mini_batch_size = int(ppo_mini_batch_size or self.config.ppo_mini_batch_size)
         self.micro_batch_size = self.config.ppo_micro_batch_size_per_gpu
+        self.micro_batching = MicroBatching(
+            self.micro_batch_size, self.config.ppo_max_token_len_per_gpu if self.config.use_dynamic_bsz else None)
+        self.shuffle_seed = int(shuffle_seed)
         self.loss_agg_mode = self.config.loss_agg_mode
         self.trim_padding = True
 
@@ -56,15 +63,18 @@ class DataParallelPPOCritic(BasePPOCritic):
     def compute_values(self, data) -> torch.Tensor:
         """Values of the response positions, zero where `response_mask` is 0.
 
+        meta_info may override the micro-batching (`micro_batch_size`, `use_dynamic_bsz`, `max_token_len`);
+        by default it follows the critic's config.
+
         Returns:
-            (bs, response_length) float32.
+            (bs, response_length) float32, rows in the batch's order.
         """
-        micro_bs = int(data.meta_info.get("micro_batch_size") or self.micro_batch_size)
+        batching = micro_batching_from_meta(data.meta_info, self.micro_batching)
         batch = data.batch.select("input_ids", "attention_mask", "position_ids", "responses", "response_mask")
         was_training = self.critic_module.training
         self.critic_module.eval()
         try:
-            values = torch.cat([self._forward_micro_batch(batch[sl]) for sl in iter_slices(len(batch), micro_bs)])
+            values = map_micro_batches(batch, batching, self._forward_micro_batch)
         finally:
             self.critic_module.train(was_training)
         return values * batch["response_mask"].to(values.dtype)
@@ -95,9 +105,11 @@ class DataParallelPPOCritic(BasePPOCritic):
             metrics["critic/vpred_mean"].append(float(masked_mean(vpreds.detach(), mask)))
             return vf_loss
 
+        shuffle_seed = (self.shuffle_seed, int(data.meta_info.get("global_step", 0))) if cfg.shuffle else None
         return run_ppo_epochs(self.critic_module, self.critic_optimizer, batch, micro_loss, ppo_epochs=ppo_epochs,
-                              mini_batch_size=self.ppo_mini_batch_size, micro_batch_size=self.micro_batch_size,
-                              loss_agg_mode=self.loss_agg_mode, grad_clip=grad_clip, prefix="critic")
+                              mini_batch_size=self.ppo_mini_batch_size, micro_batching=self.micro_batching,
+                              loss_agg_mode=self.loss_agg_mode, grad_clip=grad_clip, prefix="critic",
+                              shuffle_seed=shuffle_seed)
 
     def _value_loss(self, vpreds, returns, values, mask, cliprange_value):
         out = core_algos.compute_value_loss(

@@ -14,8 +14,10 @@ Per trajectory (row of the input batch):
 Model output is never re-encoded: the ids trained on are exactly the ids sampled. When a turn hits
 `max_tokens` without EOS, the closing tokens appended to keep the chat well-formed carry mask 0.
 The final reward (the last env step's reward, AgentGym's convention) sits on the last model token.
-An env failure (server down, timeout, `EnvClientError`; never a bug's exception) ends only that
-trajectory: `env_error` is recorded, its reward is 0, its tokens are masked out of the loss and it
+Sessions are spread over the servers of `agentgym.env_addr` by load (`EnvClientPool`); a server
+that stops answering leaves the rotation until a back-off passes, and each row records the server
+it ran on (`env_server`). An env failure (server down, timeout, `EnvClientError`; never a bug's
+exception) ends only that trajectory: `env_error` is recorded, its reward is 0, its tokens are masked out of the loss and it
 leaves its group (its uid gets an `#env_error` suffix), so the policy is not punished for the
 infrastructure and group baselines see only real samples. A training rollout where more than
 `agentgym.max_failed_frac` of the trajectories failed (over all ranks) is stopped by the trainer
@@ -49,6 +51,7 @@ import torch
 from agentenv.controller.types import ResetResult, StepResult, is_success
 from verl.protocol import DataProto, to_object_array
 from verl.utils.agentgym.client import EnvClientPool
+from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.dataset import parse_item_id
 from verl.agent_trainer.config.schema import AgentGymConfig, DataConfig, RolloutConfig, as_section
 from verl.workers.rollout.base import RolloutEngine, SamplingParams
@@ -306,6 +309,7 @@ class AgentLoop:
             reused_before = self.pool.reused
             client = await self._env_call(clock, traj, self.pool.acquire)
             was_reused = self.pool.reused > reused_before
+            traj.env_server = self.pool.server_of(client)
             try:
                 result = await self._env_call(clock, traj, client.reset, index)
                 if not isinstance(result, ResetResult):  # a contract violation is a bug, not an env error
@@ -434,6 +438,7 @@ class AgentLoop:
             "terminated": to_object_array([t.terminated for t in trajs]),
             "truncated": to_object_array([t.truncated for t in trajs]),
             "env_error": to_object_array([t.env_error for t in trajs]),
+            "env_server": to_object_array([t.env_server for t in trajs]),
             "messages": to_object_array([t.messages for t in trajs]),
             "anchor_obs": to_object_array([list(t.anchor_obs) for t in trajs]),
             "turn_end_idx": to_object_array([list(t.turn_end_idx) for t in trajs]),
@@ -464,7 +469,17 @@ class AgentLoop:
             "rollout/env_errors": sum(bool(t.env_error) for t in trajs),
             "rollout/response_len_mean": sum(len(t.response_ids) for t in trajs) / n,
             "rollout/max_rounds": max_rounds,
+            **self._server_metrics(trajs),
         }
+
+    def _server_metrics(self, trajs: list[Trajectory]) -> dict:
+        """Per env server i (order of `agentgym.env_addr`): sessions, failures, up (in rotation now)."""
+        servers = self.pool.servers.snapshot()
+        out = env_server_metrics([t.env_server for t in trajs], [t.env_error for t in trajs],
+                                 [s["addr"] for s in servers])
+        out.update({f"rollout/env_server{i}/up": float(s["up"]) for i, s in enumerate(servers)})
+        out["rollout/env_servers_up"] = float(sum(s["up"] for s in servers))
+        return out
 
     def _report_errors(self, trajs: list[Trajectory]) -> None:
         failed = [t for t in trajs if t.env_error]
@@ -507,17 +522,18 @@ class TooManyEnvFailures(RuntimeError):
     """More trajectories of a training rollout failed than `agentgym.max_failed_frac` allows."""
 
 
-def check_env_failures(rollout: DataProto, max_failed_frac: float, env_addr: str = "") -> int:
+def check_env_failures(rollout: DataProto, max_failed_frac: float, env_addr: str | list = "") -> int:
     """Raise `TooManyEnvFailures` when more than `max_failed_frac` of the rollout's trajectories (all
     ranks' rows) failed; return the number that failed."""
     errors = [str(e) for e in rollout.non_tensor_batch.get("env_error", []) if e]
     n = len(rollout)
     if n and len(errors) / n > max_failed_frac:
-        where = f" at {env_addr}" if env_addr else ""
+        addrs = [env_addr] if isinstance(env_addr, str) else list(env_addr)
+        where = f" at {', '.join(a for a in addrs if a)}" if any(addrs) else ""
         raise TooManyEnvFailures(
             f"{len(errors)}/{n} trajectories failed in this rollout, more than "
             f"actor_rollout_ref.agentgym.max_failed_frac={max_failed_frac} allows; first error: {errors[0]}. "
-            f"Check the env server{where} (or raise max_failed_frac to go on with fewer samples)")
+            f"Check the env server(s){where} (or raise max_failed_frac to go on with fewer samples)")
     return len(errors)
 
 

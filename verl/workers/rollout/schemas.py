@@ -28,6 +28,7 @@ class Trajectory:
     terminated: bool = False
     truncated: bool = False
     env_error: str = ""
+    env_server: str = ""       # address of the env server the trajectory ran on ("" for chat rows)
     gen_s: float = 0.0
     env_s: float = 0.0
     generated_tokens: int = 0

@@ -123,12 +123,37 @@ def test_compat_only_keys_warn_once_when_set_and_exist_in_the_schema(caplog):
     for (section, key) in schema.COMPAT_ONLY_KEYS:
         assert key in typing.get_type_hints(getattr(schema, section)), (section, key)
     schema._WARNED_COMPAT.clear()
-    overrides = ["actor_rollout_ref.rollout.mode=sync", "critic.shuffle=true", "trainer.seed=7"]
+    overrides = ["actor_rollout_ref.rollout.mode=sync", "actor_rollout_ref.model.use_remove_padding=true",
+                 "actor_rollout_ref.rollout.load_format=auto"]
     with caplog.at_level("WARNING", logger="verl.agent_trainer.config.schema"):
         load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(overrides)), resolve_auto=False)
         load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(overrides)), resolve_auto=False)
         load_config(_yaml(), resolve_auto=False)  # defaults: silent
     warned = [r.getMessage() for r in caplog.records]
     assert len(warned) == 3
-    for key in ("actor_rollout_ref.rollout.mode='sync'", "critic.shuffle=True", "trainer.seed=7"):
+    for key in ("actor_rollout_ref.rollout.mode='sync'", "actor_rollout_ref.model.use_remove_padding=True",
+                "actor_rollout_ref.rollout.load_format='auto'"):
         assert sum(key in m for m in warned) == 1, key
+
+
+def test_env_addr_takes_one_url_or_a_list():
+    two = ["actor_rollout_ref.agentgym.env_addr=[http://10.0.0.1:36001,http://10.0.0.2:36001/]"]
+    check_override_keys(two)
+    cfg = load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(two)), resolve_auto=False)
+    assert cfg.actor_rollout_ref.agentgym.env_addrs == ["http://10.0.0.1:36001", "http://10.0.0.2:36001"]
+    assert load_config(_yaml(), resolve_auto=False).actor_rollout_ref.agentgym.env_addrs == ["http://127.0.0.1:36001"]
+
+
+@pytest.mark.parametrize("override,needle", [
+    ("actor_rollout_ref.agentgym.env_addr=[]", r"env_addr is an empty list"),
+    ("actor_rollout_ref.agentgym.env_addr=[http://a:1,ftp://b:2]", r"env_addr='ftp://b:2'"),
+    ("actor_rollout_ref.agentgym.env_addr=[http://a:1,http://a:1/]", r"names a server twice"),
+    ("actor_rollout_ref.agentgym.server_max_backoff_s=1", r"server_max_backoff_s=1.*server_backoff_s=5"),
+    ("actor_rollout_ref.agentgym.env_servers.cmd='python -m x.launch'", r"env_servers\.cmd=.*\{port\}"),
+    ("actor_rollout_ref.agentgym.env_servers.resources={CPU: -1}", r"env_servers\.resources\.CPU=-1"),
+    ("actor_rollout_ref.agentgym.env_servers.nmu=2", r"env_servers\.nmu.*env_servers\.num"),
+])
+def test_env_server_settings_are_checked(override, needle):
+    with pytest.raises(ValueError, match=needle):
+        check_override_keys([override])
+        load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist([override])), resolve_auto=False)

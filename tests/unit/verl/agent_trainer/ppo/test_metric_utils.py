@@ -54,3 +54,24 @@ def test_timing_throughput_and_reduce():
     assert p["perf/total_num_tokens"] == 17 and p["perf/throughput"] == pytest.approx(8.5)
     assert reduce_metrics({"a": [1.0, 2.0, 3.0], "b": 4}) == {"a": 2.0, "b": 4.0}
     assert reduce_metrics({"c": np.array([1.0, 3.0])})["c"] == 2.0
+
+
+def test_rank_metrics_reduce_over_every_rank():
+    from verl.agent_trainer.ppo.metric_utils import reduce_rank_metrics
+
+    rank0 = {"global_step": 3, "temperature": 1.0, "timing_s/rollout": 2.0, "rollout/env_errors": 0,
+             "rollout/generated_tokens": 100, "rollout/env_call_s_sum": 1.5, "rollout/gen_tokens_per_s": 50.0,
+             "rollout/reward_mean": 1.0, "metrics": {"actor/pg_loss": 0.25, "actor/grad_norm": 2.0,
+                                                      "perf/update_actor_s": 4.0}}
+    rank1 = {"global_step": 3, "temperature": 1.0, "timing_s/rollout": 3.0, "rollout/env_errors": 3,
+             "rollout/generated_tokens": 60, "rollout/env_call_s_sum": 0.5, "rollout/gen_tokens_per_s": 20.0,
+             "rollout/reward_mean": 0.0, "metrics": {"actor/pg_loss": 0.75, "actor/grad_norm": 2.0,
+                                                      "perf/update_actor_s": 5.0}}
+    out = reduce_rank_metrics([rank0, rank1])
+    assert out["global_step"] == 3 and out["temperature"] == 1.0
+    assert out["timing_s/rollout"] == 3.0                     # the slowest rank
+    assert out["rollout/env_errors"] == 3 and out["rollout/generated_tokens"] == 160
+    assert out["rollout/env_call_s_sum"] == 2.0 and out["rollout/gen_tokens_per_s"] == 70.0
+    assert out["rollout/reward_mean"] == 0.5
+    assert out["metrics"] == {"actor/pg_loss": 0.5, "actor/grad_norm": 2.0, "perf/update_actor_s": 5.0}
+    assert reduce_rank_metrics([rank0]) == rank0

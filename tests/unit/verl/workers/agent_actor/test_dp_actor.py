@@ -8,7 +8,7 @@ import torch
 from omegaconf import OmegaConf
 
 from actor_testlib import make_batch, tiny_qwen2
-from verl.workers.agent_actor.base import micro_weight, padding_trim_bounds
+from verl.workers.agent_actor.base import BatchTotals, batch_totals, micro_weight, padding_trim_bounds
 from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
 
 
@@ -163,12 +163,17 @@ def test_rollout_log_probs_fallback_and_missing_ref(batch):
 
 def test_micro_weight_hand_cases():
     mini = torch.tensor([[1, 1, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]])
-    assert micro_weight(mini[:1], mini, 0, "token-mean") == pytest.approx(3 / 4)
-    assert micro_weight(mini[1:], mini, 1, "token-mean") == pytest.approx(1 / 4)
-    assert micro_weight(mini[1:2], mini, 1, "seq-mean-token-mean") == pytest.approx(1 / 2)
-    assert micro_weight(mini[2:], mini, 2, "token-mean") == 0.0  # no model tokens: no gradient
+    totals = batch_totals(mini)
+    assert (totals.num_tokens, totals.num_seqs, totals.dp_size) == (4, 2, 1)
+    assert micro_weight(mini[:1], totals, "token-mean") == pytest.approx(3 / 4)
+    assert micro_weight(mini[1:], totals, "token-mean") == pytest.approx(1 / 4)
+    assert micro_weight(mini[1:2], totals, "seq-mean-token-mean") == pytest.approx(1 / 2)
+    assert micro_weight(mini[[0, 2]], totals, "seq-mean-token-sum") == pytest.approx(1 / 2)  # any index set
+    assert micro_weight(mini[2:], totals, "token-mean") == 0.0  # no model tokens: no gradient
+    # two ranks, 10 tokens in all: this rank's 3-token row is 3/10 of the loss, x2 for FSDP's gradient mean
+    assert micro_weight(mini[:1], BatchTotals(10, 5, 2), "token-mean") == pytest.approx(2 * 3 / 10)
     with pytest.raises(ValueError, match="token-mean"):
-        micro_weight(mini, mini, 0, "sum")
+        micro_weight(mini, totals, "sum")
 
 
 def test_padding_trim_bounds_hand_cases():

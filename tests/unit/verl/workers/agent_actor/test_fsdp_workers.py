@@ -300,3 +300,66 @@ def test_free_cache_engine_true_on_cpu_fails_at_start_up(tiny_path):
     worker = ActorRolloutRefWorker(cfg, role="actor_rollout")
     with pytest.raises(ValueError, match=r"free_cache_engine=true cannot be honoured: the HF engine on cpu"):
         worker.init_model()
+
+
+@pytest.mark.parametrize("dtype,expected", [("bfloat16", torch.bfloat16), ("fp32", torch.float32)])
+def test_fsdp_config_model_dtype_sets_the_trained_parameters_dtype(tiny_path, dtype, expected):
+    cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist([
+        f"actor_rollout_ref.actor.fsdp_config.model_dtype={dtype}", f"critic.fsdp_config.model_dtype={dtype}",
+        "actor_rollout_ref.actor.use_kl_loss=false"]))
+    actor = ActorRolloutRefWorker(cfg, role="actor")
+    actor.init_model()
+    critic = CriticWorker(cfg)
+    critic.init_model()
+    for module in (actor.module, critic.module):
+        assert {p.dtype for p in module.parameters()} == {expected}
+    data = make_batch(actor.tokenizer)
+    data = data.union(actor.compute_log_prob(data))
+    before = params(actor.module)
+    metrics = actor.update_actor(data).meta_info["metrics"]
+    assert torch.isfinite(torch.tensor(metrics["actor/pg_loss"]))
+    assert any(not torch.equal(before[n], p) for n, p in actor.module.named_parameters())
+    assert {p.dtype for p in actor.module.parameters()} == {expected}  # still after the optimizer step
+
+
+def test_model_dtype_rejects_unknown_names():
+    with pytest.raises(ValueError, match="model_dtype.*'int8'"):
+        load_config(OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist(
+            ["actor_rollout_ref.actor.fsdp_config.model_dtype=int8"])), resolve_auto=False)
+
+
+def test_dynamic_bsz_shuffle_and_offload_keys_reach_the_compute_cores(tiny_path):
+    cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist([
+        "actor_rollout_ref.actor.use_dynamic_bsz=true", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=50",
+        "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=40", "critic.ppo_max_token_len_per_gpu=45",
+        "actor_rollout_ref.model.enable_activation_offloading=true", "trainer.seed=11",
+        "actor_rollout_ref.actor.shuffle=true", "actor_rollout_ref.actor.fsdp_config.param_offload=true"]))
+    typed = load_config(cfg, resolve_auto=False)
+    # verl's defaults: ref, rollout log-probs and the critic follow actor.use_dynamic_bsz
+    assert typed.actor_rollout_ref.ref.log_prob_use_dynamic_bsz and typed.actor_rollout_ref.rollout.log_prob_use_dynamic_bsz
+    assert typed.critic.use_dynamic_bsz
+    worker = ActorRolloutRefWorker(cfg, role="actor_rollout_ref")
+    worker.init_model()
+    try:
+        assert worker.actor.micro_batching.max_token_len == 50
+        assert worker.actor.activation_offload and worker.actor.shuffle_seed == 11
+        assert next(worker.module.parameters()).device.type == "cpu"  # param_offload on CPU: nothing to move
+        data = make_batch(worker.tokenizer)
+        lp_dyn = worker.compute_log_prob(data).batch["old_log_probs"]
+        ref_dyn = worker.compute_ref_log_prob(data).batch["ref_log_prob"]
+        fixed = ActorRolloutRefWorker(dict_config(tiny_path), role="actor_rollout_ref")
+        fixed.init_model()
+        try:
+            torch.testing.assert_close(lp_dyn, fixed.compute_log_prob(data).batch["old_log_probs"], atol=1e-5, rtol=1e-5)
+            torch.testing.assert_close(ref_dyn, fixed.compute_ref_log_prob(data).batch["ref_log_prob"], atol=1e-5,
+                                       rtol=1e-5)
+        finally:
+            fixed.shutdown()
+        data = data.union(worker.compute_log_prob(data))
+        data.batch["ref_log_prob"] = data.batch["old_log_probs"].clone()
+        assert worker.update_actor(data).meta_info["metrics"]["actor/grad_norm"] > 0
+    finally:
+        worker.shutdown()
+    critic = CriticWorker(cfg)
+    critic.init_model()
+    assert critic.critic.micro_batching.max_token_len == 45 and critic.critic.shuffle_seed == 11

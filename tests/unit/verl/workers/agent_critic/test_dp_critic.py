@@ -118,3 +118,62 @@ def test_padding_trim_matches_full_length_values_and_gradients():
     torch.testing.assert_close(d_t, d_f, atol=1e-6, rtol=1e-4)
     for key in ("critic/vf_loss", "critic/vf_clipfrac", "critic/grad_norm"):
         assert m_t[key] == pytest.approx(m_f[key], rel=1e-4, abs=1e-6), key
+
+
+def _varied_value_batch(seed=4):
+    """6 rows with 5..10 real tokens, so token budgets regroup them."""
+    data = value_batch(bs=6, P=5, R=7, seed=seed)
+    am = data.batch["attention_mask"].clone()
+    for i in range(6):
+        am[i, :i % 3] = 0           # left padding of the prompt
+        am[i, 12 - i:] = 0          # right padding of the response
+    ids = data.batch["input_ids"] * am
+    data.batch["attention_mask"], data.batch["input_ids"], data.batch["responses"] = am, ids, ids[:, 5:]
+    data.batch["position_ids"] = (am.cumsum(-1) - 1).clamp(min=0)
+    data.batch["response_mask"] = data.batch["response_mask"] * am[:, 5:]
+    return data
+
+
+def _critic_update(model0, data, **cfg):
+    model = copy.deepcopy(model0)
+    base = dict(ppo_mini_batch_size=6, ppo_micro_batch_size_per_gpu=1, cliprange_value=0.05, grad_clip=0.0)
+    critic = DataParallelPPOCritic(OmegaConf.create({**base, **cfg}), model, torch.optim.SGD(model.parameters(), lr=1.0))
+    d = copy.deepcopy(data)
+    values = critic.compute_values(d)
+    d.batch["values"] = values + 0.1 * d.batch["response_mask"]
+    d.batch["returns"] = torch.linspace(-1, 1, 7).expand(6, 7) * d.batch["response_mask"]
+    before = [p.detach().clone() for p in model.parameters()]
+    metrics = critic.update_critic(d)
+    return values, torch.cat([(p.detach() - b).flatten() for p, b in zip(model.parameters(), before)]), metrics
+
+
+@pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"])
+def test_dynamic_bsz_gives_the_fixed_micro_batch_values_and_gradient(agg):
+    from verl.workers.agent_actor.base import MicroBatching
+
+    data = _varied_value_batch()
+    lens = data.batch["attention_mask"].sum(-1).tolist()
+    assert lens == [10, 9, 8, 9, 7, 5]
+    split = [t.tolist() for t in MicroBatching(1, 18).split(data.batch["attention_mask"])]
+    assert split == [[0, 2], [1, 3], [4, 5]]  # not contiguous: the test below checks exactness and order
+    model0 = tiny_value_model(seed=5)
+    v_whole, d_whole, _ = _critic_update(model0, data, loss_agg_mode=agg, ppo_micro_batch_size_per_gpu=6)
+    v_fixed, d_fixed, m_fixed = _critic_update(model0, data, loss_agg_mode=agg)
+    v_dyn, d_dyn, m_dyn = _critic_update(model0, data, loss_agg_mode=agg, use_dynamic_bsz=True,
+                                         ppo_max_token_len_per_gpu=18)
+    torch.testing.assert_close(v_dyn, v_fixed, atol=1e-5, rtol=1e-5)
+    assert d_whole.abs().max() > 0
+    torch.testing.assert_close(d_fixed, d_whole, atol=1e-6, rtol=1e-4)
+    torch.testing.assert_close(d_dyn, d_whole, atol=1e-6, rtol=1e-4)
+    assert m_dyn["critic/grad_norm"] == pytest.approx(m_fixed["critic/grad_norm"], rel=1e-4)
+
+
+def test_critic_shuffle_is_honoured_and_reproducible():
+    data = _varied_value_batch(seed=6)
+    data.meta_info["global_step"] = 2
+    model0 = tiny_value_model(seed=6)
+    cfg = dict(ppo_mini_batch_size=3, ppo_micro_batch_size_per_gpu=3)
+    plain = _critic_update(model0, data, **cfg)[1]
+    shuffled = _critic_update(model0, data, shuffle=True, **cfg)[1]
+    assert torch.equal(shuffled, _critic_update(model0, data, shuffle=True, **cfg)[1])
+    assert not torch.allclose(shuffled, plain)  # other mini-batches -> another pair of SGD steps

@@ -1,0 +1,63 @@
+"""End to end: `bash scripts/webshop_train.sh` (CPU profile) writes the learning report. With no shipped
+policy (POLICY_DIR points nowhere) it says so and falls back to the tiny model, validates greedily on
+the held-out goals, trains one GRPO step, validates again, prints the before/after table and writes
+learning_report.json and the plots of the run."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.timeout(300)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GOALS = 3
+
+
+def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
+    from verl.utils.tiny_model import build_tiny_model
+
+    tiny = build_tiny_model(str(tmp_path / "tiny"))
+    run = tmp_path / "run"
+    env = {**os.environ, "PYTHON": sys.executable, "PROFILE": "cpu", "ENV_ADDR": webshop_url,
+           "TINY_MODEL_DIR": tiny, "POLICY_DIR": str(tmp_path / "no_policy"), "RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("MODEL_PATH", None)
+    proc = subprocess.run(
+        ["bash", "scripts/webshop_train.sh", "trainer.total_training_steps=1", f"data.val_max_items={GOALS}",
+         "data.train_batch_size=2", f"trainer.default_local_dir={run}",
+         f"actor_rollout_ref.rollout.rollout_log_dir={run / 'rollouts'}", "ray_init.object_store_memory=200000000"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, f"{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+    assert f"no policy at {tmp_path / 'no_policy'}" in proc.stdout and "tiny random model" in proc.stdout
+
+    report = json.loads((run / "learning_report.json").read_text())
+    assert {"n_goals", "before", "after", "seconds", "seed"} <= set(report)
+    assert report["n_goals"] == GOALS and report["seed"] == 0 and report["train_steps"] == 1
+    assert report["before"]["step"] == 0 and report["after"]["step"] == 1
+    assert 0 < report["seconds"] < 240
+    for half in (report["before"], report["after"]):
+        assert set(half) == {"success_rate", "success_ci95", "mean_reward", "mean_reward_ci95", "step"}
+        lo, hi = half["success_ci95"]
+        assert 0.0 <= lo <= half["success_rate"] <= hi <= 1.0 and hi > lo  # Wilson is never empty on 3 goals
+        lo, hi = half["mean_reward_ci95"]
+        assert 0.0 <= lo <= half["mean_reward"] <= hi <= 1.0
+
+    # the table printed at the end is the one of the file
+    from verl.agent_trainer.learning_report import format_table
+
+    assert format_table(report) in proc.stdout
+
+    # the report's numbers are the trainer's own greedy validation at steps 0 and 1 (one owner)
+    rows = [json.loads(line) for line in open(run / "logs" / "metrics.jsonl")]
+    val = {r["step"]: r for r in rows if "val/greedy/success_rate" in r}
+    assert sorted(val) == [0, 1]
+    for step, half in ((0, report["before"]), (1, report["after"])):
+        assert val[step]["val/greedy/num_items"] == GOALS
+        assert val[step]["val/greedy/success_rate"] == half["success_rate"]
+        assert [val[step]["val/greedy/success_ci95_lo"], val[step]["val/greedy/success_ci95_hi"]] == half["success_ci95"]
+        assert val[step]["val/greedy/mean_reward"] == half["mean_reward"]
+    plots = sorted(p.name for p in (run / "logs" / "plots").iterdir())
+    assert plots == ["env_errors.png", "length_turns.png", "reward_success.png", "validation.png"]
+    assert all((run / "logs" / "plots" / p).stat().st_size > 0 for p in plots)
