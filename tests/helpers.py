@@ -90,3 +90,17 @@ def build_tiny_reward_model(policy_dir: str, out_dir: str, seed: int = 0) -> str
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     return out_dir
+
+
+def require_chromium() -> str:
+    """Skip the calling test module unless Playwright and the browser it drives are installed; returns the
+    browser's path (`scripts/install_chromium.sh` installs it, and the README's test command runs that)."""
+    import pytest
+
+    pytest.importorskip("playwright")
+    from agentenv_webarena.browser_env.browser import default_chromium
+
+    path = default_chromium()
+    if not os.path.exists(path):
+        pytest.skip("Chromium is not installed (bash scripts/install_chromium.sh)", allow_module_level=True)
+    return path

@@ -10,14 +10,12 @@ import subprocess
 
 import pytest
 
-from helpers import free_port
+from helpers import free_port, require_chromium
 
 pytestmark = pytest.mark.timeout(600)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
-if not os.path.exists(default_chromium()):
-    pytest.skip("Chromium is not installed (bash scripts/install_chromium.sh)", allow_module_level=True)
+require_chromium()
 
 
 def test_webarena_train_script_cpu_profile(tmp_path):

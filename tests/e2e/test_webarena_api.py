@@ -12,12 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from helpers import launched_server
+from helpers import launched_server, require_chromium
 
-pytest.importorskip("playwright")
-from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
-if not os.path.exists(default_chromium()):
-    pytest.skip("Chromium is not installed (bash scripts/install_chromium.sh)", allow_module_level=True)
+require_chromium()
 
 from agentenv.controller.http import EnvClientError  # noqa: E402
 from agentenv.envs.webarena import WebarenaEnvClient  # noqa: E402

@@ -10,11 +10,10 @@ import sys
 
 import pytest
 
-pytest.importorskip("playwright")
-from agentenv_webarena.browser_env.browser import CHROMIUM_ARGS, default_chromium  # noqa: E402
+from helpers import require_chromium
 
-if not os.path.exists(default_chromium()):
-    pytest.skip("Chromium is not installed (bash scripts/install_chromium.sh)", allow_module_level=True)
+require_chromium()
+from agentenv_webarena.browser_env.browser import CHROMIUM_ARGS, default_chromium  # noqa: E402
 
 from agentenv_webarena.sites import EmbeddedSites  # noqa: E402
 from agentenv_webarena.tasks.auth import is_logged_in  # noqa: E402

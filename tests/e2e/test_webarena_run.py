@@ -17,13 +17,10 @@ import time
 
 import pytest
 
-from helpers import launched_server, serve_in_thread
+from helpers import launched_server, serve_in_thread, require_chromium
 
-pytest.importorskip("playwright")
+require_chromium()
 from agentenv_webarena.browser_env.browser import CHROMIUM_ARGS, default_chromium  # noqa: E402
-
-if not os.path.exists(default_chromium()):
-    pytest.skip("Chromium is not installed (bash scripts/install_chromium.sh)", allow_module_level=True)
 
 from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
 

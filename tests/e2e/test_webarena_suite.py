@@ -13,13 +13,11 @@ import sys
 
 import pytest
 
-from helpers import launched_server
+from helpers import launched_server, require_chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
-from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
-if not os.path.exists(default_chromium()):
-    pytest.skip("Chromium is not installed (bash scripts/install_chromium.sh)", allow_module_level=True)
+require_chromium()
 
 
 @pytest.mark.parametrize("mode", ["reference", "wrong"])
