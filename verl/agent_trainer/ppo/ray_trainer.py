@@ -18,6 +18,12 @@ CPU it has one rank per node (`nnodes` ranks, gloo). Ranks are placed by per-nod
 (one node on CPU needs none: the group is one actor). Actors take a fractional `num_cpus`;
 data-parallel calls split the batch across ranks. With `agentgym.env_servers.num > 0` the trainer
 first launches the env fleet (`verl.utils.agentgym.fleet`) and rolls out against its servers.
+
+With `trainer.rollout_overlap` (one-step off-policy, verl's one_step_off_policy recipe in one worker
+group): the actor workers get a second Ray concurrency group, "rollout"; as soon as step k's rollout is
+in, step k+1's starts there with the engine's (pre-update) weights while step k's remaining stages run
+in the default group; the update defers its weight sync until that rollout is joined at the end of the
+step (`_launch_ahead` / `_join_ahead`).
 """
 from __future__ import annotations
 
@@ -333,6 +339,7 @@ class RayPPOTrainer:
 
         With `trainer.learning_report`, validates before the first and after the last step and writes
         the learning report; with `trainer.plots` (and the `file` logger), plots metrics.jsonl at the end.
+        With `trainer.rollout_overlap`, each step starts the next step's rollout beside its update.
         """
         from tqdm import tqdm
 
