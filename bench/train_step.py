@@ -3,7 +3,8 @@
 `--mode step` (default, CPU): starts a WebShop server (embedded catalog) and builds the tiny model,
 then runs the real trainer (`verl.agent_trainer.main_ppo.run_ppo`) for `--steps` steps and prints
 each step's stage timings. The first step includes warm-up (engine/thread start, first env
-sessions); later steps are the steady state.
+sessions); later steps are the steady state. `--overlap both` runs it with `trainer.rollout_overlap`
+off and on (one-step off-policy: the next rollout runs beside the update) and compares step times.
 
 `--mode actor`: actor-update tokens/s of `DataParallelPPOActor.update_policy` on one synthetic
 multi-turn batch (varied prompt/response lengths, observation tokens masked), with fixed
@@ -13,7 +14,7 @@ gather, clipped PPO loss over the mini-batch's tokens, backward, grad clip, Adam
 peak memory with and without `enable_activation_offloading` (torch.cuda.max_memory_allocated on
 GPU; peak RSS growth sampled every 2 ms on CPU, where offloading is a no-op).
 
-    python bench/train_step.py [--steps 3] [--batch 4] [--n 2] [--max-tokens 32] [--rounds 3]
+    python bench/train_step.py [--steps 3] [--batch 4] [--n 2] [--max-tokens 32] [--rounds 3] [--overlap both]
     python bench/train_step.py --mode actor [--device cpu|cuda] [--rows 16] [--micro 4] [--steps 5]
 """
 from __future__ import annotations
@@ -40,6 +41,8 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=32, help="tokens per turn")
     parser.add_argument("--rounds", type=int, default=3, help="agent turns per trajectory")
     parser.add_argument("--kl", action="store_true", help="use_kl_loss (adds the ref stage)")
+    parser.add_argument("--overlap", choices=("off", "on", "both"), default="off",
+                        help="trainer.rollout_overlap; both: one run each and a comparison table")
     actor = parser.add_argument_group("--mode actor")
     actor.add_argument("--device", default="cpu", help="cpu | cuda")
     actor.add_argument("--rows", type=int, default=16, help="sequences in the batch (one mini-batch)")
@@ -59,46 +62,82 @@ def main() -> None:
         run_actor_bench(args)
         return
 
+    from helpers import launched_server
+
+    work = tempfile.mkdtemp(prefix="bench_train_step_")
+    with launched_server("agentenv_webshop.launch") as (url, _):
+        runs = {flag: _run_steps(args, url, os.path.join(work, flag), overlap=flag == "on")
+                for flag in (("off", "on") if args.overlap == "both" else (args.overlap,))}
+    for flag, (rows, wall) in runs.items():
+        _print_step_table(args, rows, wall, flag)
+    if len(runs) == 2:
+        _print_overlap_comparison(args, runs)
+
+
+def _run_steps(args, url: str, work: str, overlap: bool) -> tuple[list[dict], float]:
+    """The real trainer for `args.steps` GRPO steps against the WebShop server at `url`; returns the
+    metrics rows (file logger) and the run's wall time."""
     from omegaconf import OmegaConf
 
-    from helpers import launched_server
     from verl.agent_trainer.config.schema import default_config_path
     from verl.agent_trainer.main_ppo import run_ppo
     from verl.utils.tiny_model import build_tiny_model
 
-    work = tempfile.mkdtemp(prefix="bench_train_step_")
     model = build_tiny_model(os.path.join(work, "model"))
     train = os.path.join(work, "webshop_train.json")
     with open(train, "w") as fh:
         json.dump([{"item_id": f"webshop_{i}"} for i in range(args.batch * args.steps)], fh)
-    with launched_server("agentenv_webshop.launch") as (url, _):
-        overrides = [
-            "algorithm.adv_estimator=grpo", f"data.train_file={train}", "data.val_file=null",
-            f"data.train_batch_size={args.batch}", "data.max_prompt_length=1024", "data.max_response_length=1024",
-            f"actor_rollout_ref.model.path={model}", "actor_rollout_ref.rollout.name=hf",
-            f"actor_rollout_ref.rollout.n={args.n}", f"actor_rollout_ref.rollout.max_tokens={args.max_tokens}",
-            "actor_rollout_ref.rollout.max_model_len=4096", f"actor_rollout_ref.agentgym.env_addr={url}",
-            f"actor_rollout_ref.actor.use_kl_loss={args.kl}", f"actor_rollout_ref.actor.ppo_mini_batch_size={args.batch}",
-            f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={args.batch * args.n}",
-            f"actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={args.batch * args.n}",
-            f"algorithm.rounds_ctrl.rounds={args.rounds}", "trainer.device=cpu", "trainer.save_freq=-1",
-            "trainer.export_hf=false", f"trainer.total_training_steps={args.steps}", "trainer.logger=[file]",
-            f"trainer.default_local_dir={work}/ckpt", f"trainer.log_dir={work}/logs", "ray_init.num_cpus=2",
-        ]
-        cfg = OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist(overrides))
-        start = time.perf_counter()
-        run_ppo(cfg)
-        wall = time.perf_counter() - start
-    rows = [json.loads(line) for line in open(os.path.join(work, "logs", "metrics.jsonl"))]
+    overrides = [
+        "algorithm.adv_estimator=grpo", f"data.train_file={train}", "data.val_file=null",
+        f"data.train_batch_size={args.batch}", "data.max_prompt_length=1024", "data.max_response_length=1024",
+        f"actor_rollout_ref.model.path={model}", "actor_rollout_ref.rollout.name=hf",
+        f"actor_rollout_ref.rollout.n={args.n}", f"actor_rollout_ref.rollout.max_tokens={args.max_tokens}",
+        "actor_rollout_ref.rollout.max_model_len=4096", f"actor_rollout_ref.agentgym.env_addr={url}",
+        f"actor_rollout_ref.actor.use_kl_loss={args.kl}", f"actor_rollout_ref.actor.ppo_mini_batch_size={args.batch}",
+        f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={args.batch * args.n}",
+        f"actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={args.batch * args.n}",
+        f"algorithm.rounds_ctrl.rounds={args.rounds}", "trainer.device=cpu", "trainer.save_freq=-1",
+        "trainer.export_hf=false", f"trainer.total_training_steps={args.steps}", "trainer.logger=[file]",
+        f"trainer.default_local_dir={work}/ckpt", f"trainer.log_dir={work}/logs", "ray_init.num_cpus=2",
+        f"trainer.rollout_overlap={overlap}",
+    ]
+    cfg = OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist(overrides))
+    start = time.perf_counter()
+    run_ppo(cfg)
+    wall = time.perf_counter() - start
+    with open(os.path.join(work, "logs", "metrics.jsonl")) as fh:
+        return [json.loads(line) for line in fh], wall
+
+
+def _print_step_table(args, rows: list[dict], wall: float, overlap: str) -> None:
     keys = sorted({k for r in rows for k in r if k.startswith("timing_s/")})
     print(f"GRPO step on CPU: {args.batch} prompts x n={args.n}, max_tokens={args.max_tokens}, rounds={args.rounds}, "
-          f"kl_loss={args.kl}; total run wall {wall:.1f} s (incl. Ray/worker start and final checkpoint)")
+          f"kl_loss={args.kl}, rollout_overlap={overlap}; total run wall {wall:.1f} s "
+          f"(incl. Ray/worker start and final checkpoint)")
     print(f"{'stage':32s}" + "".join(f"{'step ' + str(r['step']):>10s}" for r in rows))
     for key in keys:
         print(f"{key:32s}" + "".join(f"{r.get(key, float('nan')):10.3f}" for r in rows))
-    for key in ("env/success_rate", "rollout/num_turns/mean", "response_length/mean"):
+    for key in ("training/weight_staleness", "env/success_rate", "rollout/num_turns/mean", "response_length/mean"):
         if any(key in r for r in rows):
             print(f"{key:32s}" + "".join(f"{r.get(key, float('nan')):10.3f}" for r in rows))
+    print()
+
+
+def _print_overlap_comparison(args, runs: dict) -> None:
+    """Mean step time over steps 2.. (step 1 has the warm-up and, with overlap, the unoverlapped first
+    rollout) and the training loop's time (sum of timing_s/step), off vs on. Run walls are not compared:
+    only the first run starts Ray."""
+    def summary(rows, _wall):
+        steady = [r["timing_s/step"] for r in rows[1:]] or [rows[0]["timing_s/step"]]
+        return (sum(steady) / len(steady), sum(r["timing_s/step"] for r in rows),
+                sum(r.get("timing_s/overlap", 0.0) for r in rows))
+
+    off, on = summary(*runs["off"]), summary(*runs["on"])
+    print(f"rollout_overlap off vs on ({args.steps} steps)")
+    print(f"{'':28s}{'off':>10s}{'on':>10s}{'on/off':>10s}")
+    for i, name in enumerate(("mean step s (steps 2..)", "loop s (sum of steps)")):
+        print(f"{name:28s}{off[i]:10.2f}{on[i]:10.2f}{on[i] / off[i]:10.2f}")
+    print(f"{'overlapped rollout s (sum)':28s}{off[2]:10.2f}{on[2]:10.2f}")
 
 
 # ------------------------------------------------------------------------------------ --mode actor

@@ -4,6 +4,7 @@ per-node placement groups, launches one WebShop server per node as the env fleet
 against both, and stops the fleet at the end."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -32,13 +33,11 @@ def two_node_cluster():
         cluster.shutdown()
 
 
-def test_one_grpo_step_on_two_nodes(two_node_cluster, tmp_path):
-    import ray
+def _two_node_config(tmp_path, address: str, *extra: str):
+    """The typed config of a small GRPO run over both nodes (a rank and an env server on each)."""
     from omegaconf import OmegaConf
 
     from verl.agent_trainer.config.schema import default_config_path, load_config
-    from verl.agent_trainer.main_ppo import init_ray
-    from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
     from verl.utils.tiny_model import build_tiny_model
 
     model = build_tiny_model(str(tmp_path / "model"))
@@ -55,9 +54,18 @@ def test_one_grpo_step_on_two_nodes(two_node_cluster, tmp_path):
         "actor_rollout_ref.actor.ppo_mini_batch_size=2", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
         "algorithm.rounds_ctrl.rounds=2", "trainer.device=cpu", "trainer.nnodes=2", "trainer.total_training_steps=1",
         "trainer.logger=[console]", f"trainer.default_local_dir={tmp_path / 'ckpt'}", "trainer.export_hf=false",
-        "trainer.resume_mode=disable", f"ray_init.address={two_node_cluster.address}",
+        "trainer.resume_mode=disable", f"ray_init.address={address}", *extra,
     ]
-    config = load_config(OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist(overrides)))
+    return load_config(OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist(overrides)))
+
+
+def test_one_grpo_step_on_two_nodes(two_node_cluster, tmp_path):
+    import ray
+
+    from verl.agent_trainer.main_ppo import init_ray
+    from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
+
+    config = _two_node_config(tmp_path, two_node_cluster.address)
     init_ray(config)
     nodes = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
     assert len(nodes) == 2
@@ -78,6 +86,25 @@ def test_one_grpo_step_on_two_nodes(two_node_cluster, tmp_path):
     assert sum(sessions) == 4 and min(sessions) >= 1
     assert metrics["rollout/env_server0/failures"] == metrics["rollout/env_server1/failures"] == 0
     assert all(_stopped(a) for a in addrs)  # the fleet was stopped with the trainer
+
+
+def test_rollout_overlap_on_two_ranks(two_node_cluster, tmp_path):
+    """trainer.rollout_overlap with an FSDP rank per node: the overlapped rollout runs on both ranks
+    beside the update's collectives; step 2 trains on step 1's pre-update weights' rollout."""
+    from verl.agent_trainer.main_ppo import init_ray
+    from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
+
+    config = _two_node_config(tmp_path, two_node_cluster.address, "trainer.rollout_overlap=true")
+    config = dataclasses.replace(config, trainer=dataclasses.replace(config.trainer, total_training_steps=2))
+    init_ray(config)
+    trainer = RayPPOTrainer(config)
+    try:
+        trainer.init_workers()
+        metrics = trainer.fit()
+    finally:
+        trainer.shutdown()
+    assert metrics["training/global_step"] == 2 and math.isfinite(metrics["actor/pg_loss"])
+    assert metrics["training/weight_staleness"] == 1 and metrics["timing_s/sync_weights"] > 0
 
 
 def _stopped(addr: str, within_s: float = 20) -> bool:

@@ -71,6 +71,8 @@ def check_two_steps(tmp_path) -> list[dict]:
         for key in ("actor/pg_loss", "actor/kl_loss"):
             assert isinstance(row[key], float) and math.isfinite(row[key]), (key, row.get(key))
         assert row["timing_s/gen"] > 0 and row["timing_s/update_actor"] > 0 and row["timing_s/sync_weights"] > 0
+        # trainer.rollout_overlap off (default): every batch is generated with the weights being updated
+        assert row["training/weight_staleness"] == 0 and "timing_s/overlap" not in row
     for mode in ("greedy", "sampled"):
         assert 0.0 <= rows[1][f"val/{mode}/success_rate"] <= 1.0 and rows[1][f"val/{mode}/num_turns"] >= 1
     assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == "2"

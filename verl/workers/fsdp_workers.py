@@ -338,6 +338,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         self.actor = self.ref_policy = self.engine = self.agent_loop = None
         self.ref_module = None
         self._optimizer_offload = False
+        # weight versions: actor updates applied, and the actor version the engine last received
+        self.actor_version = self.engine_version = 0
 
     # ------------------------------------------------------------------------------ init
     def init_model(self) -> None:
@@ -414,6 +416,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
             if self.engine.free_cache:
                 self.engine.sleep()
         out.meta_info.setdefault("timing_s/rollout", time.perf_counter() - start)
+        out.meta_info["rollout_weights_version"] = self.engine_version
         return out
 
     def _named_full_params(self):
@@ -444,6 +447,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         if self.engine.is_sleeping:
             self.engine.wake_up(["weights"])
         self.engine.update_weights(self._named_full_params())
+        self.engine_version = self.actor_version
 
     # ------------------------------------------------------------------------------ log-probs
     def _log_prob_meta(self, data: DataProto, micro_batch_size, use_dynamic_bsz: bool = False,
@@ -464,14 +468,15 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         return data, log_probs, entropys
 
     def compute_log_prob(self, data: DataProto) -> DataProto:
-        """Log-probs of the responses under the current actor: adds `old_log_probs`, `entropys`."""
+        """Log-probs of the responses under the current actor: adds `old_log_probs`, `entropys`, and
+        the actor's weight version (meta `actor_weights_version`, updates applied so far)."""
         if self.actor is None:
             raise RuntimeError(f"compute_log_prob needs an actor role, this worker is {self.role!r}")
         data, log_probs, entropys = self._policy_log_probs(self.actor, self.config.rollout, data,
                                                            calculate_entropy=True)
         return DataProto.from_dict(
             tensors={"old_log_probs": log_probs.float().cpu(), "entropys": entropys.float().cpu()},
-            meta_info={"temperature": data.meta_info["temperature"]},
+            meta_info={"temperature": data.meta_info["temperature"], "actor_weights_version": self.actor_version},
         )
 
     def compute_ref_log_prob(self, data: DataProto) -> DataProto:
@@ -485,16 +490,22 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
     def update_actor(self, data: DataProto) -> DataProto:
         """One PPO update on `data`, an LR-scheduler step and a weight sync into the engine.
 
+        With `meta_info["sync_weights"]=False` (rollout overlap) the engine keeps the previous weights,
+        so a rollout running beside the update is not disturbed; the trainer calls `sync_weights` after it.
+
         Returns:
             DataProto whose meta_info["metrics"] holds the actor/* metrics (and perf/max_memory_* on CUDA).
         """
         if self.actor is None:
             raise RuntimeError(f"update_actor needs an actor role, this worker is {self.role!r}")
         data = self._log_prob_meta(self._to_device(data), self.actor.micro_batch_size)
+        sync = data.meta_info.get("sync_weights", True)
         metrics = self._run_update(self.actor.update_policy, data, "actor")
-        start = time.perf_counter()
-        self.sync_weights()
-        metrics["timing_s/sync_weights"] = time.perf_counter() - start
+        self.actor_version += 1
+        if sync:
+            start = time.perf_counter()
+            self.sync_weights()
+            metrics["timing_s/sync_weights"] = time.perf_counter() - start
         if self.device.type == "cuda":  # verl's peak-memory metrics (GiB, this process, since it started)
             metrics["perf/max_memory_allocated_gb"] = torch.cuda.max_memory_allocated(self.device) / 2**30
             metrics["perf/max_memory_reserved_gb"] = torch.cuda.max_memory_reserved(self.device) / 2**30

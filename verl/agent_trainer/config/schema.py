@@ -704,6 +704,7 @@ class TrainerConfig:
     seed: int = 1   # seeds the PPO mini-batch shuffle (actor/critic.shuffle) with the step
     plots: bool = True            # PNGs of the file logger's metrics under <log_dir>/plots at the end of fit()
     learning_report: bool = False  # greedy validation before and after training -> learning_report.json
+    rollout_overlap: bool = False  # one-step off-policy: rollout k+1 (previous weights) runs beside update k
 
     def __post_init__(self):
         p = "trainer"

@@ -18,6 +18,12 @@ CPU it has one rank per node (`nnodes` ranks, gloo). Ranks are placed by per-nod
 (one node on CPU needs none: the group is one actor). Actors take a fractional `num_cpus`;
 data-parallel calls split the batch across ranks. With `agentgym.env_servers.num > 0` the trainer
 first launches the env fleet (`verl.utils.agentgym.fleet`) and rolls out against its servers.
+
+With `trainer.rollout_overlap` (one-step off-policy, verl's one_step_off_policy recipe in one worker
+group): the actor workers get a second Ray concurrency group, "rollout"; as soon as step k's rollout is
+in, step k+1's starts there with the engine's (pre-update) weights while step k's remaining stages run
+in the default group; the update defers its weight sync until that rollout is joined at the end of the
+step (`_launch_ahead` / `_join_ahead`).
 """
 from __future__ import annotations
 
@@ -68,10 +74,13 @@ class WorkerGroup:
         num_cpus: CPUs per actor (fractional: two whole-CPU actors on a 2-core host starve later tasks).
         num_gpus: GPUs per actor (fractional when roles share a GPU).
         name: for error messages and Ray actor names.
+        concurrency_groups: Ray concurrency groups `{name: max_concurrency}` beside the default group
+            (which still runs one call at a time), e.g. the rollout that overlaps the update.
     """
 
     def __init__(self, cls: type, args: tuple, world_size: int = 1, num_cpus: float = 0.5, num_gpus: float = 0.0,
-                 name: str = "worker", env_vars: dict | None = None, placement: NodePlacement | None = None):
+                 name: str = "worker", env_vars: dict | None = None, placement: NodePlacement | None = None,
+                 concurrency_groups: dict[str, int] | None = None):
         import ray
 
         self.name, self.world_size = name, world_size
@@ -89,7 +98,8 @@ class WorkerGroup:
             options: dict[str, Any] = {"runtime_env": {"env_vars": env}}
             if placement is not None:  # rank r of every group shares bundle r (node r // per_node)
                 options["scheduling_strategy"] = placement.rank_strategy(rank)
-            remote_cls = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(cls)
+            remote_opts = {"concurrency_groups": concurrency_groups} if concurrency_groups else {}
+            remote_cls = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, **remote_opts)(cls)
             self.workers.append(remote_cls.options(**options).remote(*args))
 
     def node_ids(self) -> list[str]:
@@ -112,21 +122,21 @@ class WorkerGroup:
     def call_dp(self, method: str, data: DataProto) -> DataProto:
         """Split `data` across ranks (padding to a multiple of world_size), call, concatenate; the ranks'
         metrics are reduced over all of them (`metric_utils.reduce_rank_metrics`)."""
-        import ray
+        return self.submit_dp(method, data).result()
 
-        from verl.protocol import pad_dataproto_to_divisor, unpad_dataproto
+    def submit_dp(self, method: str, data: DataProto, concurrency_group: str | None = None) -> "DPCall":
+        """`call_dp` without waiting: returns the call in flight. `concurrency_group` runs it in that Ray
+        concurrency group of the actors (declared with `concurrency_groups`), beside the default group."""
+        from verl.protocol import pad_dataproto_to_divisor
+
+        def submit(worker, chunk):
+            fn = getattr(worker, method)
+            return (fn.options(concurrency_group=concurrency_group) if concurrency_group else fn).remote(chunk)
 
         if self.world_size == 1:
-            return ray.get(getattr(self.workers[0], method).remote(data))
+            return DPCall([submit(self.workers[0], data)], pad=None)
         padded, pad = pad_dataproto_to_divisor(data, self.world_size)
-        chunks = padded.chunk(self.world_size)
-        outs = ray.get([getattr(w, method).remote(c) for w, c in zip(self.workers, chunks)])
-        meta = metric_utils.reduce_rank_metrics([o.meta_info for o in outs])  # every rank's metrics, not rank 0's
-        if len(outs[0]) == 0:  # meta-only answers (update_* metrics)
-            return DataProto(meta_info=meta)
-        out = DataProto.concat(outs)
-        out.meta_info = meta
-        return unpad_dataproto(out, pad)
+        return DPCall([submit(w, c) for w, c in zip(self.workers, padded.chunk(self.world_size))], pad=pad)
 
     def kill(self) -> None:
         import ray
@@ -134,6 +144,29 @@ class WorkerGroup:
         for w in self.workers:
             ray.kill(w)
         self.workers = []
+
+
+class DPCall:
+    """A data-parallel call in flight (`WorkerGroup.submit_dp`): one Ray object per rank."""
+
+    def __init__(self, refs: list, pad: int | None):
+        self.refs, self.pad = refs, pad
+
+    def result(self) -> DataProto:
+        """Wait; the ranks' answers concatenated (padding removed), their metrics reduced over all ranks."""
+        import ray
+
+        from verl.protocol import unpad_dataproto
+
+        outs = ray.get(self.refs)
+        if self.pad is None:  # one rank: its answer as it is
+            return outs[0]
+        meta = metric_utils.reduce_rank_metrics([o.meta_info for o in outs])  # every rank's metrics, not rank 0's
+        if len(outs[0]) == 0:  # meta-only answers (update_* metrics)
+            return DataProto(meta_info=meta)
+        out = DataProto.concat(outs)
+        out.meta_info = meta
+        return unpad_dataproto(out, self.pad)
 
 
 def check_batch_divides_ranks(cfg: PPOConfig, world: int) -> None:
@@ -152,6 +185,35 @@ def check_batch_divides_ranks(cfg: PPOConfig, world: int) -> None:
             f"{cfg.actor_rollout_ref.rollout.n} = {rows} trajectories per step cannot be split evenly over "
             f"{world} ranks (trainer.nnodes x trainer.n_gpus_per_node); choose a train_batch_size such as "
             f"{fits} or a rollout.n that makes the product a multiple of {world}")
+
+
+_ROLLOUT_GROUP = "rollout"  # the actor workers' concurrency group of the overlapped rollout
+
+
+@dataclasses.dataclass
+class _Ahead:
+    """rollout_overlap: the next step's batch, its rollout in flight and, once joined, the rollout's output."""
+
+    batch: DataProto
+    call: DPCall
+    out: DataProto | None = None
+
+
+def check_overlap_supported(cfg: PPOConfig) -> None:
+    """Refuse `trainer.rollout_overlap` with settings it cannot honour, naming the key to change."""
+    from verl.utils.device import resolve_device
+
+    rollout = cfg.actor_rollout_ref.rollout
+    free_cache = rollout.free_cache_engine
+    device = resolve_device("auto") if cfg.trainer.device == "auto" else cfg.trainer.device
+    if free_cache or (free_cache is None and device == "cuda"):
+        raise ValueError("trainer.rollout_overlap=true keeps the rollout engine resident while the actor updates; "
+                         "set actor_rollout_ref.rollout.free_cache_engine=false (null means on for CUDA)")
+    needs = core_algos.estimator_needs(cfg.algorithm.adv_estimator)
+    if needs:
+        raise ValueError(f"trainer.rollout_overlap=true cannot run algorithm.adv_estimator="
+                         f"{cfg.algorithm.adv_estimator}: it needs {sorted(needs)} from extra rollouts with the "
+                         "policy being updated")
 
 
 def _free_port() -> int:
@@ -179,6 +241,8 @@ class RayPPOTrainer:
         from verl.workers.reward_manager import get_reward_manager_cls
 
         core_algos.get_adv_estimator_fn(config.algorithm.adv_estimator)  # fail fast, listing the choices
+        if config.trainer.rollout_overlap:
+            check_overlap_supported(config)
         unmet = core_algos.estimator_needs(config.algorithm.adv_estimator) - self._ESTIMATOR_NEEDS.keys()
         if unmet:
             raise ValueError(f"algorithm.adv_estimator={config.algorithm.adv_estimator} needs {sorted(unmet)}, which "
@@ -208,6 +272,9 @@ class RayPPOTrainer:
         self.actor_wg = self.ref_wg = self.critic_wg = self.rm_wg = None
         self.env_fleet: Any = None
         self.placement: NodePlacement | None = None
+        self.overlap = config.trainer.rollout_overlap
+        self._ahead: _Ahead | None = None  # rollout_overlap: the next step's rollout
+        self._loader_state: dict | None = None  # rollout_overlap: the loader before the next step's rows were drawn
 
     # ------------------------------------------------------------------ setup
     def init_workers(self) -> None:
@@ -235,7 +302,9 @@ class RayPPOTrainer:
                     num_gpus=(1.0 / n_groups) if on_gpu else 0.0, placement=self.placement)
         start = time.perf_counter()
         role = "actor_rollout_ref" if self.use_ref else "actor_rollout"
-        self.actor_wg = WorkerGroup(actor_cls, (cfg, role), name=role, **opts)
+        # rollout_overlap: generate_sequences runs in its own concurrency group, beside the update
+        self.actor_wg = WorkerGroup(actor_cls, (cfg, role), name=role, **opts,
+                                    concurrency_groups={_ROLLOUT_GROUP: 1} if self.overlap else None)
         self.ref_wg = self.actor_wg if self.use_ref else None
         if self.use_critic:
             self.critic_wg = WorkerGroup(critic_cls, (cfg,), name="critic", **opts)
@@ -270,6 +339,7 @@ class RayPPOTrainer:
 
         With `trainer.learning_report`, validates before the first and after the last step and writes
         the learning report; with `trainer.plots` (and the `file` logger), plots metrics.jsonl at the end.
+        With `trainer.rollout_overlap`, each step starts the next step's rollout beside its update.
         """
         from tqdm import tqdm
 
@@ -286,15 +356,25 @@ class RayPPOTrainer:
                 before = after = self._validate()
                 metrics = _val_metrics(before)
                 tracker.log(metrics, step=self.global_steps)
-            for rows in ([] if cfg.val_only else self._train_batches()):
+            batches = iter([] if cfg.val_only else self._train_batches())
+            rows = next(batches, None)
+            while rows is not None:
                 self.global_steps += 1
                 metrics, timing = {}, {}
                 last = self.global_steps == self.total_training_steps
+                self._loader_state, next_rows = None, None
                 with _timer("step", timing):
-                    batch = self._new_batch(rows)
+                    batch = self._ahead.batch if self._ahead is not None else self._new_batch(rows)
                     for name, stage in self._stages():
                         with _timer(name, timing):
                             batch = stage(batch, metrics)
+                        if name == "gen" and self.overlap:  # the next step's rollout starts beside this step's update
+                            self._loader_state = self.train_loader.state_dict()
+                            next_rows = next(batches, None)
+                            if next_rows is not None:
+                                self._launch_ahead(next_rows)
+                    if self.overlap:  # the next rollout is done before the engine gets the new weights
+                        self._join_ahead(metrics, timing)
                     if self._every(cfg.test_freq) or (last and cfg.learning_report):
                         with _timer("testing", timing):
                             after = self._validate()
@@ -305,6 +385,7 @@ class RayPPOTrainer:
                 metrics.update(self._step_metrics(batch, timing))
                 tracker.log(metrics, step=self.global_steps)
                 bar.update(1)
+                rows = next_rows if self.overlap else next(batches, None)
         finally:
             bar.close()
             tracker.finish()
@@ -338,15 +419,44 @@ class RayPPOTrainer:
         return batch.repeat(n or self.config.actor_rollout_ref.rollout.n, interleave=True)
 
     def _generate(self, batch: DataProto, first_row: int = 0) -> DataProto:
-        """Roll out `batch` across the ranks. Rows are numbered before the split (`rollout_row`), so
-        the agent loop's sampling seeds are unique over the whole batch, not per rank."""
+        """Roll out `batch` across the ranks and wait (`_submit_generate`)."""
+        return self._submit_generate(batch, first_row).result()
+
+    def _submit_generate(self, batch: DataProto, first_row: int = 0, concurrency_group: str | None = None) -> DPCall:
+        """Start rolling out `batch` across the ranks. Rows are numbered before the split (`rollout_row`),
+        so the agent loop's sampling seeds are unique over the whole batch, not per rank."""
         batch.non_tensor_batch["rollout_row"] = np.arange(first_row, first_row + len(batch), dtype=np.int64)
-        return self.actor_wg.call_dp("generate_sequences", batch)
+        return self.actor_wg.submit_dp("generate_sequences", batch, concurrency_group)
+
+    def _set_rollout_meta(self, batch: DataProto, step: int) -> None:
+        batch.meta_info.update(global_step=step, validate=False, max_rounds=self.rounds.max_rounds(step))
+
+    def _launch_ahead(self, rows: list[dict]) -> None:
+        """rollout_overlap: start the next step's rollout in the rollout concurrency group; the engine
+        still holds the weights from before this step's update (which defers its sync, `_join_ahead`)."""
+        batch = self._new_batch(rows)
+        self._set_rollout_meta(batch, self.global_steps + 1)
+        self._ahead = _Ahead(batch, self._submit_generate(batch, concurrency_group=_ROLLOUT_GROUP))
+
+    def _join_ahead(self, metrics: dict, timing: dict) -> None:
+        """rollout_overlap, end of a step: wait for the next step's rollout, then push the updated
+        weights into the engine. `timing_s/overlap` is the rollout time that ran beside the step
+        (its duration less the wait here), `timing_s/rollout_wait` the wait."""
+        if self._ahead is not None:
+            with _timer("rollout_wait", timing):
+                self._ahead.out = self._ahead.call.result()
+            rollout_s = float(self._ahead.out.meta_info.get("timing_s/rollout", 0.0))
+            metrics["timing_s/overlap"] = max(0.0, rollout_s - timing["rollout_wait"])
+        with _timer("sync_weights", timing):
+            self.actor_wg.call_all("sync_weights")
 
     def _rollout(self, batch: DataProto, metrics: dict) -> DataProto:
-        batch.meta_info.update(global_step=self.global_steps, validate=False,
-                               max_rounds=self.rounds.max_rounds(self.global_steps))
-        out = self._generate(batch)
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:  # today's path; with rollout_overlap the first step (and the first after a resume)
+            self._set_rollout_meta(batch, self.global_steps)
+            out = self._generate(batch)
+        else:
+            batch, out = ahead.batch, ahead.out
         agentgym = self.config.actor_rollout_ref.agentgym
         check_env_failures(out, agentgym.max_failed_frac, agentgym.env_addrs)
         # The loop's own timers (engine-busy, env-busy, ...) sit beside the stage timers as timing_s/rollout_*.
@@ -397,7 +507,14 @@ class RayPPOTrainer:
         return self._score(batch, metrics)
 
     def _old_log_probs(self, batch: DataProto, metrics: dict) -> DataProto:
-        return batch.union(self.actor_wg.call_dp("compute_log_prob", batch))
+        """`old_log_probs` under the actor about to be updated; `training/weight_staleness` = actor
+        updates between the weights that generated the batch and that actor (1 with rollout_overlap)."""
+        out = self.actor_wg.call_dp("compute_log_prob", batch)
+        actor_version = out.meta_info.pop("actor_weights_version", None)
+        rollout_version = batch.meta_info.get("rollout_weights_version")
+        if actor_version is not None and rollout_version is not None:
+            metrics["training/weight_staleness"] = actor_version - rollout_version
+        return batch.union(out)
 
     def _ref_log_probs(self, batch: DataProto, metrics: dict) -> DataProto:
         return batch.union(self.ref_wg.call_dp("compute_ref_log_prob", batch))
@@ -424,6 +541,8 @@ class RayPPOTrainer:
         if self.global_steps <= self.config.trainer.critic_warmup:
             return batch
         batch.meta_info["global_step"] = self.global_steps
+        if self.overlap:  # the engine keeps the old weights while the next rollout runs (`_join_ahead`)
+            batch.meta_info["sync_weights"] = False
         out = self.actor_wg.call_dp("update_actor", batch)
         metrics.update(metric_utils.reduce_metrics(out.meta_info.get("metrics", {})))
         return batch
@@ -513,7 +632,8 @@ class RayPPOTrainer:
             self.critic_wg.call_all("save_checkpoint", os.path.join(step_dir, "critic"), self.global_steps)
         if self.config.trainer.export_hf:
             self.actor_wg.call_all("export_hf", os.path.join(step_dir, "actor", "huggingface"))
-        self.ckpt.save_trainer_state(self.global_steps, self.train_loader.state_dict(),
+        # rollout_overlap: the loader as before the next step's rows were drawn (a resume re-primes that rollout)
+        self.ckpt.save_trainer_state(self.global_steps, self._loader_state or self.train_loader.state_dict(),
                                      extra={"kl_coef": float(self.kl_ctrl.value)})
         logger.info("saved checkpoint %s", step_dir)
         return step_dir

@@ -295,6 +295,39 @@ def test_free_cache_engine_sleeps_after_rollout_and_wakes_weights_then_kv_cache(
         worker.shutdown()
 
 
+def test_deferred_sync_keeps_the_engine_on_the_previous_weights(tiny_path):
+    """trainer.rollout_overlap's worker side: update_actor with meta sync_weights=False leaves the engine
+    (and the version a rollout reports) on the pre-update weights until sync_weights()."""
+    cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist(["actor_rollout_ref.actor.use_kl_loss=false"]))
+    worker = ActorRolloutRefWorker(cfg, role="actor_rollout")
+    worker.init_model()
+    try:
+        worker.agent_loop.run = lambda prompts: DataProto(meta_info={})  # isolate the worker from the env
+        data = make_batch(worker.tokenizer)
+        old = worker.compute_log_prob(data)
+        assert old.meta_info["actor_weights_version"] == 0
+        assert worker.generate_sequences(DataProto(meta_info={})).meta_info["rollout_weights_version"] == 0
+        before = params(worker.module)
+        data = data.union(old)
+        data.meta_info["sync_weights"] = False
+        metrics = worker.update_actor(data).meta_info["metrics"]
+        assert "timing_s/sync_weights" not in metrics
+        after = params(worker.module)
+        assert any(not torch.equal(before[n], after[n]) for n in before)
+        engine_params = dict(worker.engine.model.named_parameters())
+        for n, p in before.items():  # the engine still generates with the weights from before the update
+            assert torch.equal(engine_params[n].detach(), p.to(engine_params[n].dtype)), n
+        assert worker.generate_sequences(DataProto(meta_info={})).meta_info["rollout_weights_version"] == 0
+        assert worker.compute_log_prob(data).meta_info["actor_weights_version"] == 1
+        worker.sync_weights()
+        engine_params = dict(worker.engine.model.named_parameters())
+        for n, p in after.items():
+            torch.testing.assert_close(engine_params[n].detach(), p.to(engine_params[n].dtype))
+        assert worker.generate_sequences(DataProto(meta_info={})).meta_info["rollout_weights_version"] == 1
+    finally:
+        worker.shutdown()
+
+
 def test_free_cache_engine_true_on_cpu_fails_at_start_up(tiny_path):
     cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist(["actor_rollout_ref.rollout.free_cache_engine=true"]))
     worker = ActorRolloutRefWorker(cfg, role="actor_rollout")

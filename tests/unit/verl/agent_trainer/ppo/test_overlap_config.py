@@ -1,0 +1,27 @@
+"""`trainer.rollout_overlap`: off by default; settings it cannot honour fail when the trainer is built,
+before any worker starts (the run itself: tests/e2e/test_rollout_overlap.py)."""
+import pytest
+from omegaconf import OmegaConf
+
+from verl.agent_trainer.config.schema import default_config_path, load_config
+from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
+
+
+def _cfg(*overrides):
+    return load_config(OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist(list(overrides))),
+                       resolve_auto=False)
+
+
+def test_rollout_overlap_is_off_by_default():
+    assert _cfg().trainer.rollout_overlap is False
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["actor_rollout_ref.rollout.free_cache_engine=true"], "free_cache_engine=false"),
+    (["trainer.device=cuda"], "null means on for CUDA"),  # free_cache_engine null resolves to on with CUDA
+    (["algorithm.adv_estimator=remax"], "reward_baselines"),
+])
+def test_rollout_overlap_refuses_what_it_cannot_honour(overrides, message):
+    cfg = _cfg("trainer.rollout_overlap=true", "actor_rollout_ref.rollout.name=hf", *overrides)
+    with pytest.raises(ValueError, match=message):
+        RayPPOTrainer(cfg)
