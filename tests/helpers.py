@@ -92,6 +92,33 @@ def build_tiny_reward_model(policy_dir: str, out_dir: str, seed: int = 0) -> str
     return out_dir
 
 
+def hf_greedy(model, prompt: list[int], n: int, eos=(), device: str = "cpu") -> tuple[list[int], list[float]]:
+    """Reference greedy decoding with plain HF forwards: up to `n` token ids after `prompt` and their
+    log-probs; stops after a token in `eos` (engines that also stop on the model's EOS ids)."""
+    import torch
+
+    ids, lps = list(prompt), []
+    with torch.no_grad():
+        for _ in range(n):
+            logits = model(torch.tensor([ids], device=device)).logits[0, -1].float()
+            tok = int(logits.argmax())
+            lps.append(float(torch.log_softmax(logits, -1)[tok]))
+            ids.append(tok)
+            if tok in eos:
+                break
+    return ids[len(prompt):], lps
+
+
+def mixed_sampling_params() -> list:
+    """Six requests that mix greedy, seeded sampling, top-k, top-p and stop tokens (one per row of a batch)."""
+    from verl.workers.rollout.base import SamplingParams
+
+    return [SamplingParams(max_tokens=20, seed=1), SamplingParams(max_tokens=14, temperature=0),
+            SamplingParams(max_tokens=18, temperature=0.7, top_k=5, seed=2), SamplingParams(max_tokens=20, top_p=0.8, seed=3),
+            SamplingParams(max_tokens=25, temperature=1.3, seed=4, stop_token_ids=tuple(range(3, 400))),
+            SamplingParams(max_tokens=9, temperature=0.5, top_k=3, top_p=0.9, seed=6)]
+
+
 def require_chromium() -> str:
     """Skip the calling test module unless Playwright and the browser it drives are installed; returns the
     browser's path (`scripts/install_chromium.sh` installs it, and the README's test command runs that)."""

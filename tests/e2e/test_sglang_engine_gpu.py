@@ -14,6 +14,8 @@ import asyncio
 import pytest
 import torch
 
+from helpers import hf_greedy
+
 pytestmark = pytest.mark.gpu
 sglang = pytest.importorskip("sglang", reason="SGLang is not installed (pip install -e .[gpu] on a CUDA machine)")
 
@@ -63,20 +65,6 @@ def _gen(engine, prompt, **kw):
     return asyncio.run(engine.generate(prompt, SamplingParams(**kw)))
 
 
-@torch.no_grad()
-def _hf_greedy(model, prompt, n, eos):
-    """HF greedy with SGLang's stop rule for this model: its EOS ids also end a request."""
-    ids, lps = list(prompt), []
-    for _ in range(n):
-        logits = model(torch.tensor([ids], device="cuda")).logits[0, -1].float()
-        tok = int(logits.argmax())
-        lps.append(float(torch.log_softmax(logits, -1)[tok]))
-        ids.append(tok)
-        if tok in eos:
-            break
-    return ids[len(prompt):], lps
-
-
 def _eos(model):
     eos = model.config.eos_token_id
     return set(eos if isinstance(eos, list) else [] if eos is None else [eos])
@@ -85,7 +73,7 @@ def _eos(model):
 def test_greedy_matches_hf_and_log_probs_are_close(engine, hf_model):
     for prompt in PROMPTS:
         out = _gen(engine, prompt, max_tokens=GEN_LEN, temperature=0)
-        ref_ids, ref_lps = _hf_greedy(hf_model, prompt, GEN_LEN, _eos(hf_model))
+        ref_ids, ref_lps = hf_greedy(hf_model, prompt, GEN_LEN, eos=_eos(hf_model), device="cuda")
         assert out.token_ids == ref_ids
         assert len(out.log_probs) == len(out.token_ids)
         torch.testing.assert_close(torch.tensor(out.log_probs), torch.tensor(ref_lps), atol=0.05, rtol=0)
@@ -106,7 +94,7 @@ def test_weight_update_round_trip_in_buckets_and_sleep_wake(engine, hf_model):
     after = _gen(engine, prompt, max_tokens=GEN_LEN, temperature=0)
     hf_model.load_state_dict(perturbed, strict=False)
     try:
-        ref_ids, _ = _hf_greedy(hf_model, prompt, GEN_LEN, _eos(hf_model))
+        ref_ids, _ = hf_greedy(hf_model, prompt, GEN_LEN, eos=_eos(hf_model), device="cuda")
     finally:
         hf_model.load_state_dict(original, strict=False)
     assert after.token_ids == ref_ids and after.token_ids != before.token_ids
@@ -119,7 +107,7 @@ def test_weight_update_round_trip_in_buckets_and_sleep_wake(engine, hf_model):
 
 def test_stop_token_and_seeded_sampling(engine, hf_model):
     prompt = PROMPTS[1]
-    ref, _ = _hf_greedy(hf_model, prompt, GEN_LEN, _eos(hf_model))
+    ref, _ = hf_greedy(hf_model, prompt, GEN_LEN, eos=_eos(hf_model), device="cuda")
     stop_at = next(i for i in range(1, len(ref)) if ref[i] not in ref[:i])  # first occurrence at i
     out = _gen(engine, prompt, max_tokens=GEN_LEN, temperature=0, stop_token_ids=(ref[stop_at],))
     assert out.finish_reason == "stop" and out.token_ids[-1] == ref[stop_at]

@@ -16,6 +16,8 @@ import time
 import pytest
 import torch
 
+from helpers import hf_greedy
+
 pytestmark = pytest.mark.vllm
 
 PROMPTS = [
@@ -79,18 +81,6 @@ def _gen(engine, prompt, **kw):
 
 
 @torch.no_grad()
-def _hf_greedy(model, prompt: list[int], n: int) -> tuple[list[int], list[float]]:
-    ids = list(prompt)
-    lps = []
-    for _ in range(n):
-        logits = model(torch.tensor([ids])).logits[0, -1].float()
-        tok = int(logits.argmax())
-        lps.append(float(torch.log_softmax(logits, -1)[tok]))
-        ids.append(tok)
-    return ids[len(prompt):], lps
-
-
-@torch.no_grad()
 def _hf_log_probs(model, prompt: list[int], response: list[int], temperature: float = 1.0) -> torch.Tensor:
     ids = torch.tensor([prompt + response])
     logits = model(ids).logits[0, len(prompt) - 1:-1].float() / temperature
@@ -100,12 +90,12 @@ def _hf_log_probs(model, prompt: list[int], response: list[int], temperature: fl
 def test_greedy_matches_hf(engine, hf_model):
     for prompt in PROMPTS:
         out = _gen(engine, prompt, max_tokens=GEN_LEN, temperature=0)
-        ref_ids, ref_lps = _hf_greedy(hf_model, prompt, GEN_LEN)
+        ref_ids, ref_lps = hf_greedy(hf_model, prompt, GEN_LEN)
         assert out.token_ids == ref_ids
         assert out.finish_reason == "length"
         assert len(out.log_probs) == GEN_LEN
         torch.testing.assert_close(torch.tensor(out.log_probs), torch.tensor(ref_lps), atol=2e-3, rtol=0)
-    assert len(set(tuple(_hf_greedy(hf_model, p, GEN_LEN)[0]) for p in PROMPTS)) > 1  # prompts matter
+    assert len(set(tuple(hf_greedy(hf_model, p, GEN_LEN)[0]) for p in PROMPTS)) > 1  # prompts matter
 
 
 def test_sampled_log_probs_match_hf_and_seed_reproduces(engine, hf_model):
@@ -123,7 +113,7 @@ def test_sampled_log_probs_match_hf_and_seed_reproduces(engine, hf_model):
 
 def test_stop_token_ends_generation_and_is_kept(engine, hf_model):
     prompt = PROMPTS[1]
-    ref_ids, _ = _hf_greedy(hf_model, prompt, GEN_LEN)
+    ref_ids, _ = hf_greedy(hf_model, prompt, GEN_LEN)
     stop_at = next(i for i in range(2, GEN_LEN) if ref_ids[i] not in ref_ids[:i])  # first occurrence at i
     out = _gen(engine, prompt, max_tokens=GEN_LEN, temperature=0, stop_token_ids=(ref_ids[stop_at],))
     assert out.finish_reason == "stop"
@@ -148,7 +138,7 @@ def test_concurrent_requests_batch_and_match_sequential(engine, hf_model):
     dt = time.perf_counter() - t0
     print(f"\n16 concurrent x 10 tokens: {dt:.2f} s ({160 / dt:.0f} tok/s)")
     for p, o in zip(prompts[:4], outs[:4]):
-        assert o.token_ids == _hf_greedy(hf_model, p, 10)[0]
+        assert o.token_ids == hf_greedy(hf_model, p, 10)[0]
     for o in outs:
         assert len(o.token_ids) == 10 and o.finish_reason == "length"
     # same answers one at a time
@@ -175,7 +165,7 @@ def test_update_weights_changes_outputs_and_restores(engine, hf_model):
     # the engine now computes exactly what HF computes with the perturbed weights
     hf_model.load_state_dict(perturbed, strict=False)
     try:
-        ref_ids, ref_lps = _hf_greedy(hf_model, prompt, GEN_LEN)
+        ref_ids, ref_lps = hf_greedy(hf_model, prompt, GEN_LEN)
     finally:
         hf_model.load_state_dict(original, strict=False)
     assert after.token_ids == ref_ids
@@ -231,7 +221,7 @@ def test_bucketed_push_equals_full_push_and_respects_the_bucket_size(engine, hf_
             assert a.token_ids == b.token_ids and a.log_probs == b.log_probs  # bit-identical weights
         hf_model.load_state_dict(perturbed, strict=False)
         try:
-            assert full[0].token_ids == _hf_greedy(hf_model, PROMPTS[0], GEN_LEN)[0]
+            assert full[0].token_ids == hf_greedy(hf_model, PROMPTS[0], GEN_LEN)[0]
         finally:
             hf_model.load_state_dict(original, strict=False)
     finally:
@@ -277,7 +267,7 @@ def test_update_weights_rejects_bad_input_and_keeps_serving(engine, hf_model):
     with pytest.raises(ValueError, match="model.layers.0.*incomplete"):
         engine.update_weights([(q, dict(hf_model.named_parameters())[q].detach())])
     out = _gen(engine, PROMPTS[0], max_tokens=GEN_LEN, temperature=0)  # still serving, weights untouched
-    assert out.token_ids == _hf_greedy(hf_model, PROMPTS[0], GEN_LEN)[0]
+    assert out.token_ids == hf_greedy(hf_model, PROMPTS[0], GEN_LEN)[0]
 
 
 def test_missing_vllm_names_the_extra(monkeypatch, model_dir):
@@ -347,5 +337,5 @@ def test_model_override_config_reaches_vllm(model_dir, hf_model):
     finally:
         eng.shutdown()
     overridden = model_utils.load_causal_lm(model_dir, override_config=override).eval()
-    assert out.token_ids == _hf_greedy(overridden, PROMPTS[0], GEN_LEN)[0]
-    assert out.token_ids != _hf_greedy(hf_model, PROMPTS[0], GEN_LEN)[0]  # the override changed the model
+    assert out.token_ids == hf_greedy(overridden, PROMPTS[0], GEN_LEN)[0]
+    assert out.token_ids != hf_greedy(hf_model, PROMPTS[0], GEN_LEN)[0]  # the override changed the model

@@ -9,6 +9,8 @@ import asyncio
 import pytest
 import torch
 
+from helpers import mixed_sampling_params
+
 from verl.workers.rollout.base import SamplingParams
 from verl.workers.rollout.hf_rollout import HFEngine
 
@@ -62,10 +64,7 @@ def test_sampled_rows_do_not_depend_on_batch_or_lookahead(tiny_model_dir, prompt
     cfg = {"dtype": "float32", "free_cache_engine": False}
     eng, alone = HFEngine(tiny_model_dir, cfg, device="cuda"), HFEngine(tiny_model_dir, cfg, device="cuda", prefix_cache_mb=0)
     eng._lookahead = lookahead
-    sps = [SamplingParams(max_tokens=20, seed=1), SamplingParams(max_tokens=14, temperature=0),
-           SamplingParams(max_tokens=18, temperature=0.7, top_k=5, seed=2), SamplingParams(max_tokens=20, top_p=0.8, seed=3),
-           SamplingParams(max_tokens=25, temperature=1.3, seed=4, stop_token_ids=tuple(range(3, 400))),
-           SamplingParams(max_tokens=9, temperature=0.5, top_k=3, top_p=0.9, seed=6)]
+    sps = mixed_sampling_params()
     try:
         batched = _gather(eng, list(zip(prompts, sps)))
         for p, s, got in zip(prompts, sps, batched):

@@ -5,6 +5,8 @@ import asyncio
 import pytest
 import torch
 
+from helpers import mixed_sampling_params
+
 from verl.workers.rollout.base import SamplingParams, get_engine_cls
 from verl.workers.rollout.hf_rollout import HFEngine, _sample_rows
 
@@ -177,10 +179,7 @@ def test_row_results_do_not_depend_on_batch_or_lookahead(tiny_model_dir, tokeniz
     eng, alone = HFEngine(tiny_model_dir), HFEngine(tiny_model_dir, prefix_cache_mb=0)
     eng._lookahead = lookahead
     prompts = _prompts(tokenizer, 6)
-    sps = [SamplingParams(max_tokens=20, seed=1), SamplingParams(max_tokens=14, temperature=0),
-           SamplingParams(max_tokens=18, temperature=0.7, top_k=5, seed=2), SamplingParams(max_tokens=20, top_p=0.8, seed=3),
-           SamplingParams(max_tokens=25, temperature=1.3, seed=4, stop_token_ids=tuple(range(3, 400))),
-           SamplingParams(max_tokens=9, temperature=0.5, top_k=3, top_p=0.9, seed=6)]
+    sps = mixed_sampling_params()
     try:
         first = _gather(eng, list(zip(prompts, sps)))
         assert first[4].finish_reason == "stop"  # a stop token ends a sampled row mid-batch

@@ -21,6 +21,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from helpers import hf_greedy
+
 from verl.agent_trainer.config.schema import RolloutConfig
 from verl.workers.rollout.base import SamplingParams
 from verl.workers.rollout.sglang_rollout import sglang_rollout
@@ -166,17 +168,6 @@ def hf_model(tiny_model_dir):
     return AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32).eval()
 
 
-@torch.no_grad()
-def _hf_greedy(model, prompt, n):
-    ids, lps = list(prompt), []
-    for _ in range(n):
-        logits = model(torch.tensor([ids])).logits[0, -1].float()
-        tok = int(logits.argmax())
-        lps.append(float(torch.log_softmax(logits, -1)[tok]))
-        ids.append(tok)
-    return ids[len(prompt):], lps
-
-
 # ----------------------------------------------------------------------------- pure translation
 def test_sampling_params_translation():
     sp = sglang_rollout.sampling_params(SamplingParams(max_tokens=7, temperature=0.7, top_p=0.9, top_k=5,
@@ -230,7 +221,7 @@ def test_generate_greedy_matches_hf_from_any_event_loop(make_engine, hf_model):
 
     outs = asyncio.run(many())  # a caller loop that is not the engine's
     for p, o in zip(prompts, outs):
-        ref_ids, ref_lps = _hf_greedy(hf_model, p, 6)
+        ref_ids, ref_lps = hf_greedy(hf_model, p, 6)
         assert o.token_ids == ref_ids and o.finish_reason == "length"
         torch.testing.assert_close(torch.tensor(o.log_probs), torch.tensor(ref_lps), atol=1e-5, rtol=0)
     again = asyncio.run(eng.generate(prompts[0], SamplingParams(max_tokens=6, temperature=0)))  # a fresh loop
@@ -241,7 +232,7 @@ def test_generate_greedy_matches_hf_from_any_event_loop(make_engine, hf_model):
 def test_stop_token_ends_and_is_kept(make_engine, hf_model):
     eng, _ = make_engine()
     prompt = [300, 301, 302, 303]
-    ref, _ = _hf_greedy(hf_model, prompt, 6)
+    ref, _ = hf_greedy(hf_model, prompt, 6)
     out = asyncio.run(eng.generate(prompt, SamplingParams(max_tokens=6, temperature=0, stop_token_ids=(ref[2],))))
     cut = ref.index(ref[2]) + 1
     assert out.token_ids == ref[:cut] and out.finish_reason == "stop"
@@ -269,7 +260,7 @@ def test_bucketed_weight_update_equals_one_bucket_and_respects_the_size(make_eng
     assert results[1][1].log_probs == results[512][1].log_probs
     hf_model.load_state_dict(perturbed, strict=False)
     try:
-        ref_ids, _ = _hf_greedy(hf_model, prompt, 8)
+        ref_ids, _ = hf_greedy(hf_model, prompt, 8)
     finally:
         hf_model.load_state_dict(original, strict=False)
     assert results[1][1].token_ids == ref_ids
@@ -312,7 +303,7 @@ def test_sleep_and_wake_translate_to_memory_occupation_calls(make_engine, hf_mod
     assert fake.calls[-2:] == [("resume", ["kv_cache", "cuda_graph"]), ("flush",)]
     assert not eng.is_sleeping
     out = asyncio.run(eng.generate([5, 6, 7], SamplingParams(max_tokens=3, temperature=0)))
-    assert out.token_ids == _hf_greedy(hf_model, [5, 6, 7], 3)[0]
+    assert out.token_ids == hf_greedy(hf_model, [5, 6, 7], 3)[0]
 
 
 def test_shutdown_is_idempotent(make_engine):
