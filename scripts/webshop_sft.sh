@@ -10,14 +10,22 @@
 #    demonstrations' text, with every catalog product id as one token (a small model garbles ids split into
 #    pieces), and a randomly initialised Qwen2-style model of POLICY_SIZES (python -m verl.utils.tiny_model).
 # 3. `python -m verl.agent_trainer.main_sft` (config verl/agent_trainer/config/sft_trainer.yaml) on the
-#    demonstrations; the HF model goes to SFT_DIR, which `actor_rollout_ref.model.path` (training) or
-#    `model.path` (evaluation) can point to. A killed run resumes from its last checkpoint (every 200 steps).
-# The shipped policy (agentenv_webshop/sft_policy, see its README.md) is this command with its defaults, run on
-# one GPU (auto-detected); on a 2-core CPU the same run takes hours (it resumes across sessions).
+#    demonstrations, forward in bfloat16 autocast; the HF model goes to SFT_DIR, which
+#    `actor_rollout_ref.model.path` (training) or `model.path` (evaluation) can point to. A killed run resumes
+#    from its last checkpoint (every 100 steps). Stages 2-3 are skipped when SFT_DIR holds a finished run.
+# 4. (EVAL=1) held-out evaluation on the first EVAL_ITEMS goals of AgentItemId/webshop_test.json with the
+#    settings of the CPU training profile's learning report (5 turns, 96 tokens per turn): greedy, and
+#    EVAL_SAMPLES samples per goal at temperature 1 (pass@k: GRPO needs reward variance within a group);
+#    results in SFT_DIR.eval/{greedy,sampled}.
+# 5. The model card SFT_DIR/README.md (python -m verl.utils.model_card): command, data, steps, time, held-out
+#    numbers. SHIP_DIR (e.g. agentenv_webshop/sft_policy) also gets a copy of the model and its card.
+# The shipped policy (agentenv_webshop/sft_policy, see its README.md) is this command with its defaults
+# (SHIP_DIR=agentenv_webshop/sft_policy), run on a 2-core CPU (~75 min of SFT).
 # Every extra argument is a Hydra override of main_sft and wins over the defaults below.
 # Environment: PYTHON, MODEL_PATH, DEMOS (default saves/sft/webshop_demos.json), NUM_DEMOS (default: all),
-#   CLICK_AS_SHOWN (default 1), SFT_DIR (default saves/sft/webshop_policy), SFT_STEPS (default 1000),
-#   POLICY_DIR (default saves/sft/webshop_policy_init), POLICY_SIZES (tiny_model size flags), POLICY_VOCAB (4096).
+#   CLICK_AS_SHOWN (default 1), SFT_DIR (default saves/sft/webshop_policy), SFT_STEPS (default 800),
+#   POLICY_DIR (default saves/sft/webshop_policy_init), POLICY_SIZES (tiny_model size flags), POLICY_VOCAB (4096),
+#   EVAL (default 1), EVAL_ITEMS (200), EVAL_SAMPLES (4), SHIP_DIR (default: none).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,10 +38,14 @@ DEMOS="${DEMOS:-$ROOT/saves/sft/webshop_demos.json}"
 NUM_DEMOS="${NUM_DEMOS:-0}"
 CLICK_AS_SHOWN="${CLICK_AS_SHOWN:-1}"
 SFT_DIR="${SFT_DIR:-$ROOT/saves/sft/webshop_policy}"
-SFT_STEPS="${SFT_STEPS:-1000}"
+SFT_STEPS="${SFT_STEPS:-800}"
 POLICY_DIR="${POLICY_DIR:-$ROOT/saves/sft/webshop_policy_init}"
 POLICY_VOCAB="${POLICY_VOCAB:-4096}"
-POLICY_SIZES="${POLICY_SIZES:---hidden-size 384 --num-layers 6 --num-heads 6 --num-kv-heads 2 --intermediate-size 1024}"
+EVAL="${EVAL:-1}"
+EVAL_ITEMS="${EVAL_ITEMS:-200}"
+EVAL_SAMPLES="${EVAL_SAMPLES:-4}"
+SHIP_DIR="${SHIP_DIR:-}"
+POLICY_SIZES="${POLICY_SIZES:---hidden-size 256 --num-layers 4 --num-heads 4 --num-kv-heads 2 --intermediate-size 768}"
 
 if [[ ! -s "$DEMOS" ]]; then
   echo "[webshop_sft] writing expert demonstrations (NUM_DEMOS=$NUM_DEMOS, 0 = all train ids) to $DEMOS"
@@ -58,7 +70,9 @@ print(f"[webshop_sft] {len(demos)}/{len(episodes)} successful expert episodes ->
 PY
 fi
 
-if [[ -z "${MODEL_PATH:-}" ]]; then
+if [[ -f "$SFT_DIR/sft_metrics.json" ]]; then
+  echo "[webshop_sft] $SFT_DIR holds a finished SFT run (remove it to train again)"
+elif [[ -z "${MODEL_PATH:-}" ]]; then
   echo "[webshop_sft] policy model ($POLICY_SIZES, BPE $POLICY_VOCAB + product ids) -> $POLICY_DIR"
   mkdir -p "$POLICY_DIR.data"
   "$PYTHON" - "$DEMOS" "$POLICY_DIR.data" <<'PY'
@@ -76,22 +90,43 @@ PY
   # shellcheck disable=SC2086
   "$PYTHON" -m verl.utils.tiny_model --out "$POLICY_DIR" --vocab-size "$POLICY_VOCAB" $POLICY_SIZES \
     --corpus "$POLICY_DIR.data/corpus.txt" --whole-tokens "$POLICY_DIR.data/product_ids.txt" >/dev/null
-  MODEL_PATH="$POLICY_DIR"
 fi
 
-echo "[webshop_sft] SFT of $MODEL_PATH on $DEMOS -> $SFT_DIR"
-"$PYTHON" -m verl.agent_trainer.main_sft \
-  data.train_file="$DEMOS" \
-  data.micro_batch_size=16 \
-  data.train_batch_size=32 \
-  model.path="$MODEL_PATH" \
-  model.dtype=float32 \
-  optim.lr=1e-3 \
-  optim.lr_scheduler_type=cosine \
-  optim.warmup_steps_ratio=0.03 \
-  optim.min_lr_ratio=0.1 \
-  trainer.total_training_steps="$SFT_STEPS" \
-  trainer.default_local_dir="$SFT_DIR" \
-  trainer.save_freq=200 \
-  trainer.log_freq=50 \
-  "$@"
+if [[ ! -f "$SFT_DIR/sft_metrics.json" ]]; then
+  MODEL_PATH="${MODEL_PATH:-$POLICY_DIR}"
+  echo "[webshop_sft] SFT of $MODEL_PATH on $DEMOS -> $SFT_DIR"
+  "$PYTHON" -m verl.agent_trainer.main_sft \
+    data.train_file="$DEMOS" \
+    data.micro_batch_size=8 \
+    data.train_batch_size=16 \
+    model.path="$MODEL_PATH" \
+    model.dtype=float32 \
+    trainer.autocast_dtype=bfloat16 \
+    optim.lr=1e-3 \
+    optim.lr_scheduler_type=cosine \
+    optim.warmup_steps_ratio=0.03 \
+    optim.min_lr_ratio=0.1 \
+    trainer.total_training_steps="$SFT_STEPS" \
+    trainer.default_local_dir="$SFT_DIR" \
+    trainer.save_freq=100 \
+    trainer.log_freq=50 \
+    "$@"
+fi
+
+CARD_ARGS=(--command "bash scripts/webshop_sft.sh")
+if [[ "$EVAL" == 1 ]]; then
+  # the CPU training profile's learning-report settings (scripts/profiles/webshop_train_cpu_policy.args)
+  EVAL_OVERRIDES=(data.max_items="$EVAL_ITEMS" rollout.max_tokens=96 rollout.max_model_len=5120
+                  data.max_response_length=4096 agentgym.max_rounds=5 rollout.max_concurrency=16 data.batch_size=200)
+  echo "[webshop_sft] greedy evaluation on $EVAL_ITEMS held-out goals -> $SFT_DIR.eval/greedy"
+  PYTHON="$PYTHON" MODEL_PATH="$SFT_DIR" bash "$ROOT/scripts/webshop_eval.sh" "${EVAL_OVERRIDES[@]}" \
+    rollout.temperature=0 data.n_samples=1 data.output_path="$SFT_DIR.eval/greedy"
+  echo "[webshop_sft] sampled evaluation (temperature 1, $EVAL_SAMPLES per goal) -> $SFT_DIR.eval/sampled"
+  PYTHON="$PYTHON" MODEL_PATH="$SFT_DIR" bash "$ROOT/scripts/webshop_eval.sh" "${EVAL_OVERRIDES[@]}" \
+    rollout.temperature=1.0 data.n_samples="$EVAL_SAMPLES" data.output_path="$SFT_DIR.eval/sampled"
+  CARD_ARGS+=(--greedy-eval "$SFT_DIR.eval/greedy/metrics.json" --sampled-eval "$SFT_DIR.eval/sampled/metrics.json")
+fi
+"$PYTHON" -m verl.utils.model_card "$SFT_DIR" "${CARD_ARGS[@]}"
+if [[ -n "$SHIP_DIR" ]]; then
+  "$PYTHON" -m verl.utils.model_card "$SFT_DIR" "${CARD_ARGS[@]}" --copy-to "$SHIP_DIR"
+fi

@@ -20,6 +20,7 @@ model and tokenizer are saved (atomically) to `trainer.default_local_dir`, an HF
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -153,8 +154,12 @@ def _tokenize_all(tokenizer, rows: list[dict], config: SFTConfig) -> list[tuple[
     return out
 
 
-def _collate(examples: Sequence[tuple[list[int], list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
+def _collate(examples: Sequence[tuple[list[int], list[int]]], pad_id: int,
+             pad_multiple: int = 64) -> dict[str, torch.Tensor]:
+    """Right-padded batch; the width is rounded up to `pad_multiple` so few distinct shapes recur (on CPU every
+    new shape grows the allocator's cache: unrounded widths took memory to ~10 GiB)."""
     width = max(len(ids) for ids, _ in examples)
+    width = -(-width // pad_multiple) * pad_multiple
     input_ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
     attention = torch.zeros((len(examples), width), dtype=torch.long)
     loss_mask = torch.zeros((len(examples), width), dtype=torch.long)
@@ -166,13 +171,24 @@ def _collate(examples: Sequence[tuple[list[int], list[int]]], pad_id: int) -> di
 
 
 def _nll_sum(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    """Summed negative log-likelihood of the loss-mask tokens (each predicted from its prefix)."""
-    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1]
+    """Summed negative log-likelihood of the loss-mask tokens (each predicted from its prefix).
+
+    The LM head runs only on the positions that predict a loss-mask token (an agent conversation is ~90%
+    observation, so this skips most of the vocabulary projection); models whose causal-LM forward does more
+    than `lm_head(decoder(...))` (logit soft-capping, scaling) take the full-logits path.
+    """
     targets = batch["input_ids"][:, 1:]
-    weight = batch["loss_mask"][:, 1:].to(logits.dtype)
-    nll = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1),
-                                            reduction="none")
-    return (nll * weight.reshape(-1)).sum()
+    selected = batch["loss_mask"][:, 1:].bool()
+    head, decoder = model.get_output_embeddings(), getattr(model, "model", None)
+    config = model.config
+    plain_head = (head is not None and decoder is not None and getattr(config, "final_logit_softcapping", None) is None
+                  and getattr(config, "logits_scaling", 1.0) in (None, 1.0))
+    if plain_head:
+        hidden = decoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+        logits = head(hidden[:, :-1][selected])
+    else:
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1][selected]
+    return torch.nn.functional.cross_entropy(logits.float(), targets[selected], reduction="sum")
 
 
 # ------------------------------------------------------------------------------------------ train
@@ -196,30 +212,32 @@ class _Checkpoint:
         self.dir = os.path.abspath(os.path.expanduser(out_dir)).rstrip("/") + ".checkpoint"
         self.path = os.path.join(self.dir, "state.pt")
 
-    def save(self, model, optimizer, scheduler, losses: list, step: int, total_steps: int) -> None:
+    def save(self, model, optimizer, scheduler, losses: list, step: int, total_steps: int, wall_s: float) -> None:
         os.makedirs(self.dir, exist_ok=True)
         state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                 "losses": list(losses), "step": step, "total_steps": total_steps, "rng": torch.get_rng_state()}
+                 "losses": list(losses), "step": step, "total_steps": total_steps, "rng": torch.get_rng_state(),
+                 "wall_s": wall_s}
         torch.save(state, self.path + ".tmp")
         os.replace(self.path + ".tmp", self.path)
         logger.info("SFT checkpoint at step %d: %s", step, self.path)
 
-    def restore(self, model, optimizer, scheduler, losses: list, total_steps: int) -> int:
-        """Load the checkpoint into the given objects; returns its step (0 when there is none to resume)."""
+    def restore(self, model, optimizer, scheduler, losses: list, total_steps: int) -> tuple[int, float]:
+        """Load the checkpoint into the given objects; returns its step and the training seconds spent up to it
+        (`(0, 0.0)` when there is none to resume)."""
         if not os.path.exists(self.path):
-            return 0
+            return 0, 0.0
         state = torch.load(self.path, map_location="cpu", weights_only=False)
         if state["total_steps"] != total_steps:
             logger.warning("ignoring %s: it belongs to a run of %d steps, this one has %d", self.path,
                            state["total_steps"], total_steps)
-            return 0
+            return 0, 0.0
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         losses.extend(state["losses"])
         torch.set_rng_state(state["rng"])
         logger.info("resuming SFT from step %d of %d (%s)", state["step"], total_steps, self.path)
-        return int(state["step"])
+        return int(state["step"]), float(state.get("wall_s", 0.0))
 
     def remove(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -273,9 +291,12 @@ def run_sft(cfg: Any = None) -> dict:
                 model_path, len(examples), n_tokens, total_steps, data.batch_size,
                 math.ceil(total_steps / steps_per_epoch))
 
+    autocast = (torch.autocast(device.type, dtype=getattr(torch, tcfg.autocast_dtype)) if tcfg.autocast_dtype
+                else contextlib.nullcontext())
     losses: list[float] = []
     ckpt = _Checkpoint(tcfg.default_local_dir)
-    start = ckpt.restore(model, optimizer, scheduler, losses, total_steps) if tcfg.resume_mode == "auto" else 0
+    start, wall_before = (ckpt.restore(model, optimizer, scheduler, losses, total_steps)
+                          if tcfg.resume_mode == "auto" else (0, 0.0))
     t0 = time.perf_counter()
     batches = _batches(len(examples), data.batch_size, data.shuffle, data.seed)
     epoch = 0
@@ -288,10 +309,12 @@ def run_sft(cfg: Any = None) -> dict:
         denom = max(1, sum(sum(m[1:]) for _, m in step_examples))
         optimizer.zero_grad(set_to_none=True)
         step_loss = 0.0
-        for start in range(0, len(step_examples), data.micro_batch_size):
+        step_examples.sort(key=lambda example: len(example[0]))  # similar lengths share a micro-batch: less padding
+        for first in range(0, len(step_examples), data.micro_batch_size):
             batch = {k: v.to(device) for k, v in
-                     _collate(step_examples[start:start + data.micro_batch_size], pad_id).items()}
-            loss = _nll_sum(model, batch) / denom
+                     _collate(step_examples[first:first + data.micro_batch_size], pad_id).items()}
+            with autocast:
+                loss = _nll_sum(model, batch) / denom
             loss.backward()
             step_loss += float(loss.detach())
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.optim.clip_grad)
@@ -304,15 +327,16 @@ def run_sft(cfg: Any = None) -> dict:
                          "train/assistant_tokens": denom, "timing_s/step": time.perf_counter() - t_step,
                          "timing_s/elapsed": time.perf_counter() - t0}, step=step)
         if tcfg.save_freq > 0 and step % tcfg.save_freq == 0 and step < total_steps:
-            ckpt.save(model, optimizer, scheduler, losses, step, total_steps)
+            ckpt.save(model, optimizer, scheduler, losses, step, total_steps, wall_before + time.perf_counter() - t0)
 
     model.eval()
-    wall = time.perf_counter() - t0
+    wall = wall_before + time.perf_counter() - t0  # training seconds over all (resumed) segments
     window = max(1, min(10, len(losses) // 4))
     metrics = {"steps": total_steps, "epochs": epoch + 1, "examples": len(examples), "assistant_tokens": n_tokens,
                "first_loss": losses[0], "final_loss": sum(losses[-window:]) / window, "losses": losses,
                "wall_s": wall, "model_path": model_path, "train_file": data.train_file,
-               "output_dir": os.path.abspath(os.path.expanduser(tcfg.default_local_dir))}
+               "output_dir": os.path.abspath(os.path.expanduser(tcfg.default_local_dir)),
+               "device": str(device), "resumed_from_step": start, "config": dataclasses.asdict(config)}
     _save(model, tokenizer, tcfg.default_local_dir, metrics)
     ckpt.remove()  # the run is complete: a new run in this directory starts over
     logger.info("SFT done: %d steps in %.1fs, loss %.4f -> %.4f; saved to %s", total_steps, wall, losses[0],

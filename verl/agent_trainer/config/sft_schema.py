@@ -76,9 +76,12 @@ class SFTTrainerConfig:
     seed: int = 0
     save_freq: int = -1          # checkpoint (model, optimizer, schedule, position) every N steps; <= 0: never
     resume_mode: str = "auto"    # auto: continue from the checkpoint beside default_local_dir | disable
+    autocast_dtype: Optional[str] = None  # bfloat16: forward under torch.autocast (weights/optimizer stay as loaded)
 
     def __post_init__(self):
         _check_choice("trainer.resume_mode", self.resume_mode, ("auto", "disable"))
+        if self.autocast_dtype is not None:
+            _check_choice("trainer.autocast_dtype", self.autocast_dtype, ("bfloat16", "float16"))
         _check_positive("trainer.total_epochs", self.total_epochs)
         _check_positive("trainer.total_training_steps", self.total_training_steps)
         _check_positive("trainer.log_freq", self.log_freq)
