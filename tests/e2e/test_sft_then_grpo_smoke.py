@@ -1,0 +1,59 @@
+"""Smoke run of the whole recipe through the real scripts: `bash scripts/webshop_sft.sh` (4 expert demos, fitted
+tokenizer with product ids as single tokens, 1 SFT step, the model card) and then `bash scripts/webshop_train.sh`
+starting from that policy (POLICY_DIR: the shipped-policy path of the CPU profile), 1 GRPO step with the learning
+report."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.timeout(420)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_one_sft_step_then_one_grpo_step_from_that_policy(webshop_url, tmp_path):
+    from verl.utils.model_card import read_model_card
+
+    sft_dir = tmp_path / "policy"
+    env = {**os.environ, "PYTHON": sys.executable, "PROFILE": "cpu", "ENV_ADDR": webshop_url,
+           "RAY_USAGE_STATS_ENABLED": "0", "DEMOS": str(tmp_path / "demos.json"), "NUM_DEMOS": "4",
+           "SFT_DIR": str(sft_dir), "SFT_STEPS": "1", "EVAL": "0", "POLICY_DIR": str(tmp_path / "init"),
+           "POLICY_VOCAB": "600",
+           "POLICY_SIZES": "--hidden-size 64 --num-layers 2 --num-heads 2 --num-kv-heads 1 --intermediate-size 128"}
+    env.pop("MODEL_PATH", None)
+    sft = subprocess.run(["bash", "scripts/webshop_sft.sh", "data.micro_batch_size=2", "data.train_batch_size=4"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert sft.returncode == 0, f"{sft.stdout[-4000:]}\n{sft.stderr[-6000:]}"
+    assert "4/4 successful expert episodes" in sft.stdout
+    metrics = json.loads((sft_dir / "sft_metrics.json").read_text())
+    assert metrics["steps"] == 1 and metrics["examples"] == 4
+    card = read_model_card(str(sft_dir))
+    config = json.loads((sft_dir / "config.json").read_text())
+    assert card["model"]["hidden_size"] == config["hidden_size"] == 64
+    assert card["training"]["command"] == "bash scripts/webshop_sft.sh" and card["training"]["steps"] == 1
+    # product ids are single tokens of the fitted tokenizer
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(sft_dir))
+    demo_id = json.loads((tmp_path / "demos.json").read_text())[0]["conversations"]
+    asin = next(t["value"].split("click[")[1].split("]")[0] for t in demo_id
+                if t["from"] == "gpt" and "click[b0" in t["value"].lower())
+    assert len(tok.encode(asin, add_special_tokens=False)) == 1, asin
+
+    run = tmp_path / "run"
+    train = subprocess.run(
+        ["bash", "scripts/webshop_train.sh", "trainer.total_training_steps=1", "data.val_max_items=2",
+         "data.train_batch_size=2", f"trainer.default_local_dir={run}",
+         f"actor_rollout_ref.rollout.rollout_log_dir={run / 'rollouts'}", "ray_init.object_store_memory=200000000"],
+        cwd=ROOT, env={**env, "POLICY_DIR": str(sft_dir)}, capture_output=True, text=True, timeout=300)
+    assert train.returncode == 0, f"{train.stdout[-4000:]}\n{train.stderr[-8000:]}"
+    assert "tiny random model" not in train.stdout
+    report = json.loads((run / "learning_report.json").read_text())
+    assert report["n_goals"] == 2 and report["train_steps"] == 1
+    assert report["before"]["step"] == 0 and report["after"]["step"] == 1
+    rows = [json.loads(line) for line in open(run / "logs" / "metrics.jsonl")]
+    assert any("actor/pg_loss" in r for r in rows)
