@@ -738,12 +738,14 @@ class RayInitConfig:
     num_cpus: Optional[int] = None
     object_store_memory: Optional[int] = 1_000_000_000
     worker_num_cpus: float = 0.5
+    worker_cpu_threads: Optional[int] = None  # CPU: torch threads per worker; null: node cores / worker groups
     include_dashboard: bool = False
     timeline_json_file: Optional[str] = None
 
     def __post_init__(self):
         _check_positive("ray_init.num_cpus", self.num_cpus)
         _check_positive("ray_init.worker_num_cpus", self.worker_num_cpus, allow_zero=True)
+        _check_positive("ray_init.worker_cpu_threads", self.worker_cpu_threads)
         if self.object_store_memory is not None and self.object_store_memory < 78_643_200:
             raise ValueError(f"ray_init.object_store_memory={self.object_store_memory} is below Ray's minimum "
                              f"(78643200 bytes); use e.g. 1000000000")

@@ -299,7 +299,8 @@ class RayPPOTrainer:
             bundle = {"CPU": cfg.ray_init.worker_num_cpus * n_groups, **({"GPU": 1.0} if on_gpu else {})}
             self.placement = node_placement(cfg.trainer.nnodes, per_node, bundle)
         opts = dict(world_size=world, num_cpus=cfg.ray_init.worker_num_cpus,
-                    num_gpus=(1.0 / n_groups) if on_gpu else 0.0, placement=self.placement)
+                    num_gpus=(1.0 / n_groups) if on_gpu else 0.0, placement=self.placement,
+                    env_vars=None if on_gpu else {"OMP_NUM_THREADS": str(self._cpu_threads_per_worker(n_groups))})
         start = time.perf_counter()
         role = "actor_rollout_ref" if self.use_ref else "actor_rollout"
         # rollout_overlap: generate_sequences runs in its own concurrency group, beside the update
@@ -314,6 +315,17 @@ class RayPPOTrainer:
             wg.call_all("init_model")
         logger.info("worker groups %s ready in %.1f s (world size %d, device %s)",
                     [wg.name for wg in self._groups()], time.perf_counter() - start, world, cfg.trainer.device)
+
+    def _cpu_threads_per_worker(self, n_groups: int) -> int:
+        """torch threads of each CPU worker: `ray_init.worker_cpu_threads`, else the node's cores shared by the
+        `n_groups` worker groups on it (the phases of a step run one after another, so an update or log-prob
+        pass can use the cores; Ray alone would pin a fractional-CPU actor to one thread)."""
+        import ray
+
+        if self.config.ray_init.worker_cpu_threads:
+            return self.config.ray_init.worker_cpu_threads
+        node_cores = ray.cluster_resources().get("CPU", os.cpu_count() or 1) / max(1, self.config.trainer.nnodes)
+        return max(1, int(node_cores) // n_groups)
 
     def _start_env_fleet(self) -> None:
         """With `agentgym.env_servers.num > 0`: launch the env fleet and use its addresses as `agentgym.env_addr`."""
