@@ -174,16 +174,15 @@ def _nll_sum(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     """Summed negative log-likelihood of the loss-mask tokens (each predicted from its prefix).
 
     The LM head runs only on the positions that predict a loss-mask token (an agent conversation is ~90%
-    observation, so this skips most of the vocabulary projection); models whose causal-LM forward does more
-    than `lm_head(decoder(...))` (logit soft-capping, scaling) take the full-logits path.
+    observation, so this skips most of the vocabulary projection; `model_utils.split_lm_head`).
     """
+    from verl.utils.model_utils import split_lm_head
+
     targets = batch["input_ids"][:, 1:]
     selected = batch["loss_mask"][:, 1:].bool()
-    head, decoder = model.get_output_embeddings(), getattr(model, "model", None)
-    config = model.config
-    plain_head = (head is not None and decoder is not None and getattr(config, "final_logit_softcapping", None) is None
-                  and getattr(config, "logits_scaling", 1.0) in (None, 1.0))
-    if plain_head:
+    parts = split_lm_head(model)
+    if parts is not None:
+        decoder, head = parts
         hidden = decoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
         logits = head(hidden[:, :-1][selected])
     else:

@@ -21,7 +21,7 @@ import torch
 
 from verl.agent_trainer.config.schema import OptimConfig, as_section
 
-__all__ = ["load_tokenizer", "load_causal_lm", "load_value_model", "load_reward_model", "build_optimizer",
+__all__ = ["split_lm_head", "load_tokenizer", "load_causal_lm", "load_value_model", "load_reward_model", "build_optimizer",
            "build_lr_scheduler", "save_hf_dir"]
 
 logger = logging.getLogger(__name__)
@@ -117,6 +117,26 @@ def load_reward_model(path: str, dtype: torch.dtype = torch.float32, trust_remot
                          "sequence-classification checkpoint with num_labels=1 (one scalar score)")
     return AutoModelForSequenceClassification.from_pretrained(
         path, **_from_pretrained_kwargs(dtype, trust_remote_code, attn_implementation, config))
+
+
+def split_lm_head(model: torch.nn.Module):
+    """`(decoder, lm_head)` of a plain transformers causal LM (logits = lm_head(decoder(...).last_hidden_state)),
+    so callers can run the vocabulary projection on the positions they need only; None when that would not
+    equal the model's own logits (logit soft-capping or scaling) or the model is FSDP-sharded (its root-level
+    parameters are only gathered inside the root's forward).
+    """
+    head, decoder, config = model.get_output_embeddings(), getattr(model, "model", None), model.config
+    if head is None or decoder is None:
+        return None
+    if getattr(config, "final_logit_softcapping", None) is not None or getattr(config, "logits_scaling", 1.0) not in (None, 1.0):
+        return None
+    try:
+        from torch.distributed.fsdp import FSDPModule
+    except ImportError:  # pragma: no cover - torch without FSDP2
+        FSDPModule = ()
+    if isinstance(model, FSDPModule):
+        return None
+    return decoder, head
 
 
 def build_optimizer(module: torch.nn.Module, optim_cfg) -> torch.optim.Optimizer:

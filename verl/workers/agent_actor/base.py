@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from verl.agent_trainer.ppo import core_algos
+from verl.utils.model_utils import split_lm_head
 
 __all__ = ["BasePPOActor", "iter_slices", "MicroBatching", "BatchTotals", "batch_totals", "micro_weight",
            "token_budget_bins", "micro_batching_from_meta", "map_micro_batches", "activation_offload_context", "clip_grad_and_step",
@@ -363,8 +364,24 @@ def padding_trim_bounds(attention_mask: torch.Tensor, response_length: int) -> t
     return max(min(start, prompt_length - 1), 0), keep
 
 
+def _masked_head_forward(parts, tensors, responses: torch.Tensor, mask: torch.Tensor, head_fn: Callable):
+    """`head_fn` on the LM head's logits at the `mask` positions only, scattered back into zeros (bs, R')."""
+    decoder, head = parts
+    input_ids, attention_mask, position_ids = tensors
+    keep = responses.shape[1]
+    hidden = decoder(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                     use_cache=False).last_hidden_state[:, -keep - 1:-1]
+    logits = head(hidden[mask])[None]  # (1, N, vocab)
+    result = head_fn(logits, responses[mask][None])
+
+    def scatter(t):
+        return None if t is None else t.new_zeros(mask.shape).masked_scatter(mask, t[0])
+
+    return tuple(scatter(t) for t in result) if isinstance(result, tuple) else scatter(result)
+
+
 def response_forward(module: torch.nn.Module, micro, head_fn: Callable, lm_head_tail: bool = False,
-                     trim: bool = True):
+                     trim: bool = True, head_mask: torch.Tensor | None = None):
     """Forward one micro-batch and turn the outputs over its response positions into (bs, R) tensors.
 
     With `trim`, the columns that are padding in every row (common left padding of the prompts,
@@ -380,6 +397,10 @@ def response_forward(module: torch.nn.Module, micro, head_fn: Callable, lm_head_
             (None allowed) of shape (bs, R', ...), computed on the kept response columns R' <= R.
         lm_head_tail: see `forward_response_logits`.
         trim: False forwards the full padded length (the reference path).
+        head_mask: (bs, R) positions whose outputs are needed (e.g. `response_mask`: the model's own tokens of
+            an agent trajectory, ~10% of it); with `lm_head_tail` and a plain causal LM
+            (`model_utils.split_lm_head`) the LM head and `head_fn` run on those positions only and the
+            results are 0 elsewhere. Exact where the mask is 1.
 
     Returns:
         `head_fn`'s result with every tensor right-padded with zeros to (bs, R, ...).
@@ -393,8 +414,12 @@ def response_forward(module: torch.nn.Module, micro, head_fn: Callable, lm_head_
         end = tensors[0].shape[1] - response_length + keep
         if start > 0 or keep < response_length:
             tensors = tuple(t[:, start:end].contiguous() for t in tensors)
-    outputs = forward_response_logits(module, *tensors, keep, lm_head_tail=lm_head_tail)
-    result = head_fn(outputs, responses[:, :keep])
+    parts = split_lm_head(module) if (head_mask is not None and lm_head_tail) else None
+    if parts is not None:
+        result = _masked_head_forward(parts, tensors, responses[:, :keep], head_mask[:, :keep].bool(), head_fn)
+    else:
+        outputs = forward_response_logits(module, *tensors, keep, lm_head_tail=lm_head_tail)
+        result = head_fn(outputs, responses[:, :keep])
 
     def pad(t):
         if t is None or keep == response_length:

@@ -62,6 +62,9 @@ class DataParallelPPOActor(BasePPOActor):
     Attributes:
         trim_padding: drop the columns that are padding in every row of a micro-batch before the
             forward pass (exact; see `base.response_forward`). False forwards the full P+R length.
+        head_on_response_mask: when the batch has `response_mask`, run the LM head, log-probs and entropy on
+            its positions only (the model's own tokens; observations are most of an agent trajectory);
+            log-probs and entropies are 0 elsewhere, where every loss and metric masks them anyway.
     """
 
     def __init__(self, config, actor_module: torch.nn.Module, actor_optimizer: torch.optim.Optimizer | None = None,
@@ -80,6 +83,7 @@ class DataParallelPPOActor(BasePPOActor):
         self.policy_loss_fn = core_algos.get_policy_loss_fn(self.loss_mode)
         self._warned_rollout_fallback = False
         self.trim_padding = True
+        self.head_on_response_mask = True
 
     # ------------------------------------------------------------------ forward
     def _forward_micro_batch(self, micro, temperature: float, with_entropy: bool, entropy_grad: bool = False):
@@ -88,7 +92,9 @@ class DataParallelPPOActor(BasePPOActor):
                 logits = logits / temperature
             return logprobs_and_entropy(logits, responses, with_entropy=with_entropy, entropy_grad=entropy_grad)
 
-        return response_forward(self.actor_module, micro, head, lm_head_tail=True, trim=self.trim_padding)
+        head_mask = micro["response_mask"] if self.head_on_response_mask and "response_mask" in micro.keys() else None
+        return response_forward(self.actor_module, micro, head, lm_head_tail=True, trim=self.trim_padding,
+                                head_mask=head_mask)
 
     @torch.no_grad()
     def compute_log_prob(self, data, calculate_entropy: bool = True):
@@ -102,11 +108,13 @@ class DataParallelPPOActor(BasePPOActor):
 
         Returns:
             (log_probs (bs, response_length), entropys (bs, response_length) or None) in the rows'
-            original order; 0 at the positions past the longest response of each micro-batch.
+            original order; 0 at the positions past the longest response of each micro-batch and, when the
+            batch has `response_mask`, wherever it is 0 (`head_on_response_mask`).
         """
         temperature = float(data.meta_info.get("temperature", 1.0))
         batching = micro_batching_from_meta(data.meta_info, self.micro_batching)
-        batch = data.batch.select("input_ids", "attention_mask", "position_ids", "responses")
+        keys = ["input_ids", "attention_mask", "position_ids", "responses"]
+        batch = data.batch.select(*keys, *(["response_mask"] if "response_mask" in data.batch.keys() else []))
         was_training = self.actor_module.training
         self.actor_module.eval()
         try:

@@ -41,9 +41,12 @@ def param_delta(before, model):
     return torch.cat([(p.detach() - before[n]).flatten() for n, p in model.named_parameters()])
 
 
-def test_log_probs_match_direct_forward(batch):
+@pytest.mark.parametrize("masked_head", [False, True])
+def test_log_probs_match_direct_forward(batch, masked_head):
+    """Full head: every response position; masked head (the default): the response_mask positions, 0 elsewhere."""
     model = tiny_qwen2()
     actor = make_actor(model, ppo_micro_batch_size_per_gpu=3)  # 4 rows -> micro-batches of 3 and 1
+    actor.head_on_response_mask = masked_head
     batch.meta_info["temperature"] = 0.7
     log_probs, entropys = actor.compute_log_prob(batch)
     R = batch.batch["responses"].shape[1]
@@ -54,6 +57,9 @@ def test_log_probs_match_direct_forward(batch):
     # Rows 0-2 share a micro-batch whose row 0 fills R; row 3 is alone, so its padding is trimmed (0).
     computed = torch.ones(4, R, dtype=torch.bool)
     computed[3] = batch.batch["attention_mask"][3, -R:].bool()
+    if masked_head:
+        computed &= batch.batch["response_mask"].bool()
+        assert 0 < int(computed.sum()) < int(batch.batch["attention_mask"][:, -R:].sum())  # the mask drops some
     for i in range(len(batch)):
         for t in range(R):
             pos = batch.batch["input_ids"].shape[1] - R + t  # index of response token t
@@ -63,6 +69,25 @@ def test_log_probs_match_direct_forward(batch):
     expected_ent = -(p * logp_all[:, -R - 1:-1]).sum(-1) * computed
     assert torch.allclose(entropys, expected_ent, atol=1e-4)
     assert log_probs.shape == entropys.shape == (4, R)
+
+
+def test_masked_head_update_equals_the_full_head_update(batch):
+    """The policy update with the LM head on response_mask positions only moves the weights exactly as the
+    full-head update (gradient accumulation, token-mean and the entropy/KL terms included)."""
+    batch.batch["advantages"] = torch.linspace(-1, 1, batch.batch["responses"].numel()).reshape(
+        batch.batch["responses"].shape) * batch.batch["response_mask"]
+    deltas, metrics = [], []
+    for masked in (False, True):
+        model = tiny_qwen2()
+        actor = make_actor(model, lr=1.0, entropy_coeff=0.01)  # SGD: the weight change is the gradient
+        actor.head_on_response_mask = masked
+        data = with_old_log_probs(actor, copy.deepcopy(batch))
+        before = {n: p.detach().clone() for n, p in model.named_parameters()}
+        metrics.append(actor.update_policy(data))
+        deltas.append(param_delta(before, model))
+    torch.testing.assert_close(deltas[1], deltas[0], rtol=1e-4, atol=1e-6)
+    for key in ("actor/pg_loss", "actor/entropy", "actor/grad_norm"):
+        assert metrics[1][key] == pytest.approx(metrics[0][key], rel=1e-4, abs=1e-7), key
 
 
 def test_update_with_ratio_one_raises_advantaged_log_probs(batch):
