@@ -409,7 +409,12 @@ class RayPPOTrainer:
 
     def _stages(self) -> list[tuple[str, Callable[[DataProto, dict], DataProto]]]:
         """The step's stages in order; roles that are off contribute no stage."""
-        stages = [("gen", self._rollout), ("reward", self._rewards), ("old_log_prob", self._old_log_probs)]
+        stages = [("gen", self._rollout), ("reward", self._rewards)]
+        # with use_rollout_log_probs the update's pi_old is the engine's log-probs: a recompute would only feed
+        # metrics (rollout/log_prob_diff), unless the reward-side KL reads it
+        cfg = self.config
+        if not cfg.actor_rollout_ref.actor.use_rollout_log_probs or cfg.algorithm.use_kl_in_reward:
+            stages += [("old_log_prob", self._old_log_probs)]
         stages += [("ref", self._ref_log_probs)] if self.use_ref else []
         stages += [("values", self._values)] if self.use_critic else []
         stages += [("adv", self._advantages)]

@@ -1,0 +1,28 @@
+"""The stages of a training step follow the config: the old_log_prob pass is skipped when the update uses the
+engine's log-probs as pi_old and nothing else reads it."""
+import pytest
+from omegaconf import OmegaConf
+
+from verl.agent_trainer.config.schema import default_config_path, load_config
+from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
+
+
+def _stages(*overrides):
+    from verl.utils.tiny_model import build_tiny_model
+
+    base = ["actor_rollout_ref.rollout.name=hf", f"actor_rollout_ref.model.path={build_tiny_model()}"]
+    cfg = load_config(OmegaConf.merge(OmegaConf.load(default_config_path()),
+                                      OmegaConf.from_dotlist([*base, *overrides])),
+                      resolve_auto=False)
+    return [name for name, _ in RayPPOTrainer(cfg)._stages()]
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    ([], ["gen", "reward", "old_log_prob", "adv", "update_actor"]),
+    (["actor_rollout_ref.actor.use_kl_loss=true"], ["gen", "reward", "old_log_prob", "ref", "adv", "update_actor"]),
+    (["actor_rollout_ref.actor.use_rollout_log_probs=true"], ["gen", "reward", "adv", "update_actor"]),
+    (["actor_rollout_ref.actor.use_rollout_log_probs=true", "algorithm.use_kl_in_reward=true"],
+     ["gen", "reward", "old_log_prob", "ref", "adv", "update_actor"]),
+])
+def test_old_log_prob_stage_only_when_something_reads_it(overrides, expected):
+    assert _stages("algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=2", *overrides) == expected
