@@ -26,7 +26,7 @@ job_overrides() {
   if [[ "${WARM_START:-0}" == 1 ]]; then
     SFT_DIR="${SFT_DIR:-$ROOT/saves/sft/webshop_tiny}"
     if [[ ! -f "$SFT_DIR/sft_metrics.json" ]]; then
-      PYTHON="$PYTHON" MODEL_PATH="$MODEL_PATH" SFT_DIR="$SFT_DIR" bash "$ROOT/scripts/webshop_sft.sh"
+      PYTHON="$PYTHON" MODEL_PATH="$MODEL_PATH" SFT_DIR="$SFT_DIR" EVAL=0 bash "$ROOT/scripts/webshop_sft.sh"
     fi
     OVERRIDES+=(actor_rollout_ref.model.path="$SFT_DIR")
   elif [[ "$USING_DEFAULT_POLICY" != 1 ]]; then
