@@ -170,16 +170,18 @@ def _collate(examples: Sequence[tuple[list[int], list[int]]], pad_id: int,
     return {"input_ids": input_ids, "attention_mask": attention, "loss_mask": loss_mask}
 
 
-def _nll_sum(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    """Summed negative log-likelihood of the loss-mask tokens (each predicted from its prefix).
+def _nll_sum(model, batch: dict[str, torch.Tensor], observation_weight: float = 0.0) -> torch.Tensor:
+    """Summed negative log-likelihood of the loss-mask tokens (each predicted from its prefix), plus
+    `observation_weight` x that of the other real tokens (prompt and observations) when it is > 0.
 
-    The LM head runs only on the positions that predict a loss-mask token (an agent conversation is ~90%
-    observation, so this skips most of the vocabulary projection; `model_utils.split_lm_head`).
+    The LM head runs only on the positions whose loss is used (an agent conversation is ~90% observation, so
+    without the observation term this skips most of the vocabulary projection; `model_utils.split_lm_head`).
     """
     from verl.utils.model_utils import split_lm_head
 
     targets = batch["input_ids"][:, 1:]
-    selected = batch["loss_mask"][:, 1:].bool()
+    assistant = batch["loss_mask"][:, 1:].bool()
+    selected = assistant | batch["attention_mask"][:, 1:].bool() if observation_weight > 0 else assistant
     parts = split_lm_head(model)
     if parts is not None:
         decoder, head = parts
@@ -187,7 +189,11 @@ def _nll_sum(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         logits = head(hidden[:, :-1][selected])
     else:
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1][selected]
-    return torch.nn.functional.cross_entropy(logits.float(), targets[selected], reduction="sum")
+    nll = torch.nn.functional.cross_entropy(logits.float(), targets[selected], reduction="none")
+    if observation_weight <= 0:
+        return nll.sum()
+    weight = torch.where(assistant[selected], 1.0, observation_weight)
+    return (nll * weight).sum()
 
 
 # ------------------------------------------------------------------------------------------ train
@@ -313,7 +319,7 @@ def run_sft(cfg: Any = None) -> dict:
             batch = {k: v.to(device) for k, v in
                      _collate(step_examples[first:first + data.micro_batch_size], pad_id).items()}
             with autocast:
-                loss = _nll_sum(model, batch) / denom
+                loss = _nll_sum(model, batch, data.observation_loss_weight) / denom
             loss.backward()
             step_loss += float(loss.detach())
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.optim.clip_grad)

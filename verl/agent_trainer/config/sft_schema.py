@@ -30,6 +30,8 @@ class SFTDataConfig:
     max_examples: Optional[int] = None
     shuffle: bool = True
     seed: int = 1
+    observation_loss_weight: float = 0.0  # > 0: also learn the non-assistant tokens, with this weight
+
 
     def __post_init__(self):
         if not self.train_file:
@@ -39,6 +41,7 @@ class SFTDataConfig:
             _check_positive(f"data.{key}", getattr(self, key))
         _check_positive("data.train_batch_size", self.train_batch_size)
         _check_positive("data.max_examples", self.max_examples)
+        _check_positive("data.observation_loss_weight", self.observation_loss_weight, allow_zero=True)
         if self.train_batch_size is not None and self.train_batch_size % self.micro_batch_size:
             raise ValueError(f"data.train_batch_size={self.train_batch_size} must be a multiple of "
                              f"data.micro_batch_size={self.micro_batch_size}")

@@ -69,3 +69,18 @@ def test_autocast_bfloat16_is_close_and_bad_dtypes_are_refused(model):
     assert load_sft_config({"trainer": {"autocast_dtype": "bfloat16"}}, resolve_auto=False).trainer.autocast_dtype == "bfloat16"
     with pytest.raises(ValueError, match="autocast_dtype"):
         load_sft_config({"trainer": {"autocast_dtype": "int8"}}, resolve_auto=False)
+
+
+def test_observation_weight_adds_the_other_real_tokens_with_that_weight(model):
+    """observation_loss_weight w: loss = assistant NLL + w x NLL of the other real tokens (padding never counts)."""
+    batch = _collate(_examples(model.config.vocab_size), pad_id=0)
+    with torch.no_grad():
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1].float()
+        nll = -torch.log_softmax(logits, -1).gather(-1, batch["input_ids"][:, 1:, None])[..., 0]
+        assistant = batch["loss_mask"][:, 1:].float()
+        other = batch["attention_mask"][:, 1:].float() - assistant
+        assert float(other.sum()) > 0 and float((1 - batch["attention_mask"][:, 1:]).sum()) > 0  # both kinds exist
+        expected = float((nll * assistant).sum() + 0.25 * (nll * other).sum())
+        assert float(_nll_sum(model, batch, observation_weight=0.25)) == pytest.approx(expected, rel=1e-5)
+        assert float(_nll_sum(model, batch, observation_weight=0.0)) == pytest.approx(float((nll * assistant).sum()),
+                                                                                   rel=1e-5)
