@@ -92,7 +92,7 @@ def build_card(model_dir: str, greedy_eval: str | None = None, sampled_eval: str
             "command": command, "demonstrations": os.path.relpath(train_file) if train_file else None,
             "demonstrations_sha256": _sha256(train_file) if train_file and os.path.exists(train_file) else None,
             "conversations": sft.get("examples"), "assistant_tokens": sft.get("assistant_tokens"),
-            "steps": sft.get("steps"), "epochs": sft.get("epochs"), "batch_size": data.get("train_batch_size"),
+            "steps": sft.get("steps"), "epochs": _epochs(sft, data), "batch_size": data.get("train_batch_size"),
             "micro_batch_size": data.get("micro_batch_size"), "lr": optim.get("lr"),
             "lr_scheduler": optim.get("lr_scheduler_type"), "autocast_dtype": trainer.get("autocast_dtype"),
             "device": sft.get("device"), "seconds": round(float(sft.get("wall_s", 0.0)), 1),
@@ -106,6 +106,14 @@ def build_card(model_dir: str, greedy_eval: str | None = None, sampled_eval: str
     if evaluation:
         card["evaluation"] = evaluation
     return card
+
+
+def _epochs(sft: dict, data: dict):
+    """Passes over the data: steps x conversations per step / conversations (the started-epoch count otherwise)."""
+    batch = data.get("train_batch_size") or data.get("micro_batch_size")
+    if batch and sft.get("steps") and sft.get("examples"):
+        return round(sft["steps"] * batch / sft["examples"], 2)
+    return sft.get("epochs")
 
 
 def _pct(value) -> str:
