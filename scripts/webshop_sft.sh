@@ -19,8 +19,8 @@
 #    results in SFT_DIR.eval/{greedy,sampled}.
 # 5. The model card SFT_DIR/README.md (python -m verl.utils.model_card): command, data, steps, time, held-out
 #    numbers. SHIP_DIR (e.g. agentenv_webshop/sft_policy) also gets a copy of the model and its card.
-# The shipped policy (agentenv_webshop/sft_policy, see its README.md) is this command with its defaults
-# (SHIP_DIR=agentenv_webshop/sft_policy), run on a 2-core CPU (~75 min of SFT).
+# The shipped policy is to be this command with its defaults and SHIP_DIR=agentenv_webshop/sft_policy; on a
+# 2-core CPU the 800 steps take ~75-100 min and reach 0.5% greedy success (bench/RESULTS.md "P"): not shipped yet.
 # Every extra argument is a Hydra override of main_sft and wins over the defaults below.
 # Environment: PYTHON, MODEL_PATH, DEMOS (default saves/sft/webshop_demos.json), NUM_DEMOS (default: all),
 #   CLICK_AS_SHOWN (default 1), SFT_DIR (default saves/sft/webshop_policy), SFT_STEPS (default 800),
