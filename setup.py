@@ -14,6 +14,7 @@ CORE = [
     "ray[default]>=2.40",
     "hydra-core>=1.3",
     "omegaconf>=2.3",
+    "pyyaml>=6.0",            # model cards (verl.utils.model_card); also omegaconf's
     "tensordict>=0.6",
     "pandas",
     "pyarrow",  # pandas' parquet engine (verl-format data files)
