@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import shutil
 from typing import Any
@@ -48,14 +49,7 @@ def _parameter_count(model_dir: str) -> int:
     from safetensors import safe_open
 
     with safe_open(os.path.join(model_dir, "model.safetensors"), framework="np") as fh:
-        return sum(_numel(fh.get_slice(name).get_shape()) for name in fh.keys())
-
-
-def _numel(shape) -> int:
-    n = 1
-    for dim in shape:
-        n *= int(dim)
-    return n
+        return sum(math.prod(fh.get_slice(name).get_shape()) for name in fh.keys())
 
 
 def _eval_record(metrics_path: str) -> dict:

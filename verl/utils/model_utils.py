@@ -21,8 +21,8 @@ import torch
 
 from verl.agent_trainer.config.schema import OptimConfig, as_section
 
-__all__ = ["split_lm_head", "load_tokenizer", "load_causal_lm", "load_value_model", "load_reward_model", "build_optimizer",
-           "build_lr_scheduler", "save_hf_dir"]
+__all__ = ["split_lm_head", "is_fsdp_module", "load_tokenizer", "load_causal_lm", "load_value_model",
+           "load_reward_model", "build_optimizer", "build_lr_scheduler", "save_hf_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -128,15 +128,19 @@ def split_lm_head(model: torch.nn.Module):
     head, decoder, config = model.get_output_embeddings(), getattr(model, "model", None), model.config
     if head is None or decoder is None:
         return None
-    if getattr(config, "final_logit_softcapping", None) is not None or getattr(config, "logits_scaling", 1.0) not in (None, 1.0):
+    scaled = getattr(config, "logits_scaling", 1.0) not in (None, 1.0)
+    if getattr(config, "final_logit_softcapping", None) is not None or scaled or is_fsdp_module(model):
         return None
+    return decoder, head
+
+
+def is_fsdp_module(module: torch.nn.Module) -> bool:
+    """True for a module sharded with FSDP2 (`fully_shard`)."""
     try:
         from torch.distributed.fsdp import FSDPModule
     except ImportError:  # pragma: no cover - torch without FSDP2
-        FSDPModule = ()
-    if isinstance(model, FSDPModule):
-        return None
-    return decoder, head
+        return False
+    return isinstance(module, FSDPModule)
 
 
 def build_optimizer(module: torch.nn.Module, optim_cfg) -> torch.optim.Optimizer:

@@ -99,18 +99,10 @@ def _fsdp_wrap(module: torch.nn.Module, device: torch.device, compute_dtype: tor
     return module
 
 
-def _is_fsdp(module: torch.nn.Module) -> bool:
-    try:
-        from torch.distributed.fsdp import FSDPModule
-    except ImportError:  # pragma: no cover - torch without FSDP2
-        return False
-    return isinstance(module, FSDPModule)
-
-
 def _full_state_dict(module: torch.nn.Module, cpu_offload: bool = True) -> dict[str, torch.Tensor]:
     """Unsharded HF-named state dict. Under FSDP with `cpu_offload` only rank 0 receives it (the
     others get {}); without, every rank gets the full tensors on its GPU."""
-    if _is_fsdp(module):
+    if model_utils.is_fsdp_module(module):
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 
         return get_model_state_dict(module, options=StateDictOptions(full_state_dict=True, cpu_offload=cpu_offload))

@@ -182,7 +182,8 @@ def _fsdp_rank(rank: int, world: int, port: int, model_path: str, out: str) -> N
                       MASTER_PORT=str(port))
     import json
 
-    from verl.workers.fsdp_workers import _full_state_dict, _is_fsdp
+    from verl.utils.model_utils import is_fsdp_module as _is_fsdp
+    from verl.workers.fsdp_workers import _full_state_dict
 
     worker = ActorRolloutRefWorker(dict_config(model_path), role="actor")
     worker.init_model()

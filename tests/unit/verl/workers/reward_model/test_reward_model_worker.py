@@ -124,7 +124,7 @@ def test_a_reward_model_with_another_tokenizer_is_refused(paths, tmp_path):
 def _fsdp_rank(rank: int, world: int, port: int, policy: str, rm: str, out: str) -> None:
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
                       MASTER_PORT=str(port))
-    from verl.workers.fsdp_workers import _is_fsdp
+    from verl.utils.model_utils import is_fsdp_module as _is_fsdp
 
     worker = RewardModelWorker(rm_config(rm, micro=1), tokenizer_path=policy, device="cpu")
     worker.init_model()
