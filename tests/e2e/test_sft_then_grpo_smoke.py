@@ -1,7 +1,7 @@
 """Smoke run of the whole recipe through the real scripts: `bash scripts/webshop_sft.sh` (4 expert demos, fitted
-tokenizer with product ids as single tokens, 1 SFT step, the model card) and then `bash scripts/webshop_train.sh`
-starting from that policy (POLICY_DIR: the shipped-policy path of the CPU profile), 1 GRPO step with the learning
-report."""
+tokenizer with product ids as single tokens, two 1-step SFT stages, the model card) and then
+`bash scripts/webshop_train.sh` starting from that policy (POLICY_DIR: the shipped-policy path of the CPU profile),
+1 GRPO step with the learning report."""
 from __future__ import annotations
 
 import json
@@ -21,8 +21,8 @@ def test_one_sft_step_then_one_grpo_step_from_that_policy(webshop_url, tmp_path)
     sft_dir = tmp_path / "policy"
     env = {**os.environ, "PYTHON": sys.executable, "PROFILE": "cpu", "ENV_ADDR": webshop_url,
            "RAY_USAGE_STATS_ENABLED": "0", "DEMOS": str(tmp_path / "demos.json"), "NUM_DEMOS": "4",
-           "SFT_DIR": str(sft_dir), "SFT_STEPS": "1", "EVAL": "0", "POLICY_DIR": str(tmp_path / "init"),
-           "POLICY_VOCAB": "600",
+           "SFT_DIR": str(sft_dir), "SFT_STEPS": "1", "SFT_STAGE2_STEPS": "1", "EVAL": "0",
+           "POLICY_DIR": str(tmp_path / "init"), "POLICY_VOCAB": "600",
            "POLICY_SIZES": "--hidden-size 64 --num-layers 2 --num-heads 2 --num-kv-heads 1 --intermediate-size 128"}
     env.pop("MODEL_PATH", None)
     sft = subprocess.run(["bash", "scripts/webshop_sft.sh", "data.micro_batch_size=2", "data.train_batch_size=4"],
@@ -31,10 +31,12 @@ def test_one_sft_step_then_one_grpo_step_from_that_policy(webshop_url, tmp_path)
     assert "4/4 successful expert episodes" in sft.stdout
     metrics = json.loads((sft_dir / "sft_metrics.json").read_text())
     assert metrics["steps"] == 1 and metrics["examples"] == 4
+    assert metrics["model_path"] == f"{sft_dir}.stage1"  # the second stage starts from the first
     card = read_model_card(str(sft_dir))
     config = json.loads((sft_dir / "config.json").read_text())
     assert card["model"]["hidden_size"] == config["hidden_size"] == 64
-    assert card["training"]["command"] == "bash scripts/webshop_sft.sh" and card["training"]["steps"] == 1
+    assert card["training"]["command"] == "bash scripts/webshop_sft.sh" and card["training"]["steps"] == 2
+    assert [stage["steps"] for stage in card["training"]["stages"]] == [1, 1]
     # product ids are single tokens of the fitted tokenizer
     from transformers import AutoTokenizer
 

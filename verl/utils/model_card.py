@@ -5,7 +5,8 @@
 
 The front matter is the machine-readable record (`read_model_card` returns it): the architecture from
 `config.json` and the parameter count from the weights, the training run from `sft_metrics.json` (command,
-demonstrations file + sha256, steps, batch, schedule, seconds, device, losses) and the held-out numbers from
+demonstrations file + sha256, steps, batch, schedule, seconds, device, losses; one entry per stage when the run
+started from an earlier SFT run's directory, followed back through `model_path`) and the held-out numbers from
 `main_generation`'s `metrics.json` files (greedy and sampled: success with its Wilson CI, mean reward with its
 bootstrap CI, pass@j). The body says the same for people. `--copy-to` first copies the loadable part of DIR
 (weights, config, tokenizer, metrics) to OUT and writes the card there: that is how the shipped policy
@@ -76,21 +77,18 @@ def build_card(model_dir: str, greedy_eval: str | None = None, sampled_eval: str
                   **{key: config.get(key) for key in ARCH_KEYS}, "parameters": _parameter_count(model_dir),
                   "weights_bytes": os.path.getsize(os.path.join(model_dir, "model.safetensors"))},
     }
-    sft_path = os.path.join(model_dir, "sft_metrics.json")
-    if os.path.exists(sft_path):
-        sft = _load_json(sft_path)
-        cfg = sft.get("config", {})
-        data, optim, trainer = cfg.get("data", {}), cfg.get("optim", {}), cfg.get("trainer", {})
-        train_file = sft.get("train_file") or data.get("train_file")
+    stages = _sft_stages(model_dir)
+    if stages:
+        last = stages[-1]
         card["training"] = {
-            "command": command, "demonstrations": os.path.relpath(train_file) if train_file else None,
-            "demonstrations_sha256": _sha256(train_file) if train_file and os.path.exists(train_file) else None,
-            "conversations": sft.get("examples"), "assistant_tokens": sft.get("assistant_tokens"),
-            "steps": sft.get("steps"), "epochs": _epochs(sft, data), "batch_size": data.get("train_batch_size"),
-            "micro_batch_size": data.get("micro_batch_size"), "lr": optim.get("lr"),
-            "lr_scheduler": optim.get("lr_scheduler_type"), "autocast_dtype": trainer.get("autocast_dtype"),
-            "device": sft.get("device"), "seconds": round(float(sft.get("wall_s", 0.0)), 1),
-            "first_loss": sft.get("first_loss"), "final_loss": sft.get("final_loss"),
+            "command": command, "demonstrations": last["demonstrations"],
+            "demonstrations_sha256": last["demonstrations_sha256"], "conversations": last["conversations"],
+            "assistant_tokens": last["assistant_tokens"], "steps": sum(stage["steps"] or 0 for stage in stages),
+            "epochs": round(sum(stage["epochs"] or 0 for stage in stages), 2),
+            "batch_size": last["batch_size"], "micro_batch_size": last["micro_batch_size"],
+            "autocast_dtype": last["autocast_dtype"], "device": last["device"],
+            "seconds": round(sum(stage["seconds"] for stage in stages), 1),
+            "first_loss": stages[0]["first_loss"], "final_loss": last["final_loss"], "stages": stages,
         }
     evaluation = {}
     if greedy_eval:
@@ -100,6 +98,37 @@ def build_card(model_dir: str, greedy_eval: str | None = None, sampled_eval: str
     if evaluation:
         card["evaluation"] = evaluation
     return card
+
+
+def _sft_stages(model_dir: str) -> list[dict]:
+    """The SFT runs that made `model_dir`, oldest first: its sft_metrics.json, then the one of the model it started
+    from (`model_path`), and so on while that directory holds one (a second stage continues a first)."""
+    stages, seen = [], set()
+    while model_dir and os.path.exists(os.path.join(model_dir, "sft_metrics.json")) and model_dir not in seen:
+        seen.add(model_dir)
+        sft = _load_json(os.path.join(model_dir, "sft_metrics.json"))
+        stages.insert(0, _stage_record(sft))
+        model_dir = sft.get("model_path") or sft.get("config", {}).get("model", {}).get("path")
+    return stages
+
+
+def _stage_record(sft: dict) -> dict:
+    """One SFT run (its sft_metrics.json): data, schedule, cost and loss."""
+    cfg = sft.get("config", {})
+    data, optim, trainer = cfg.get("data", {}), cfg.get("optim", {}), cfg.get("trainer", {})
+    train_file = sft.get("train_file") or data.get("train_file")
+    init = sft.get("model_path") or cfg.get("model", {}).get("path")
+    return {
+        "init": os.path.basename(os.path.normpath(init)) if init else None,
+        "demonstrations": os.path.relpath(train_file) if train_file else None,
+        "demonstrations_sha256": _sha256(train_file) if train_file and os.path.exists(train_file) else None,
+        "conversations": sft.get("examples"), "assistant_tokens": sft.get("assistant_tokens"),
+        "steps": sft.get("steps"), "epochs": _epochs(sft, data), "batch_size": data.get("train_batch_size"),
+        "micro_batch_size": data.get("micro_batch_size"), "lr": optim.get("lr"),
+        "lr_scheduler": optim.get("lr_scheduler_type"), "autocast_dtype": trainer.get("autocast_dtype"),
+        "device": sft.get("device"), "seconds": round(float(sft.get("wall_s", 0.0)), 1),
+        "first_loss": sft.get("first_loss"), "final_loss": sft.get("final_loss"),
+    }
 
 
 def _epochs(sft: dict, data: dict):
@@ -131,9 +160,12 @@ def _body(card: dict) -> str:
                   f"- command: `{training['command']}`" if training.get("command") else "- command: (not recorded)",
                   f"- data: {training['conversations']} expert conversations from `{training['demonstrations']}` "
                   f"({training['assistant_tokens']} assistant tokens; sha256 `{(training['demonstrations_sha256'] or '-')[:16]}...`)",
-                  f"- {training['steps']} steps x {training['batch_size']} conversations ({training['epochs']} epochs), "
-                  f"lr {training['lr']} {training['lr_scheduler']}, autocast {training['autocast_dtype']}, "
-                  f"on {training['device']}: {training['seconds'] / 60:.1f} min of training",
+                  f"- {training['steps']} steps x {training['batch_size']} conversations ({training['epochs']} epochs) "
+                  f"on {training['device']}: {training['seconds'] / 60:.1f} min of training, autocast "
+                  f"{training['autocast_dtype']}",
+                  *(f"  - stage {i}: {stage['steps']} steps from `{stage['init']}`, lr {stage['lr']} "
+                    f"{stage['lr_scheduler']}, {stage['seconds'] / 60:.1f} min, loss {stage['first_loss']:.3f} -> "
+                    f"{stage['final_loss']:.3f}" for i, stage in enumerate(training["stages"], 1)),
                   f"- loss (assistant tokens): {training['first_loss']:.3f} -> {training['final_loss']:.3f}", ""]
     if evaluation:
         lines += ["## Held-out evaluation (AgentItemId/webshop_test.json)", "",

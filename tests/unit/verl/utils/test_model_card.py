@@ -66,3 +66,22 @@ def test_card_without_front_matter_is_refused(tmp_path):
     (tmp_path / "README.md").write_text("# just a title\n")
     with pytest.raises(ValueError, match="front matter"):
         read_model_card(str(tmp_path))
+
+
+def test_two_stage_sft_is_recorded_stage_by_stage(model_dir, tmp_path):
+    """A second SFT run started from the first one's directory: the card sums steps and time and lists both."""
+    from verl.utils.model_card import build_card, copy_model_dir, write_model_card
+
+    stage2 = tmp_path / "stage2"
+    copy_model_dir(str(model_dir), str(stage2))
+    first = json.loads((model_dir / "sft_metrics.json").read_text())
+    (stage2 / "sft_metrics.json").write_text(json.dumps({
+        **first, "steps": 20, "first_loss": 1.3, "final_loss": 0.5, "wall_s": 100.0, "model_path": str(model_dir),
+        "config": {**first["config"], "optim": {"lr": 5e-4, "lr_scheduler_type": "cosine"}}}))
+    training = build_card(str(stage2))["training"]
+    assert [s["steps"] for s in training["stages"]] == [12, 20] and training["steps"] == 32
+    assert [s["lr"] for s in training["stages"]] == [1e-3, 5e-4] and training["seconds"] == 161.0
+    assert training["first_loss"] == 8.5 and training["final_loss"] == 0.5
+    assert training["stages"][1]["init"] == "policy" and training["epochs"] == round((12 + 20) * 16 / 30, 2)
+    write_model_card(str(stage2), build_card(str(stage2)))
+    assert "stage 2: 20 steps from `policy`, lr 0.0005 cosine" in (stage2 / "README.md").read_text()
