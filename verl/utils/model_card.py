@@ -15,6 +15,7 @@ bootstrap CI, pass@j). The body says the same for people. `--copy-to` first copi
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import math
@@ -38,6 +39,7 @@ def _load_json(path: str) -> dict:
         return json.load(fh)
 
 
+@functools.lru_cache(maxsize=None)
 def _sha256(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -108,8 +110,13 @@ def _sft_stages(model_dir: str) -> list[dict]:
         seen.add(model_dir)
         sft = _load_json(os.path.join(model_dir, "sft_metrics.json"))
         stages.insert(0, _stage_record(sft))
-        model_dir = sft.get("model_path") or sft.get("config", {}).get("model", {}).get("path")
+        model_dir = _init_dir(sft)
     return stages
+
+
+def _init_dir(sft: dict) -> str | None:
+    """The model directory an SFT run (its sft_metrics.json) started from."""
+    return sft.get("model_path") or sft.get("config", {}).get("model", {}).get("path")
 
 
 def _stage_record(sft: dict) -> dict:
@@ -117,7 +124,7 @@ def _stage_record(sft: dict) -> dict:
     cfg = sft.get("config", {})
     data, optim, trainer = cfg.get("data", {}), cfg.get("optim", {}), cfg.get("trainer", {})
     train_file = sft.get("train_file") or data.get("train_file")
-    init = sft.get("model_path") or cfg.get("model", {}).get("path")
+    init = _init_dir(sft)
     return {
         "init": os.path.basename(os.path.normpath(init)) if init else None,
         "demonstrations": os.path.relpath(train_file) if train_file else None,

@@ -28,7 +28,8 @@ def test_card_matches_config_and_weights(card):
     import torch
     from transformers import AutoModelForCausalLM
 
-    config = json.load(open(os.path.join(POLICY, "config.json"), encoding="utf-8"))
+    with open(os.path.join(POLICY, "config.json"), encoding="utf-8") as fh:
+        config = json.load(fh)
     for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                 "intermediate_size", "vocab_size"):
         assert card["model"][key] == config[key], key
