@@ -53,7 +53,8 @@ def _write_task(tmp_path) -> tuple[str, str]:
     return str(data), str(scorer)
 
 
-def _train(tmp_path, tiny_model, estimator: str, steps: int = STEPS, validate: bool = False) -> list[dict]:
+def _train(tmp_path, tiny_model, estimator: str, steps: int = STEPS, validate: bool = False,
+           extra: tuple[str, ...] = ()) -> list[dict]:
     data, scorer = _write_task(tmp_path)
     logs = tmp_path / "logs"
     val = [f"data.val_files={data}", "trainer.val_before_train=True", "trainer.test_freq=1",
@@ -74,6 +75,7 @@ def _train(tmp_path, tiny_model, estimator: str, steps: int = STEPS, validate: b
         f"trainer.total_training_steps={steps}", "trainer.device=cpu", "trainer.seed=0", "trainer.export_hf=False",
         "trainer.logger=[file]", f"trainer.default_local_dir={tmp_path / 'ckpt'}", f"trainer.log_dir={logs}",
         "trainer.resume_mode=disable", "ray_init.num_cpus=2", "ray_init.object_store_memory=200000000",
+        *extra,
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "RAY_USAGE_STATS_ENABLED": "0", "TOKENIZERS_PARALLELISM": "false",
            "HYDRA_FULL_ERROR": "1"}
@@ -122,3 +124,31 @@ def test_remax_gets_its_greedy_baseline_through_the_estimator_registry(tiny_mode
     for r in rows:  # A = score - greedy score: both signs appear, and the update ran
         assert r["critic/advantages/max"] > r["critic/advantages/min"], r
         assert "actor/pg_loss" in r
+
+
+def test_filter_groups_keeps_informative_groups_and_still_learns(tiny_model, tmp_path):
+    """DAPO's dynamic sampling on the graded toy reward: groups almost always differ, so the update sees
+    the full batch and the reward still rises; the filter's metrics are logged every step."""
+    rows = _train(tmp_path, tiny_model, "grpo", extra=("algorithm.filter_groups.enable=true",))
+    assert [r["step"] for r in rows] == list(range(1, STEPS + 1))
+    for r in rows:
+        assert r["filter_groups/gen_batches"] == 1.0 and r["filter_groups/seen_groups"] == 4.0, r
+        assert r["filter_groups/kept_groups"] == 4.0 - 4.0 * r["filter_groups/dropped_frac"], r
+    scores = [r["critic/score/mean"] for r in rows]
+    first, last = sum(scores[:WINDOW]) / WINDOW, sum(scores[-WINDOW:]) / WINDOW
+    assert last > first + 0.1, scores
+
+
+def test_filter_groups_refills_then_skips_the_update_when_no_group_differs(tiny_model, tmp_path):
+    """metric=success on a reward that is never a success (a fraction below 1): every group scores the
+    same, so each step rolls out max_num_gen_batches batches, keeps nothing and skips the update (no
+    actor/* metrics), while the step's env metrics still describe every generated row."""
+    rows = _train(tmp_path, tiny_model, "grpo", steps=2,
+                  extra=("algorithm.filter_groups.enable=true", "algorithm.filter_groups.metric=success",
+                         "algorithm.filter_groups.max_num_gen_batches=2"))
+    assert [r["step"] for r in rows] == [1, 2]
+    for r in rows:
+        assert r["filter_groups/gen_batches"] == 2.0 and r["filter_groups/seen_groups"] == 8.0, r
+        assert r["filter_groups/kept_groups"] == 0.0 and r["filter_groups/dropped_frac"] == 1.0, r
+        assert not any(k.startswith("actor/") for k in r), r
+        assert r["env/success_rate"] == 0.0 and 0.0 < r["critic/score/mean"] < 0.5, r

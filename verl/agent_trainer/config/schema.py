@@ -654,6 +654,23 @@ class GiGPOConfig:
 
 
 @dataclass(frozen=True)
+class FilterGroupsConfig:
+    """`algorithm.filter_groups` (verl's DAPO names): dynamic sampling. Groups whose rows all score the
+    same carry no GRPO signal; they are dropped before the update, and up to `max_num_gen_batches`
+    rollouts per step (0: no limit) refill the batch with groups that have reward variance."""
+
+    enable: bool = False
+    metric: str = "score"         # score: the row's total score (token_level_scores); success: is_success
+    max_num_gen_batches: int = 1  # 1: drop only (the update trains on what is left); 0: no limit
+
+    def __post_init__(self):
+        _check_choice("algorithm.filter_groups.metric", self.metric, ("score", "success"))
+        if self.max_num_gen_batches < 0:
+            raise ValueError(f"algorithm.filter_groups.max_num_gen_batches={self.max_num_gen_batches} must be "
+                             f">= 0 (0: no limit)")
+
+
+@dataclass(frozen=True)
 class AlgoConfig:
     """`algorithm`: advantage estimation, reward-side KL and the rounds schedule."""
 
@@ -666,6 +683,7 @@ class AlgoConfig:
     kl_ctrl: KLCtrlConfig = field(default_factory=KLCtrlConfig)
     rounds_ctrl: RoundsCtrlConfig = field(default_factory=RoundsCtrlConfig)
     gigpo: GiGPOConfig = field(default_factory=GiGPOConfig)
+    filter_groups: FilterGroupsConfig = field(default_factory=FilterGroupsConfig)
 
     def __post_init__(self):
         for key in ("gamma", "lam"):
@@ -790,6 +808,10 @@ class PPOConfig:
                 f"algorithm.adv_estimator={self.algorithm.adv_estimator} compares the samples of one prompt, but "
                 f"actor_rollout_ref.rollout.n={arr.rollout.n} gives each prompt a single sample (no baseline); set "
                 "rollout.n >= 2 or use an estimator without groups (gae, reinforce_plus_plus, remax)")
+        if self.algorithm.filter_groups.enable and arr.rollout.n < 2:
+            raise ValueError(f"algorithm.filter_groups.enable=true keeps groups whose samples score differently, but "
+                             f"actor_rollout_ref.rollout.n={arr.rollout.n}: every group has one sample; set "
+                             "rollout.n >= 2")
         if arr.rollout.max_model_len < self.data.max_prompt_length + arr.rollout.max_tokens:
             raise ValueError(
                 f"actor_rollout_ref.rollout.max_model_len={arr.rollout.max_model_len} is smaller than "

@@ -41,6 +41,7 @@ import torch
 from agentenv.controller.types import is_success
 from verl.agent_trainer.config.schema import PPOConfig, to_dict
 from verl.agent_trainer.ppo import core_algos, metric_utils
+from verl.agent_trainer.ppo.dynamic_sampling import GroupFilter
 from verl.protocol import DataProto
 from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.checkpoint import CheckpointManager
@@ -209,6 +210,9 @@ def check_overlap_supported(cfg: PPOConfig) -> None:
     if free_cache or (free_cache is None and device == "cuda"):
         raise ValueError("trainer.rollout_overlap=true keeps the rollout engine resident while the actor updates; "
                          "set actor_rollout_ref.rollout.free_cache_engine=false (null means on for CUDA)")
+    if cfg.algorithm.filter_groups.enable:
+        raise ValueError("trainer.rollout_overlap=true cannot run algorithm.filter_groups.enable=true: refills "
+                         "are extra rollouts with the policy being updated; turn one of them off")
     needs = core_algos.estimator_needs(cfg.algorithm.adv_estimator)
     if needs:
         raise ValueError(f"trainer.rollout_overlap=true cannot run algorithm.adv_estimator="
@@ -274,6 +278,7 @@ class RayPPOTrainer:
         self.placement: NodePlacement | None = None
         self.overlap = config.trainer.rollout_overlap
         self._ahead: _Ahead | None = None  # rollout_overlap: the next step's rollout
+        self._generated: DataProto | None = None  # filter_groups: every row the step rolled out
         self._loader_state: dict | None = None  # rollout_overlap: the loader before the next step's rows were drawn
 
     # ------------------------------------------------------------------ setup
@@ -380,6 +385,8 @@ class RayPPOTrainer:
                     for name, stage in self._stages():
                         with _timer(name, timing):
                             batch = stage(batch, metrics)
+                        if batch is None:  # filter_groups kept no group: nothing to update this step
+                            break
                         if name == "gen" and self.overlap:  # the next step's rollout starts beside this step's update
                             self._loader_state = self.train_loader.state_dict()
                             next_rows = next(batches, None)
@@ -395,6 +402,7 @@ class RayPPOTrainer:
                         with _timer("save_checkpoint", timing):
                             self._save_checkpoint()
                 metrics.update(self._step_metrics(batch, timing))
+                self._generated = None
                 tracker.log(metrics, step=self.global_steps)
                 bar.update(1)
                 rows = next_rows if self.overlap else next(batches, None)
@@ -410,6 +418,8 @@ class RayPPOTrainer:
     def _stages(self) -> list[tuple[str, Callable[[DataProto, dict], DataProto]]]:
         """The step's stages in order; roles that are off contribute no stage."""
         stages = [("gen", self._rollout), ("reward", self._rewards)]
+        if self.config.algorithm.filter_groups.enable:
+            stages += [("filter", self._filter_groups)]
         # with use_rollout_log_probs the update's pi_old is the engine's log-probs: a recompute would only feed
         # metrics (rollout/log_prob_diff), unless the reward-side KL reads it
         cfg = self.config
@@ -523,6 +533,33 @@ class RayPPOTrainer:
     def _rewards(self, batch: DataProto, metrics: dict) -> DataProto:
         return self._score(batch, metrics)
 
+    def _filter_groups(self, batch: DataProto, metrics: dict) -> DataProto | None:
+        """`algorithm.filter_groups` (DAPO's dynamic sampling): drop the groups whose rows all score the
+        same, and roll out further batches of fresh prompts (up to `max_num_gen_batches` per step) until
+        `data.train_batch_size` groups with reward variance are kept. Returns the kept rows (None: none).
+        Every generated row still feeds the step's env/* and critic/score/* metrics (`_step_metrics`)."""
+        fg = self.config.algorithm.filter_groups
+        kept = GroupFilter(fg.metric, self.config.data.train_batch_size, fg.max_num_gen_batches)
+        kept.add(batch)
+        while kept.needs_more():
+            rows = self._next_rows()
+            if rows is None:
+                break
+            more = self._new_batch(rows)
+            kept.add(self._rewards(self._rollout(more, {}), {}))
+        self._generated = kept.all_generated()
+        metrics.update(kept.metrics())
+        return kept.result()
+
+    def _next_rows(self) -> list[dict] | None:
+        """A batch of fresh prompts outside the step count (refills): the rest of this epoch, else the
+        next epoch's first batch."""
+        for _ in range(2):
+            rows = next(iter(self.train_loader), None)
+            if rows is not None:
+                return rows
+        return None
+
     def _old_log_probs(self, batch: DataProto, metrics: dict) -> DataProto:
         """`old_log_probs` under the actor about to be updated; `training/weight_staleness` = actor
         updates between the weights that generated the batch and that actor (1 with rollout_overlap)."""
@@ -564,12 +601,19 @@ class RayPPOTrainer:
         metrics.update(metric_utils.reduce_metrics(out.meta_info.get("metrics", {})))
         return batch
 
-    def _step_metrics(self, batch: DataProto, timing: dict) -> dict:
-        out = metric_utils.compute_data_metrics(batch, use_critic=self.use_critic)
-        out.update(metric_utils.compute_timing_metrics(batch, timing))
-        out.update(metric_utils.compute_throughout_metrics(batch, timing, n_gpus=self.actor_wg.world_size))
+    def _step_metrics(self, batch: DataProto | None, timing: dict) -> dict:
+        """The step's metrics. With filter_groups, env/* and critic/score/* describe every generated row
+        (what the policy did), the rest the rows trained on; with no row kept, only the former."""
+        generated = self._generated
+        out = {} if batch is None else metric_utils.compute_data_metrics(batch, use_critic=self.use_critic)
+        if generated is not None:
+            out.update({k: v for k, v in metric_utils.compute_data_metrics(generated, use_critic=False).items()
+                        if k.startswith(("env/", "critic/score/"))})
+        timed = batch if batch is not None else generated
+        out.update(metric_utils.compute_timing_metrics(timed, timing))
+        out.update(metric_utils.compute_throughout_metrics(timed, timing, n_gpus=self.actor_wg.world_size))
         out.update({"training/global_step": self.global_steps, "training/epoch": self.train_loader.epoch,
-                    "rollout/max_rounds": batch.meta_info.get("max_rounds", 0)})
+                    "rollout/max_rounds": timed.meta_info.get("max_rounds", 0)})
         return out
 
     # ------------------------------------------------------------------ validation

@@ -20,6 +20,8 @@ def test_rollout_overlap_is_off_by_default():
     (["actor_rollout_ref.rollout.free_cache_engine=true"], "free_cache_engine=false"),
     (["trainer.device=cuda"], "null means on for CUDA"),  # free_cache_engine null resolves to on with CUDA
     (["algorithm.adv_estimator=remax"], "reward_baselines"),
+    (["algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=2", "algorithm.filter_groups.enable=true"],
+     "filter_groups"),
 ])
 def test_rollout_overlap_refuses_what_it_cannot_honour(overrides, message):
     cfg = _cfg("trainer.rollout_overlap=true", "actor_rollout_ref.rollout.name=hf", *overrides)

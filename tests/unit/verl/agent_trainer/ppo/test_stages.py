@@ -26,3 +26,20 @@ def _stages(*overrides):
 ])
 def test_old_log_prob_stage_only_when_something_reads_it(overrides, expected):
     assert _stages("algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=2", *overrides) == expected
+
+
+def test_filter_groups_adds_a_filter_stage_after_the_reward():
+    stages = _stages("algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=2",
+                     "actor_rollout_ref.actor.use_rollout_log_probs=true", "algorithm.filter_groups.enable=true")
+    assert stages == ["gen", "reward", "filter", "adv", "update_actor"]
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["algorithm.filter_groups.enable=true", "actor_rollout_ref.rollout.n=1", "algorithm.adv_estimator=gae"],
+     "rollout.n >= 2"),
+    (["algorithm.filter_groups.metric=reward"], "algorithm.filter_groups.metric"),
+    (["algorithm.filter_groups.max_num_gen_batches=-1"], "max_num_gen_batches"),
+])
+def test_filter_groups_config_errors_name_the_key(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        _stages(*overrides)
