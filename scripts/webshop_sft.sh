@@ -30,7 +30,9 @@
 #   CLICK_AS_SHOWN (default 1), SFT_DIR (default saves/sft/webshop_policy), SFT_STEPS (default 800),
 #   SFT_STAGE2_STEPS (default 800), SFT_STAGE2_LR (default 5e-4),
 #   POLICY_DIR (default saves/sft/webshop_policy_init), POLICY_SIZES (tiny_model size flags), POLICY_VOCAB (4096),
-#   EVAL (default 1), EVAL_ITEMS (200), EVAL_SAMPLES (4), SHIP_DIR (default: none).
+#   EVAL (default 1), EVAL_ITEMS (200), EVAL_SAMPLES (4), SHIP_DIR (default: none),
+#   PERMUTED_COPIES (default 0): train on the demos plus that many product-id-permuted copies of each
+#   (python -m agentenv_webshop.demo_augment; ids can then only be copied from the page, not recalled).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,6 +54,7 @@ EVAL="${EVAL:-1}"
 EVAL_ITEMS="${EVAL_ITEMS:-200}"
 EVAL_SAMPLES="${EVAL_SAMPLES:-4}"
 SHIP_DIR="${SHIP_DIR:-}"
+PERMUTED_COPIES="${PERMUTED_COPIES:-0}"
 POLICY_SIZES="${POLICY_SIZES:---hidden-size 256 --num-layers 4 --num-heads 4 --num-kv-heads 2 --intermediate-size 768}"
 
 if [[ ! -s "$DEMOS" ]]; then
@@ -99,6 +102,14 @@ PY
     --corpus "$POLICY_DIR.data/corpus.txt" --whole-tokens "$POLICY_DIR.data/product_ids.txt" >/dev/null
 fi
 
+TRAIN_DEMOS="$DEMOS"
+if [[ "$PERMUTED_COPIES" -gt 0 ]]; then
+  TRAIN_DEMOS="${DEMOS%.json}.perm$PERMUTED_COPIES.json"
+  if [[ ! -s "$TRAIN_DEMOS" ]]; then
+    "$PYTHON" -m agentenv_webshop.demo_augment "$DEMOS" "$TRAIN_DEMOS" --copies "$PERMUTED_COPIES"
+  fi
+fi
+
 # one main_sft run: sft_stage INIT_DIR OUT_DIR STEPS LR [hydra overrides...] (skipped when OUT_DIR is finished)
 sft_stage() {
   local init="$1" out="$2" steps="$3" lr="$4"
@@ -106,9 +117,9 @@ sft_stage() {
   if [[ -f "$out/sft_metrics.json" ]]; then
     return 0
   fi
-  echo "[webshop_sft] SFT of $init on $DEMOS: $steps steps, lr $lr -> $out"
+  echo "[webshop_sft] SFT of $init on $TRAIN_DEMOS: $steps steps, lr $lr -> $out"
   "$PYTHON" -m verl.agent_trainer.main_sft \
-    data.train_file="$DEMOS" \
+    data.train_file="$TRAIN_DEMOS" \
     data.micro_batch_size=8 \
     data.train_batch_size=16 \
     model.path="$init" \
