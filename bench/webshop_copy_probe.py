@@ -1,0 +1,162 @@
+"""Does a WebShop policy copy product ids from the page, or recall them? A two-minute probe instead of a rollout.
+
+    python bench/webshop_copy_probe.py MODEL_DIR [MODEL_DIR ...] [--goals 200] [--noise-steps 10 --noise-lr 1e-4]
+
+For each model: teacher-forced next-token accuracy on the assistant tokens of expert demonstrations (the expert
+plays each goal in process, ids clicked as shown) of the first `--goals` held-out goals
+(AgentItemId/webshop_test.json) and as many training goals, (a) as played and (b) with every product id replaced,
+consistently within the episode, by a random catalog id (`agentenv_webshop.demo_augment`). In (b) the clicked
+id can only be predicted by copying it from the observation, so its id accuracy is the policy's copying skill;
+(a) minus (b) is what it recalls by heart. Columns: `id acc` = argmax equals the demo's token where that token
+is a product id (the expert's `Thought: I think B0.. matches` and `click[B0..]`), `tok acc` = all assistant
+tokens, `nll` = mean negative log-likelihood per assistant token.
+
+`--noise-steps K` also applies K AdamW steps of a policy-gradient loss with zero-mean random advantages (pure
+noise, what an RL update with no signal does; 32 training demos a step) at `--noise-lr`, and measures again:
+how fragile the policy is to a GRPO step's noise.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+
+from verl.agent_trainer.main_sft import _collate, tokenize_conversation  # noqa: E402
+
+PRODUCT_ID_TOKEN = re.compile(r"B0[0-9A-Z]{8}")
+
+
+def expert_conversations(item_file: str, count: int) -> list[dict]:
+    """Successful expert conversations (main_sft format) for the first `count` WebShop goals of `item_file`."""
+    from agentenv_webshop.environment import WebshopSession, WebshopWorld
+    from agentenv_webshop.expert import ExpertPolicy, SessionEnv, to_conversation
+    from verl.utils.dataset import load_item_id_file
+
+    world = WebshopWorld.load()
+    env, policy = SessionEnv(WebshopSession(world)), ExpertPolicy(click_as_shown=True)
+    rows = [r for r in load_item_id_file(item_file, "item_id") if r["task_name"] == "webshop"][:count]
+    episodes = [policy.play(env, int(r["index"]), world.goals[int(r["index"])]) for r in rows]
+    return [to_conversation(e) for e in episodes if e.success]
+
+
+def permuted(conversations: list[dict], seed: int = 0) -> list[dict]:
+    """The conversations with product ids replaced by random catalog ids (consistently within each)."""
+    from agentenv_webshop.demo_augment import permute_product_ids
+    from agentenv_webshop.environment import WebshopWorld
+
+    rng, ids = random.Random(seed), sorted(WebshopWorld.load().by_asin)
+    return [permute_product_ids(c, ids, rng) for c in conversations]
+
+
+def _assistant_logits(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits at the positions predicting an assistant token, those tokens, and the row of each."""
+    from verl.utils.model_utils import split_lm_head
+
+    targets = batch["input_ids"][:, 1:]
+    mask = batch["loss_mask"][:, 1:].bool()
+    parts = split_lm_head(model)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        if parts is not None:
+            decoder, head = parts
+            hidden = decoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+            logits = head(hidden[:, :-1][mask])
+        else:
+            logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1][mask]
+    rows = torch.arange(mask.shape[0])[:, None].expand_as(mask)[mask]
+    return logits.float(), targets[mask], rows
+
+
+@torch.no_grad()
+def accuracy(model, examples: list[tuple[list[int], list[int]]], id_tokens: torch.Tensor, pad_id: int,
+             batch_size: int = 16) -> dict:
+    """Teacher-forced accuracy over the assistant tokens of tokenized `examples`: `id_acc` (where the demo's token is
+    a product id), `id_in_episode` (there, the share of predictions that are an id the episode shows: copied from
+    the page, right or wrong), `tok_acc` and `nll` (all assistant tokens)."""
+    model.eval()
+    tokens = correct = ids = ids_correct = ids_shown = 0
+    nll = 0.0
+    for start in range(0, len(examples), batch_size):
+        batch = _collate(examples[start:start + batch_size], pad_id)
+        logits, targets, rows = _assistant_logits(model, batch)
+        pred = logits.argmax(-1)
+        hit = pred == targets
+        is_id = id_tokens[targets]
+        shown = torch.tensor([pred[k].item() in batch["input_ids"][rows[k]] for k in range(len(pred))], dtype=torch.bool)
+        nll += torch.nn.functional.cross_entropy(logits, targets, reduction="sum").item()
+        tokens += targets.numel()
+        correct += hit.sum().item()
+        ids += is_id.sum().item()
+        ids_correct += (hit & is_id).sum().item()
+        ids_shown += (shown & is_id & id_tokens[pred]).sum().item()
+    return {"id_acc": ids_correct / max(ids, 1), "id_in_episode": ids_shown / max(ids, 1), "id_tokens": ids,
+            "tok_acc": correct / max(tokens, 1), "nll": nll / max(tokens, 1)}
+
+
+def noise_steps(model, examples: list[tuple[list[int], list[int]]], pad_id: int, steps: int, lr: float,
+                batch: int = 32, micro: int = 8, seed: int = 1) -> None:
+    """`steps` AdamW steps of -A * log p (token mean) with zero-mean random per-sequence advantages A."""
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.999), weight_decay=0.01)
+    gen = torch.Generator().manual_seed(seed)
+    model.train()
+    for _ in range(steps):
+        picks = torch.randint(len(examples), (batch,), generator=gen).tolist()
+        adv = torch.randn(batch, generator=gen)
+        adv -= adv.mean()
+        opt.zero_grad()
+        for start in range(0, batch, micro):
+            rows = _collate([examples[k] for k in picks[start:start + micro]], pad_id)
+            mask = rows["loss_mask"][:, 1:].bool()
+            logits, targets, seq = _assistant_logits(model, rows)
+            logp = torch.log_softmax(logits, -1).gather(-1, targets[:, None])[:, 0]
+            (-(adv[start:start + micro][seq] * logp).sum() / mask.sum() / (batch // micro)).backward()
+        opt.step()
+    model.eval()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("models", nargs="+", help="HF model directories (e.g. agentenv_webshop/sft_policy)")
+    ap.add_argument("--goals", type=int, default=200, help="held-out goals (and as many training goals)")
+    ap.add_argument("--noise-steps", type=int, default=0)
+    ap.add_argument("--noise-lr", type=float, default=1e-4)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(args.seed)
+    sets = {"held-out": expert_conversations("AgentItemId/webshop_test.json", args.goals),
+            "training": expert_conversations("AgentItemId/webshop_train.json", args.goals)}
+    sets = {**sets, **{f"{name}, ids permuted": permuted(convs, args.seed) for name, convs in list(sets.items())}}
+    print("| model | demos | n | id acc | id in episode | tok acc | nll | seconds |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|", flush=True)
+    for path in args.models:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        vocab = tokenizer.get_vocab()
+        id_tokens = torch.zeros(max(vocab.values()) + 1, dtype=torch.bool)
+        id_tokens[[i for t, i in vocab.items() if PRODUCT_ID_TOKEN.fullmatch(t)]] = True
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        data = {name: [tokenize_conversation(tokenizer, c["conversations"]) for c in convs]
+                for name, convs in sets.items()}
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+        rounds = [("", 0)] + ([(f" + {args.noise_steps} noise steps at lr {args.noise_lr:g}", args.noise_steps)]
+                             if args.noise_steps else [])
+        for label, steps in rounds:
+            if steps:
+                noise_steps(model, data["training"], pad, steps, args.noise_lr, seed=args.seed + 1)
+            for name, examples in data.items():
+                start = time.time()
+                r = accuracy(model, examples, id_tokens, pad)
+                print(f"| {path}{label} | {name} | {len(examples)} | {r['id_acc']:.3f} | {r['id_in_episode']:.3f} | {r['tok_acc']:.4f} | "
+                      f"{r['nll']:.4f} | {time.time() - start:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
