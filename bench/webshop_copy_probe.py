@@ -5,11 +5,13 @@
 For each model: teacher-forced next-token accuracy on the assistant tokens of expert demonstrations (the expert
 plays each goal in process, ids clicked as shown) of the first `--goals` held-out goals
 (AgentItemId/webshop_test.json) and as many training goals, (a) as played and (b) with every product id replaced,
-consistently within the episode, by a random catalog id (`agentenv_webshop.demo_augment`). In (b) the clicked
-id can only be predicted by copying it from the observation, so its id accuracy is the policy's copying skill;
-(a) minus (b) is what it recalls by heart. Columns: `id acc` = argmax equals the demo's token where that token
-is a product id (the expert's `Thought: I think B0.. matches` and `click[B0..]`), `tok acc` = all assistant
-tokens, `nll` = mean negative log-likelihood per assistant token.
+consistently within the episode, by a random catalog id (`agentenv_webshop.demo_augment`). In (b) an id can
+only be predicted by copying it, so (a) minus (b) is what the policy recalls by heart. Columns, where the demo's
+next token is a product id: `page id acc` for the first id of an assistant turn (the expert's `Thought: I think
+B0.. matches`: an id chosen from the results page), `page id: an id shown` (there, the share of predictions that
+are an id the episode shows, right or wrong: copying from the page at all), `repeated id acc` for an id repeated
+within the turn (`click[B0..]` copying the Thought, a few tokens back); `tok acc` and `nll` over all assistant
+tokens.
 
 `--noise-steps K` also applies K AdamW steps of a policy-gradient loss with zero-mean random advantages (pure
 noise, what an RL update with no signal does; 32 training demos a step) at `--noise-lr`, and measures again:
@@ -74,30 +76,54 @@ def _assistant_logits(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
     return logits.float(), targets[mask], rows
 
 
+def repeated_in_turn(loss_mask: list[int], targets: list[int]) -> list[bool]:
+    """For each assistant position (mask 1) of one row: does its token already occur earlier in the same
+    assistant turn (a run of 1s)? The expert names a product id in its Thought and repeats it in its Action."""
+    out, seen, inside = [], set(), False
+    for m, t in zip(loss_mask, targets):
+        if m:
+            if not inside:
+                seen = set()
+            out.append(t in seen)
+            seen.add(t)
+        inside = bool(m)
+    return out
+
+
 @torch.no_grad()
 def accuracy(model, examples: list[tuple[list[int], list[int]]], id_tokens: torch.Tensor, pad_id: int,
              batch_size: int = 16) -> dict:
-    """Teacher-forced accuracy over the assistant tokens of tokenized `examples`: `id_acc` (where the demo's token is
-    a product id), `id_in_episode` (there, the share of predictions that are an id the episode shows: copied from
-    the page, right or wrong), `tok_acc` and `nll` (all assistant tokens)."""
+    """Teacher-forced accuracy over the assistant tokens of tokenized `examples`.
+
+    Returns `page_id_acc` (where the demo's token is a product id named for the first time in its turn: the
+    Thought's id, chosen from the page), `page_id_shown` (there, the share of predictions that are an id the
+    episode shows, right or wrong), `repeat_id_acc` (ids repeated within the turn: the Action copying its
+    Thought), `tok_acc` and `nll` (all assistant tokens), and the counts `page_ids`, `repeat_ids`.
+    """
     model.eval()
-    tokens = correct = ids = ids_correct = ids_shown = 0
+    counts = dict.fromkeys(("tokens", "correct", "page_ids", "page_correct", "page_shown", "repeat_ids",
+                            "repeat_correct"), 0)
     nll = 0.0
     for start in range(0, len(examples), batch_size):
         batch = _collate(examples[start:start + batch_size], pad_id)
         logits, targets, rows = _assistant_logits(model, batch)
+        repeat = torch.tensor([r for mask, tgt in zip(batch["loss_mask"][:, 1:].tolist(), batch["input_ids"][:, 1:].tolist())
+                               for r in repeated_in_turn(mask, tgt)], dtype=torch.bool)
         pred = logits.argmax(-1)
         hit = pred == targets
         is_id = id_tokens[targets]
-        shown = torch.tensor([pred[k].item() in batch["input_ids"][rows[k]] for k in range(len(pred))], dtype=torch.bool)
+        shown = torch.tensor([bool(id_tokens[p]) and p in batch["input_ids"][r] for p, r in zip(pred.tolist(), rows.tolist())])
         nll += torch.nn.functional.cross_entropy(logits, targets, reduction="sum").item()
-        tokens += targets.numel()
-        correct += hit.sum().item()
-        ids += is_id.sum().item()
-        ids_correct += (hit & is_id).sum().item()
-        ids_shown += (shown & is_id & id_tokens[pred]).sum().item()
-    return {"id_acc": ids_correct / max(ids, 1), "id_in_episode": ids_shown / max(ids, 1), "id_tokens": ids,
-            "tok_acc": correct / max(tokens, 1), "nll": nll / max(tokens, 1)}
+        page, again = is_id & ~repeat, is_id & repeat
+        for key, value in (("tokens", targets.numel()), ("correct", hit.sum()), ("page_ids", page.sum()),
+                           ("page_correct", (hit & page).sum()), ("page_shown", (shown & page).sum()),
+                           ("repeat_ids", again.sum()), ("repeat_correct", (hit & again).sum())):
+            counts[key] += int(value)
+    return {"page_id_acc": counts["page_correct"] / max(counts["page_ids"], 1),
+            "page_id_shown": counts["page_shown"] / max(counts["page_ids"], 1),
+            "repeat_id_acc": counts["repeat_correct"] / max(counts["repeat_ids"], 1),
+            "tok_acc": counts["correct"] / max(counts["tokens"], 1), "nll": nll / max(counts["tokens"], 1),
+            "page_ids": counts["page_ids"], "repeat_ids": counts["repeat_ids"]}
 
 
 def noise_steps(model, examples: list[tuple[list[int], list[int]]], pad_id: int, steps: int, lr: float,
@@ -135,8 +161,8 @@ def main(argv: list[str] | None = None) -> None:
     sets = {"held-out": expert_conversations("AgentItemId/webshop_test.json", args.goals),
             "training": expert_conversations("AgentItemId/webshop_train.json", args.goals)}
     sets = {**sets, **{f"{name}, ids permuted": permuted(convs, args.seed) for name, convs in list(sets.items())}}
-    print("| model | demos | n | id acc | id in episode | tok acc | nll | seconds |\n"
-          "|---|---|---:|---:|---:|---:|---:|---:|", flush=True)
+    print("| model | demos | n | page id acc | page id: an id shown | repeated id acc | tok acc | nll | seconds |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     for path in args.models:
         tokenizer = AutoTokenizer.from_pretrained(path)
         vocab = tokenizer.get_vocab()
@@ -154,8 +180,9 @@ def main(argv: list[str] | None = None) -> None:
             for name, examples in data.items():
                 start = time.time()
                 r = accuracy(model, examples, id_tokens, pad)
-                print(f"| {path}{label} | {name} | {len(examples)} | {r['id_acc']:.3f} | {r['id_in_episode']:.3f} | {r['tok_acc']:.4f} | "
-                      f"{r['nll']:.4f} | {time.time() - start:.0f} |", flush=True)
+                print(f"| {path}{label} | {name} | {len(examples)} | {r['page_id_acc']:.3f} | {r['page_id_shown']:.3f} | "
+                      f"{r['repeat_id_acc']:.3f} | {r['tok_acc']:.4f} | {r['nll']:.4f} | {time.time() - start:.0f} |",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@
 #    demonstrations, forward in bfloat16 autocast, in two stages: SFT_STEPS at lr 1e-3 (cosine) into
 #    SFT_DIR.stage1, then SFT_STAGE2_STEPS more from there at SFT_STAGE2_LR (a warm restart, fresh optimizer) into
 #    SFT_DIR (SFT_STAGE2_STEPS=0: one stage, straight into SFT_DIR). The second stage is where a 5M model learns to
-#    copy the instruction's words and the page's product ids (bench/RESULTS.md "P"). `actor_rollout_ref.model.path`
+#    copy the instruction's words; product ids it recalls by heart rather than copies from the page
+#    (bench/webshop_copy_probe.py, bench/RESULTS.md "P" and "P4"). `actor_rollout_ref.model.path`
 #    (training) or `model.path` (evaluation) can point to SFT_DIR. A killed run resumes from its last checkpoint
 #    (every 100 steps); a finished stage is skipped, and stages 2-3 when SFT_DIR holds a finished run.
 # 4. (EVAL=1) held-out evaluation on the first EVAL_ITEMS goals of AgentItemId/webshop_test.json with the
@@ -32,7 +33,8 @@
 #   POLICY_DIR (default saves/sft/webshop_policy_init), POLICY_SIZES (tiny_model size flags), POLICY_VOCAB (4096),
 #   EVAL (default 1), EVAL_ITEMS (200), EVAL_SAMPLES (4), SHIP_DIR (default: none),
 #   PERMUTED_COPIES (default 0): train on the demos plus that many product-id-permuted copies of each
-#   (python -m agentenv_webshop.demo_augment; ids can then only be copied from the page, not recalled).
+#   (python -m agentenv_webshop.demo_augment; ids can then only be copied from the page, not recalled);
+#   PERMUTED_ONLY=1 drops the originals (only permuted copies: recalling an id never pays).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -55,6 +57,7 @@ EVAL_ITEMS="${EVAL_ITEMS:-200}"
 EVAL_SAMPLES="${EVAL_SAMPLES:-4}"
 SHIP_DIR="${SHIP_DIR:-}"
 PERMUTED_COPIES="${PERMUTED_COPIES:-0}"
+PERMUTED_ONLY="${PERMUTED_ONLY:-0}"
 POLICY_SIZES="${POLICY_SIZES:---hidden-size 256 --num-layers 4 --num-heads 4 --num-kv-heads 2 --intermediate-size 768}"
 
 if [[ ! -s "$DEMOS" ]]; then
@@ -104,9 +107,14 @@ fi
 
 TRAIN_DEMOS="$DEMOS"
 if [[ "$PERMUTED_COPIES" -gt 0 ]]; then
+  AUGMENT_ARGS=(--copies "$PERMUTED_COPIES")
   TRAIN_DEMOS="${DEMOS%.json}.perm$PERMUTED_COPIES.json"
+  if [[ "$PERMUTED_ONLY" == 1 ]]; then
+    AUGMENT_ARGS+=(--no-originals)
+    TRAIN_DEMOS="${DEMOS%.json}.permonly$PERMUTED_COPIES.json"
+  fi
   if [[ ! -s "$TRAIN_DEMOS" ]]; then
-    "$PYTHON" -m agentenv_webshop.demo_augment "$DEMOS" "$TRAIN_DEMOS" --copies "$PERMUTED_COPIES"
+    "$PYTHON" -m agentenv_webshop.demo_augment "$DEMOS" "$TRAIN_DEMOS" "${AUGMENT_ARGS[@]}"
   fi
 fi
 

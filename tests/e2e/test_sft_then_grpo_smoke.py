@@ -62,12 +62,14 @@ def test_one_sft_step_then_one_grpo_step_from_that_policy(webshop_url, tmp_path)
     assert any("actor/pg_loss" in r for r in rows)
 
 
-def test_sft_on_demos_with_permuted_product_id_copies(tmp_path):
+@pytest.mark.parametrize("permuted_only", [False, True])
+def test_sft_on_demos_with_permuted_product_id_copies(tmp_path, permuted_only):
     """PERMUTED_COPIES=1: the script writes the demos plus one id-permuted copy of each next to DEMOS and
-    trains on that file (twice the conversations)."""
+    trains on that file (twice the conversations); with PERMUTED_ONLY=1 on the permuted copies alone."""
     sft_dir = tmp_path / "policy"
     env = {**os.environ, "PYTHON": sys.executable, "DEMOS": str(tmp_path / "demos.json"), "NUM_DEMOS": "3",
            "SFT_DIR": str(sft_dir), "SFT_STEPS": "1", "SFT_STAGE2_STEPS": "0", "EVAL": "0", "PERMUTED_COPIES": "1",
+           "PERMUTED_ONLY": "1" if permuted_only else "0",
            "POLICY_DIR": str(tmp_path / "init"), "POLICY_VOCAB": "600",
            "POLICY_SIZES": "--hidden-size 64 --num-layers 2 --num-heads 2 --num-kv-heads 1 --intermediate-size 128"}
     env.pop("MODEL_PATH", None)
@@ -75,7 +77,15 @@ def test_sft_on_demos_with_permuted_product_id_copies(tmp_path):
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert sft.returncode == 0, f"{sft.stdout[-4000:]}\n{sft.stderr[-6000:]}"
     demos = json.loads((tmp_path / "demos.json").read_text())
-    augmented = json.loads((tmp_path / "demos.perm1.json").read_text())
-    assert len(demos) == 3 and augmented[:3] == demos and all(d["ids_permuted"] for d in augmented[3:])
+    assert len(demos) == 3
     metrics = json.loads((sft_dir / "sft_metrics.json").read_text())
-    assert metrics["examples"] == 6 and metrics["steps"] == 1
+    assert metrics["steps"] == 1
+    if permuted_only:
+        augmented = json.loads((tmp_path / "demos.permonly1.json").read_text())
+        assert len(augmented) == 3 and all(d["ids_permuted"] for d in augmented)
+        assert [len(d["conversations"]) for d in augmented] == [len(d["conversations"]) for d in demos]
+        assert augmented != demos and metrics["examples"] == 3
+    else:
+        augmented = json.loads((tmp_path / "demos.perm1.json").read_text())
+        assert augmented[:3] == demos and all(d["ids_permuted"] for d in augmented[3:])
+        assert metrics["examples"] == 6
