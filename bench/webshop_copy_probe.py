@@ -58,20 +58,14 @@ def permuted(conversations: list[dict], seed: int = 0) -> list[dict]:
     return [permute_product_ids(c, ids, rng) for c in conversations]
 
 
-def _assistant_logits(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+def _assistant_logits(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Logits at the positions predicting an assistant token, those tokens, and the row of each."""
-    from verl.utils.model_utils import split_lm_head
+    from verl.utils.model_utils import next_token_logits
 
     targets = batch["input_ids"][:, 1:]
     mask = batch["loss_mask"][:, 1:].bool()
-    parts = split_lm_head(model)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        if parts is not None:
-            decoder, head = parts
-            hidden = decoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-            logits = head(hidden[:, :-1][mask])
-        else:
-            logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1][mask]
+        logits = next_token_logits(model, batch["input_ids"], batch["attention_mask"], mask)
     rows = torch.arange(mask.shape[0])[:, None].expand_as(mask)[mask]
     return logits.float(), targets[mask], rows
 

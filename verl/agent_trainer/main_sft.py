@@ -175,20 +175,14 @@ def _nll_sum(model, batch: dict[str, torch.Tensor], observation_weight: float = 
     `observation_weight` x that of the other real tokens (prompt and observations) when it is > 0.
 
     The LM head runs only on the positions whose loss is used (an agent conversation is ~90% observation, so
-    without the observation term this skips most of the vocabulary projection; `model_utils.split_lm_head`).
+    without the observation term this skips most of the vocabulary projection; `model_utils.next_token_logits`).
     """
-    from verl.utils.model_utils import split_lm_head
+    from verl.utils.model_utils import next_token_logits
 
     targets = batch["input_ids"][:, 1:]
     assistant = batch["loss_mask"][:, 1:].bool()
     selected = assistant | batch["attention_mask"][:, 1:].bool() if observation_weight > 0 else assistant
-    parts = split_lm_head(model)
-    if parts is not None:
-        decoder, head = parts
-        hidden = decoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-        logits = head(hidden[:, :-1][selected])
-    else:
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1][selected]
+    logits = next_token_logits(model, batch["input_ids"], batch["attention_mask"], selected)
     nll = torch.nn.functional.cross_entropy(logits.float(), targets[selected], reduction="none")
     if observation_weight <= 0:
         return nll.sum()

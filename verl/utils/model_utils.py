@@ -21,7 +21,7 @@ import torch
 
 from verl.agent_trainer.config.schema import OptimConfig, as_section
 
-__all__ = ["split_lm_head", "is_fsdp_module", "load_tokenizer", "load_causal_lm", "load_value_model",
+__all__ = ["split_lm_head", "next_token_logits", "is_fsdp_module", "load_tokenizer", "load_causal_lm", "load_value_model",
            "load_reward_model", "build_optimizer", "build_lr_scheduler", "save_hf_dir"]
 
 logger = logging.getLogger(__name__)
@@ -132,6 +132,18 @@ def split_lm_head(model: torch.nn.Module):
     if getattr(config, "final_logit_softcapping", None) is not None or scaled or is_fsdp_module(model):
         return None
     return decoder, head
+
+
+def next_token_logits(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                      selected: torch.Tensor) -> torch.Tensor:
+    """Logits predicting token t+1 at the positions t where `selected` ([batch, seq-1], bool) is true, as
+    `[n_selected, vocab]`; the LM head runs on those positions only when `split_lm_head` allows it."""
+    parts = split_lm_head(model)
+    if parts is not None:
+        decoder, head = parts
+        hidden = decoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        return head(hidden[:, :-1][selected])
+    return model(input_ids=input_ids, attention_mask=attention_mask).logits[:, :-1][selected]
 
 
 def is_fsdp_module(module: torch.nn.Module) -> bool:
