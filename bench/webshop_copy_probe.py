@@ -106,9 +106,11 @@ def accuracy(model, examples: list[tuple[list[int], list[int]]], id_tokens: torc
         pred = logits.argmax(-1)
         hit = pred == targets
         is_id = id_tokens[targets]
-        shown = torch.tensor([bool(id_tokens[p]) and p in batch["input_ids"][r] for p, r in zip(pred.tolist(), rows.tolist())])
         nll += torch.nn.functional.cross_entropy(logits, targets, reduction="sum").item()
         page, again = is_id & ~repeat, is_id & repeat
+        shown = torch.zeros_like(page)
+        for k in page.nonzero()[:, 0].tolist():  # is the predicted token an id this conversation shows?
+            shown[k] = bool(id_tokens[pred[k]]) and bool((batch["input_ids"][rows[k]] == pred[k]).any())
         for key, value in (("tokens", targets.numel()), ("correct", hit.sum()), ("page_ids", page.sum()),
                            ("page_correct", (hit & page).sum()), ("page_shown", (shown & page).sum()),
                            ("repeat_ids", again.sum()), ("repeat_correct", (hit & again).sum())):
@@ -166,11 +168,8 @@ def main(argv: list[str] | None = None) -> None:
         data = {name: [tokenize_conversation(tokenizer, c["conversations"]) for c in convs]
                 for name, convs in sets.items()}
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-        rounds = [("", 0)] + ([(f" + {args.noise_steps} noise steps at lr {args.noise_lr:g}", args.noise_steps)]
-                             if args.noise_steps else [])
-        for label, steps in rounds:
-            if steps:
-                noise_steps(model, data["training"], pad, steps, args.noise_lr, seed=args.seed + 1)
+
+        def report(label: str) -> None:
             for name, examples in data.items():
                 start = time.time()
                 r = accuracy(model, examples, id_tokens, pad)
@@ -178,6 +177,10 @@ def main(argv: list[str] | None = None) -> None:
                       f"{r['repeat_id_acc']:.3f} | {r['tok_acc']:.4f} | {r['nll']:.4f} | {time.time() - start:.0f} |",
                       flush=True)
 
+        report("")
+        if args.noise_steps:
+            noise_steps(model, data["training"], pad, args.noise_steps, args.noise_lr, seed=args.seed + 1)
+            report(f" + {args.noise_steps} noise steps at lr {args.noise_lr:g}")
 
 if __name__ == "__main__":
     main()

@@ -106,6 +106,10 @@ PY
 fi
 
 TRAIN_DEMOS="$DEMOS"
+if [[ "$PERMUTED_ONLY" == 1 && "$PERMUTED_COPIES" -lt 1 ]]; then
+  echo "[webshop_sft] PERMUTED_ONLY=1 needs PERMUTED_COPIES >= 1 (the permuted copies to train on)" >&2
+  exit 2
+fi
 if [[ "$PERMUTED_COPIES" -gt 0 ]]; then
   AUGMENT_ARGS=(--copies "$PERMUTED_COPIES")
   TRAIN_DEMOS="${DEMOS%.json}.perm$PERMUTED_COPIES.json"
