@@ -7,9 +7,12 @@ replaced, consistently within the episode, by another catalog id, so the only wa
 is to copy it from the observation. The texts stay well-formed (an id is replaced by an id).
 
     python -m agentenv_webshop.demo_augment DEMOS OUT [--copies 1] [--seed 0] [--no-originals]
+                                            [--until-product-click]
 
 writes OUT = the original conversations (unless --no-originals) followed by `--copies` permuted copies of
 each, in the `main_sft` format (`{"item_id", "conversations": [{"from", "loss", "value"}]}`).
+`--until-product-click` cuts every conversation after its first assistant turn that clicks a product id
+(the choice from the results page): a copy curriculum of shorter rows, each ending in the decision to learn.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import os
 import random
 import re
 
-__all__ = ["PRODUCT_ID", "permute_product_ids", "augment"]
+__all__ = ["PRODUCT_ID", "permute_product_ids", "until_product_click", "augment"]
 
 # WebShop ASINs as the pages show them (B0 + 8 upper-case letters or digits); ids clicked in lower case
 # (click_as_shown=False demos) are matched too and keep their case.
@@ -49,9 +52,27 @@ def permute_product_ids(conversation: dict, catalog_ids: list[str], rng: random.
     return {**conversation, "conversations": turns, "ids_permuted": True}
 
 
+_CLICKS_PRODUCT = re.compile(r"click\[\s*[Bb]0[0-9A-Za-z]{8}\s*\]")
+
+
+def until_product_click(conversation: dict) -> dict | None:
+    """`conversation` cut after its first assistant turn that clicks a product id; None if none does."""
+    turns = conversation["conversations"]
+    for i, turn in enumerate(turns):
+        if turn["from"] == "gpt" and _CLICKS_PRODUCT.search(turn["value"]):
+            return {**conversation, "conversations": turns[: i + 1]}
+    return None
+
+
 def augment(demos: list[dict], catalog_ids: list[str], copies: int = 1, seed: int = 0,
-            keep_originals: bool = True) -> list[dict]:
-    """The demos (if `keep_originals`) followed by `copies` id-permuted copies of each (seeded)."""
+            keep_originals: bool = True, cut_after_click: bool = False) -> list[dict]:
+    """The demos (if `keep_originals`) followed by `copies` id-permuted copies of each (seeded).
+
+    `cut_after_click`: every row ends at its first product click (`until_product_click`); demos without one
+    are dropped.
+    """
+    if cut_after_click:
+        demos = [c for c in map(until_product_click, demos) if c is not None]
     rng = random.Random(seed)
     ids = sorted(i.upper() for i in catalog_ids)
     out = list(demos) if keep_originals else []
@@ -67,6 +88,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--copies", type=int, default=1, help="permuted copies of each demonstration")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-originals", action="store_true", help="write only the permuted copies")
+    ap.add_argument("--until-product-click", action="store_true",
+                    help="cut each conversation after its first product-id click (the results-page choice)")
     args = ap.parse_args(argv)
     if args.copies < 0:
         ap.error("--copies must be >= 0")
@@ -74,7 +97,8 @@ def main(argv: list[str] | None = None) -> None:
 
     with open(args.demos, encoding="utf-8") as fh:
         demos = json.load(fh)
-    rows = augment(demos, list(WebshopWorld.load().by_asin), args.copies, args.seed, not args.no_originals)
+    rows = augment(demos, list(WebshopWorld.load().by_asin), args.copies, args.seed, not args.no_originals,
+                   args.until_product_click)
     with open(args.out + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(rows, fh)
     os.replace(args.out + ".tmp", args.out)

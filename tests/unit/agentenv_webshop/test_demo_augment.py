@@ -2,7 +2,7 @@
 import json
 import random
 
-from agentenv_webshop.demo_augment import PRODUCT_ID, augment, main, permute_product_ids
+from agentenv_webshop.demo_augment import PRODUCT_ID, augment, main, permute_product_ids, until_product_click
 
 CATALOG = [f"B0{i:08d}" for i in range(50)]
 
@@ -46,3 +46,16 @@ def test_cli_writes_the_augmented_file(tmp_path):
     main([str(demos), str(out), "--copies", "1"])
     rows = json.loads(out.read_text())
     assert len(rows) == 2 and rows[0] == _demo() and rows[1]["ids_permuted"] is True
+
+
+def test_until_product_click_ends_each_row_at_the_results_page_choice():
+    demo = _demo()
+    demo["conversations"] += [{"from": "human", "loss": None, "value": "[SEP] Buy Now"},
+                              {"from": "gpt", "loss": True, "value": "Action:\nclick[buy now]"}]
+    cut = until_product_click(demo)
+    assert cut["conversations"] == _demo()["conversations"] and cut["item_id"] == "webshop_7"
+    no_click = {"item_id": "x", "conversations": _demo()["conversations"][:2]}
+    assert until_product_click(no_click) is None
+    out = augment([demo, no_click], CATALOG, copies=1, keep_originals=False, cut_after_click=True)
+    assert len(out) == 1 and len(out[0]["conversations"]) == 4
+    assert out[0]["conversations"][3]["value"].endswith(f"click[{PRODUCT_ID.findall(out[0]['conversations'][2]['value'])[1].lower()}]")
