@@ -34,7 +34,9 @@
 #   EVAL (default 1), EVAL_ITEMS (200), EVAL_SAMPLES (4), SHIP_DIR (default: none),
 #   PERMUTED_COPIES (default 0): train on the demos plus that many product-id-permuted copies of each
 #   (python -m agentenv_webshop.demo_augment; ids can then only be copied from the page, not recalled);
-#   PERMUTED_ONLY=1 drops the originals (only permuted copies: recalling an id never pays).
+#   PERMUTED_ONLY=1 drops the originals (only permuted copies: recalling an id never pays); CHOICE_ROWS=1 cuts
+#   every row after its first product click (demo_augment --until-product-click: the results-page choice, the
+#   curriculum that teaches a 5M policy to copy ids from the page, bench/RESULTS.md "P5").
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -58,7 +60,12 @@ EVAL_SAMPLES="${EVAL_SAMPLES:-4}"
 SHIP_DIR="${SHIP_DIR:-}"
 PERMUTED_COPIES="${PERMUTED_COPIES:-0}"
 PERMUTED_ONLY="${PERMUTED_ONLY:-0}"
+CHOICE_ROWS="${CHOICE_ROWS:-0}"
 POLICY_SIZES="${POLICY_SIZES:---hidden-size 256 --num-layers 4 --num-heads 4 --num-kv-heads 2 --intermediate-size 768}"
+if [[ ( "$PERMUTED_ONLY" == 1 || "$CHOICE_ROWS" == 1 ) && "$PERMUTED_COPIES" -lt 1 ]]; then
+  echo "[webshop_sft] PERMUTED_ONLY=1 and CHOICE_ROWS=1 need PERMUTED_COPIES >= 1 (the permuted copies to train on)" >&2
+  exit 2
+fi
 
 if [[ ! -s "$DEMOS" ]]; then
   echo "[webshop_sft] writing expert demonstrations (NUM_DEMOS=$NUM_DEMOS, 0 = all train ids) to $DEMOS"
@@ -106,16 +113,16 @@ PY
 fi
 
 TRAIN_DEMOS="$DEMOS"
-if [[ "$PERMUTED_ONLY" == 1 && "$PERMUTED_COPIES" -lt 1 ]]; then
-  echo "[webshop_sft] PERMUTED_ONLY=1 needs PERMUTED_COPIES >= 1 (the permuted copies to train on)" >&2
-  exit 2
-fi
 if [[ "$PERMUTED_COPIES" -gt 0 ]]; then
   AUGMENT_ARGS=(--copies "$PERMUTED_COPIES")
   TRAIN_DEMOS="${DEMOS%.json}.perm$PERMUTED_COPIES.json"
   if [[ "$PERMUTED_ONLY" == 1 ]]; then
     AUGMENT_ARGS+=(--no-originals)
     TRAIN_DEMOS="${DEMOS%.json}.permonly$PERMUTED_COPIES.json"
+  fi
+  if [[ "$CHOICE_ROWS" == 1 ]]; then
+    AUGMENT_ARGS+=(--until-product-click)
+    TRAIN_DEMOS="${TRAIN_DEMOS%.json}.choices.json"
   fi
   if [[ ! -s "$TRAIN_DEMOS" ]]; then
     "$PYTHON" -m agentenv_webshop.demo_augment "$DEMOS" "$TRAIN_DEMOS" "${AUGMENT_ARGS[@]}"

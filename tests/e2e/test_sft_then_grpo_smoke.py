@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -62,14 +63,15 @@ def test_one_sft_step_then_one_grpo_step_from_that_policy(webshop_url, tmp_path)
     assert any("actor/pg_loss" in r for r in rows)
 
 
-@pytest.mark.parametrize("permuted_only", [False, True])
-def test_sft_on_demos_with_permuted_product_id_copies(tmp_path, permuted_only):
+@pytest.mark.parametrize("permuted_only,choice_rows", [(False, False), (True, False), (True, True)])
+def test_sft_on_demos_with_permuted_product_id_copies(tmp_path, permuted_only, choice_rows):
     """PERMUTED_COPIES=1: the script writes the demos plus one id-permuted copy of each next to DEMOS and
-    trains on that file (twice the conversations); with PERMUTED_ONLY=1 on the permuted copies alone."""
+    trains on that file (twice the conversations); with PERMUTED_ONLY=1 on the permuted copies alone, and with
+    CHOICE_ROWS=1 on those copies cut after their first product click."""
     sft_dir = tmp_path / "policy"
     env = {**os.environ, "PYTHON": sys.executable, "DEMOS": str(tmp_path / "demos.json"), "NUM_DEMOS": "3",
            "SFT_DIR": str(sft_dir), "SFT_STEPS": "1", "SFT_STAGE2_STEPS": "0", "EVAL": "0", "PERMUTED_COPIES": "1",
-           "PERMUTED_ONLY": "1" if permuted_only else "0",
+           "PERMUTED_ONLY": "1" if permuted_only else "0", "CHOICE_ROWS": "1" if choice_rows else "0",
            "POLICY_DIR": str(tmp_path / "init"), "POLICY_VOCAB": "600",
            "POLICY_SIZES": "--hidden-size 64 --num-layers 2 --num-heads 2 --num-kv-heads 1 --intermediate-size 128"}
     env.pop("MODEL_PATH", None)
@@ -80,7 +82,15 @@ def test_sft_on_demos_with_permuted_product_id_copies(tmp_path, permuted_only):
     assert len(demos) == 3
     metrics = json.loads((sft_dir / "sft_metrics.json").read_text())
     assert metrics["steps"] == 1
-    if permuted_only:
+    if choice_rows:
+        augmented = json.loads((tmp_path / "demos.permonly1.choices.json").read_text())
+        assert len(augmented) == 3 and all(d["ids_permuted"] for d in augmented)
+        for row, demo in zip(augmented, demos):
+            last = row["conversations"][-1]
+            assert last["from"] == "gpt" and re.search(r"click\[B0[0-9A-Z]{8}\]", last["value"])
+            assert len(row["conversations"]) < len(demo["conversations"])
+        assert metrics["examples"] == 3
+    elif permuted_only:
         augmented = json.loads((tmp_path / "demos.permonly1.json").read_text())
         assert len(augmented) == 3 and all(d["ids_permuted"] for d in augmented)
         assert [len(d["conversations"]) for d in augmented] == [len(d["conversations"]) for d in demos]
@@ -89,3 +99,15 @@ def test_sft_on_demos_with_permuted_product_id_copies(tmp_path, permuted_only):
         augmented = json.loads((tmp_path / "demos.perm1.json").read_text())
         assert augmented[:3] == demos and all(d["ids_permuted"] for d in augmented[3:])
         assert metrics["examples"] == 6
+
+
+@pytest.mark.parametrize("flag", ["PERMUTED_ONLY", "CHOICE_ROWS"])
+def test_permuted_only_flags_without_copies_exit_2_before_any_work(tmp_path, flag):
+    """PERMUTED_ONLY=1 / CHOICE_ROWS=1 without PERMUTED_COPIES is refused at once (exit 2, a message, no files)."""
+    env = {**os.environ, "PYTHON": sys.executable, flag: "1", "PERMUTED_COPIES": "0",
+           "DEMOS": str(tmp_path / "demos.json"), "SFT_DIR": str(tmp_path / "policy"),
+           "POLICY_DIR": str(tmp_path / "init")}
+    run = subprocess.run(["bash", "scripts/webshop_sft.sh"], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 2 and "need PERMUTED_COPIES >= 1" in run.stderr
+    assert list(tmp_path.iterdir()) == []
