@@ -52,7 +52,7 @@ def permute_product_ids(conversation: dict, catalog_ids: list[str], rng: random.
     return {**conversation, "conversations": turns, "ids_permuted": True}
 
 
-_CLICKS_PRODUCT = re.compile(r"click\[\s*[Bb]0[0-9A-Za-z]{8}\s*\]")
+_CLICKS_PRODUCT = re.compile(r"click\[\s*" + PRODUCT_ID.pattern + r"\s*\]")
 
 
 def until_product_click(conversation: dict) -> dict | None:

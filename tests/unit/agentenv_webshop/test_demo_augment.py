@@ -58,4 +58,5 @@ def test_until_product_click_ends_each_row_at_the_results_page_choice():
     assert until_product_click(no_click) is None
     out = augment([demo, no_click], CATALOG, copies=1, keep_originals=False, cut_after_click=True)
     assert len(out) == 1 and len(out[0]["conversations"]) == 4
-    assert out[0]["conversations"][3]["value"].endswith(f"click[{PRODUCT_ID.findall(out[0]['conversations'][2]['value'])[1].lower()}]")
+    chosen = PRODUCT_ID.findall(out[0]["conversations"][2]["value"])[1]
+    assert out[0]["conversations"][3]["value"].endswith(f"click[{chosen.lower()}]")
