@@ -32,6 +32,7 @@ from verl.protocol import DataProto
 from verl.utils import model_utils
 from verl.utils.checkpoint import capture_rng_state, restore_rng_state
 from verl.utils.device import resolve_device, resolve_dtype
+from verl.workers.copy_only import CopyOnlyRule, copy_only_token_ids
 
 __all__ = ["ActorRolloutRefWorker", "CriticWorker", "RewardModelWorker"]
 
@@ -378,6 +379,11 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
             self.ref_module = self._place(ref, FSDPConfig(param_offload=cfg.ref.fsdp_config.param_offload), False)
             self.ref_policy = DataParallelPPOActor(actor_cfg, self.ref_module, None)
 
+        if cfg.rollout.copy_only_tokens:  # log-probs under the rule the rollout samples with
+            rule = CopyOnlyRule(copy_only_token_ids(self.tokenizer, cfg.rollout.copy_only_tokens))
+            for policy in (self.actor, self.ref_policy):
+                if policy is not None:
+                    policy.copy_only = rule
         if self._is_rollout:
             self._build_rollout()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib.util
+import re
 import sys
 import types
 import typing
@@ -353,6 +354,7 @@ class RolloutConfig:
     rollout_log_dir: Optional[str] = None
     system_prompt: Optional[str] = None      # null: AgentGym-RL's Qwen system line; "" for none
     stop_token_ids: List[int] = field(default_factory=list)  # extra ids that end a turn (besides EOS)
+    copy_only_tokens: Optional[str] = None   # regex: matching vocabulary tokens only when already in the context
     val_kwargs: ValKwargsConfig = field(default_factory=ValKwargsConfig)
     multi_turn: MultiTurnConfig = field(default_factory=MultiTurnConfig)
     agent: AgentLoopConfig = field(default_factory=AgentLoopConfig)
@@ -377,6 +379,12 @@ class RolloutConfig:
         _check_positive(f"{p}.kv_cache_space_gb", self.kv_cache_space_gb)
         _check_choice(f"{p}.logprobs_mode", self.logprobs_mode,
                       ("processed_logprobs", "raw_logprobs", "processed_logits", "raw_logits"))
+        if self.copy_only_tokens is not None:
+            try:
+                re.compile(self.copy_only_tokens)
+            except re.error as exc:
+                raise ValueError(f"{p}.copy_only_tokens is not a regular expression "
+                                 f"({self.copy_only_tokens!r}: {exc})") from None
 
 
 @dataclass(frozen=True)

@@ -364,14 +364,18 @@ def padding_trim_bounds(attention_mask: torch.Tensor, response_length: int) -> t
     return max(min(start, prompt_length - 1), 0), keep
 
 
-def _masked_head_forward(parts, tensors, responses: torch.Tensor, mask: torch.Tensor, head_fn: Callable):
+def _masked_head_forward(parts, tensors, responses: torch.Tensor, mask: torch.Tensor, head_fn: Callable,
+                         logits_rule: Callable | None = None):
     """`head_fn` on the LM head's logits at the `mask` positions only, scattered back into zeros (bs, R')."""
     decoder, head = parts
     input_ids, attention_mask, position_ids = tensors
     keep = responses.shape[1]
     hidden = decoder(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                      use_cache=False).last_hidden_state[:, -keep - 1:-1]
-    logits = head(hidden[mask])[None]  # (1, N, vocab)
+    logits = head(hidden[mask])  # (N, vocab)
+    if logits_rule is not None:
+        logits = logits_rule(logits, *mask.nonzero(as_tuple=True))
+    logits = logits[None]  # (1, N, vocab)
     result = head_fn(logits, responses[mask][None])
 
     def scatter(t):
@@ -381,7 +385,7 @@ def _masked_head_forward(parts, tensors, responses: torch.Tensor, mask: torch.Te
 
 
 def response_forward(module: torch.nn.Module, micro, head_fn: Callable, lm_head_tail: bool = False,
-                     trim: bool = True, head_mask: torch.Tensor | None = None):
+                     trim: bool = True, head_mask: torch.Tensor | None = None, logits_rule: Callable | None = None):
     """Forward one micro-batch and turn the outputs over its response positions into (bs, R) tensors.
 
     With `trim`, the columns that are padding in every row (common left padding of the prompts,
@@ -401,6 +405,9 @@ def response_forward(module: torch.nn.Module, micro, head_fn: Callable, lm_head_
             an agent trajectory, ~10% of it); with `lm_head_tail` and a plain causal LM
             (`model_utils.split_lm_head`) the LM head and `head_fn` run on those positions only and the
             results are 0 elsewhere. Exact where the mask is 1.
+        logits_rule: `(logits (N, vocab), rows (N,), cols (N,)) -> logits` applied to the LM head's logits
+            before `head_fn` (rows / cols: each vector's batch row and response column), e.g.
+            `copy_only.CopyOnlyRule`; needs `lm_head_tail`.
 
     Returns:
         `head_fn`'s result with every tensor right-padded with zeros to (bs, R, ...).
@@ -414,11 +421,19 @@ def response_forward(module: torch.nn.Module, micro, head_fn: Callable, lm_head_
         end = tensors[0].shape[1] - response_length + keep
         if start > 0 or keep < response_length:
             tensors = tuple(t[:, start:end].contiguous() for t in tensors)
+    if logits_rule is not None and not lm_head_tail:
+        raise ValueError("response_forward: logits_rule needs lm_head_tail=True (outputs that are logits)")
     parts = split_lm_head(module) if (head_mask is not None and lm_head_tail) else None
     if parts is not None:
-        result = _masked_head_forward(parts, tensors, responses[:, :keep], head_mask[:, :keep].bool(), head_fn)
+        result = _masked_head_forward(parts, tensors, responses[:, :keep], head_mask[:, :keep].bool(), head_fn,
+                                      logits_rule)
     else:
         outputs = forward_response_logits(module, *tensors, keep, lm_head_tail=lm_head_tail)
+        if logits_rule is not None:
+            bs, vocab = outputs.shape[0], outputs.shape[-1]
+            rows = torch.arange(bs, device=outputs.device).repeat_interleave(keep)
+            cols = torch.arange(keep, device=outputs.device).repeat(bs)
+            outputs = logits_rule(outputs.reshape(bs * keep, vocab), rows, cols).view(bs, keep, vocab)
         result = head_fn(outputs, responses[:, :keep])
 
     def pad(t):

@@ -15,6 +15,7 @@ import torch
 from verl.agent_trainer.config.schema import ActorConfig, as_section
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import entropy_from_logits, logprobs_from_logits
+from verl.workers.copy_only import CopyOnlyRule
 from verl.workers.agent_actor.base import (BasePPOActor, MicroBatching, effective_agg_mode, map_micro_batches,
                                           micro_batching_from_meta, response_forward, run_ppo_epochs)
 
@@ -65,6 +66,8 @@ class DataParallelPPOActor(BasePPOActor):
         head_on_response_mask: when the batch has `response_mask`, run the LM head, log-probs and entropy on
             its positions only (the model's own tokens; observations are most of an agent trajectory);
             log-probs and entropies are 0 elsewhere, where every loss and metric masks them anyway.
+        copy_only: `copy_only.CopyOnlyRule` of `rollout.copy_only_tokens` (set by the worker), so log-probs
+            and entropies are those of the policy the rollout sampled from; None: off.
     """
 
     def __init__(self, config, actor_module: torch.nn.Module, actor_optimizer: torch.optim.Optimizer | None = None,
@@ -84,6 +87,7 @@ class DataParallelPPOActor(BasePPOActor):
         self._warned_rollout_fallback = False
         self.trim_padding = True
         self.head_on_response_mask = True
+        self.copy_only: CopyOnlyRule | None = None
 
     # ------------------------------------------------------------------ forward
     def _forward_micro_batch(self, micro, temperature: float, with_entropy: bool, entropy_grad: bool = False):
@@ -92,9 +96,15 @@ class DataParallelPPOActor(BasePPOActor):
                 logits = logits / temperature
             return logprobs_and_entropy(logits, responses, with_entropy=with_entropy, entropy_grad=entropy_grad)
 
-        head_mask = micro["response_mask"] if self.head_on_response_mask and "response_mask" in micro.keys() else None
+        has_mask = "response_mask" in micro.keys()
+        head_mask = micro["response_mask"] if self.head_on_response_mask and has_mask else None
+        rule = None
+        if self.copy_only is not None:
+            if not has_mask:
+                raise ValueError("rollout.copy_only_tokens: the actor needs the batch's response_mask (the turns)")
+            rule = self.copy_only.for_batch(micro["input_ids"], micro["response_mask"])
         return response_forward(self.actor_module, micro, head, lm_head_tail=True, trim=self.trim_padding,
-                                head_mask=head_mask)
+                                head_mask=head_mask, logits_rule=rule)
 
     @torch.no_grad()
     def compute_log_prob(self, data, calculate_entropy: bool = True):

@@ -57,6 +57,7 @@ from verl.agent_trainer.config.schema import AgentGymConfig, DataConfig, Rollout
 from verl.workers.rollout.base import RolloutEngine, SamplingParams
 from verl.workers.rollout.naive.naive_rollout import SingleTurnBudget, single_turn_trajectory
 from verl.workers.rollout.schemas import Trajectory
+from verl.workers.copy_only import banned_in_context, copy_only_token_ids
 from verl.workers.rollout.tokenizer import (DEFAULT_SYSTEM_PROMPT, chat_template_pieces, encode_text, initial_messages,
                                             observation_token_ids, render_chat)
 
@@ -134,6 +135,8 @@ class AgentLoop:
         if tokenizer.eos_token_id is None:
             raise ValueError("the tokenizer has no eos_token; the agent loop needs it to end a turn")
         self.stop_ids = tuple(sorted({int(tokenizer.eos_token_id), *map(int, rollout.stop_token_ids)}))
+        self.copy_only_ids = (copy_only_token_ids(tokenizer, rollout.copy_only_tokens)
+                              if rollout.copy_only_tokens else frozenset())
         self._closing, self._obs_template = self._template_pieces()
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, self.max_concurrency),
                                                                thread_name_prefix="env")
@@ -326,8 +329,10 @@ class AgentLoop:
 
     async def _generate(self, traj: Trajectory, max_tokens: int, sampling: SamplingParams, seed: int,
                         clock: _ActivityClock):
+        banned = banned_in_context(self.copy_only_ids, traj.prompt_ids + traj.response_ids)
         params = SamplingParams(max_tokens=max_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
-                                top_k=sampling.top_k, stop_token_ids=self.stop_ids, seed=seed)
+                                top_k=sampling.top_k, stop_token_ids=self.stop_ids, seed=seed,
+                                banned_token_ids=banned)
         clock.enter("gen")
         t = time.perf_counter()
         try:

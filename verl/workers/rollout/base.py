@@ -59,6 +59,7 @@ class SamplingParams:
     top_k: int = -1                # -1: disabled
     stop_token_ids: tuple[int, ...] = ()  # generation ends after emitting one of these (kept in output)
     seed: int | None = None
+    banned_token_ids: tuple[int, ...] = ()  # never emitted in this request (rollout.copy_only_tokens)
 
     def __post_init__(self):
         if self.max_tokens < 1:

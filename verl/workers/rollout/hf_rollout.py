@@ -406,6 +406,7 @@ class _Rows:
     top_p: torch.Tensor       # (rows,) 1.0 = off
     uniforms: torch.Tensor    # (rows, max max_tokens) the t-th column samples a row's t-th token
     n_out: torch.Tensor       # (rows,) tokens generated so far
+    ban: torch.Tensor | None = None  # (rows, vocab) bool: ids a row may not emit; None when no row bans any
     greedy_all: bool = False
     sampled_all: bool = False
     truncate: bool = False
@@ -425,7 +426,8 @@ class _Rows:
                    greedy=(temps == 0).to(dev),
                    top_k=torch.tensor([s.top_k if s.top_k and s.top_k > 0 else 0 for s in sp]).to(dev),
                    top_p=torch.tensor([s.top_p for s in sp], dtype=torch.float32).to(dev),
-                   uniforms=uniforms.to(dev), n_out=torch.zeros(len(reqs), dtype=torch.long, device=dev))
+                   uniforms=uniforms.to(dev), n_out=torch.zeros(len(reqs), dtype=torch.long, device=dev),
+                   ban=_ban_mask(sp, logits.shape[-1], dev))
         rows._summarise(sp)
         return rows
 
@@ -436,15 +438,17 @@ class _Rows:
         self.truncate = any((s.top_k and s.top_k > 0) or s.top_p < 1.0 for s in sp if not s.greedy)
 
     def sample(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """One token per row and its log-prob under softmax(logits / T): ids (rows,), log-probs (rows,)."""
-        scaled = self.logits / self.scale
+        """One token per row and its log-prob under softmax(logits / T): ids (rows,), log-probs (rows,).
+        A row's banned ids (`SamplingParams.banned_token_ids`) are out of both: their logits are -inf."""
+        logits = self.logits if self.ban is None else self.logits.masked_fill(self.ban, float("-inf"))
+        scaled = logits / self.scale
         if self.greedy_all:
-            toks = self.logits.argmax(-1)
+            toks = logits.argmax(-1)
         else:
             u = self.uniforms.gather(1, self.n_out.unsqueeze(-1)).squeeze(-1)
             toks = _sample_rows(scaled, self.top_k, self.top_p, u, truncate=self.truncate)
             if not self.sampled_all:
-                toks = torch.where(self.greedy, self.logits.argmax(-1), toks)
+                toks = torch.where(self.greedy, logits.argmax(-1), toks)
         self.n_out += 1
         lp = scaled.gather(1, toks.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(scaled, dim=-1)
         return toks, lp
@@ -458,6 +462,8 @@ class _Rows:
         self.past.batch_select_indices(idx)
         for name in ("attn", "last_pos", "logits", "scale", "greedy", "top_k", "top_p", "uniforms", "n_out"):
             setattr(self, name, getattr(self, name)[idx])
+        if self.ban is not None:
+            self.ban = self.ban[idx]
         # columns that are padding for every remaining row are dropped
         start = int(self.attn.any(dim=0).to(torch.int8).argmax())
         if start > 0:
@@ -475,9 +481,24 @@ class _Rows:
                                    F.pad(other.uniforms, (0, width - other.uniforms.shape[1]))])
         for name in ("last_pos", "logits", "scale", "greedy", "top_k", "top_p", "n_out"):
             setattr(self, name, torch.cat([getattr(self, name), getattr(other, name)]))
+        if self.ban is not None or other.ban is not None:
+            self.ban = torch.cat([b if b is not None else torch.zeros_like(r.logits, dtype=torch.bool)
+                                  for b, r in ((self.ban, self), (other.ban, other))])
         self.rows = self.rows + other.rows
         self._summarise([reqs[r].sampling for r in self.rows])
         return self
+
+
+def _ban_mask(sp: list[SamplingParams], vocab: int, dev) -> torch.Tensor | None:
+    """(rows, vocab) bool, True where a row's request bans the id; None when no request bans any."""
+    if not any(s.banned_token_ids for s in sp):
+        return None
+    ban = torch.zeros((len(sp), vocab), dtype=torch.bool)
+    for i, s in enumerate(sp):
+        ids = [t for t in s.banned_token_ids if 0 <= t < vocab]
+        if ids:
+            ban[i, ids] = True
+    return ban.to(dev)
 
 
 def _merge_caches(a_past, a_attn: torch.Tensor, b_past, b_attn: torch.Tensor):

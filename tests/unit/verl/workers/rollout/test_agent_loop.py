@@ -316,3 +316,46 @@ def test_stop_token_sampled_at_max_tokens_counts_as_a_stop(tokenizer, scripted_e
     assert out.batch["response_mask"][0, :L].tolist() == [1] * len(turn) + [0] * len(closing) + [1] * len(turn)
     assert len(FakeEnv.instances[-1].actions) == 2  # both actions reached the env
     loop.close()
+
+
+@pytest.mark.parametrize("masked_head", [True, False])
+def test_copy_only_rollout_log_probs_equal_the_actors_under_the_same_rule(tiny_model_dir, tokenizer, masked_head):
+    """rollout.copy_only_tokens over several turns: no turn emits a copy-only token absent from its context,
+    and the actor's log-probs under CopyOnlyRule equal the engine's (without the rule they do not)."""
+    from omegaconf import OmegaConf
+    from transformers import AutoModelForCausalLM
+
+    from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
+    from verl.workers.copy_only import CopyOnlyRule, copy_only_token_ids
+    from verl.workers.rollout.hf_rollout import HFEngine
+
+    pattern = r"[A-Za-z]+"  # most word tokens: a random policy puts much of its mass on them
+    eng = HFEngine(tiny_model_dir)
+    loop = _loop(eng, tokenizer, max_tokens=12, R=160, temperature=0.8, copy_only_tokens=pattern)
+    try:
+        out = loop.run(_batch(3, max_rounds=4))
+    finally:
+        eng.shutdown()
+        loop.close()
+    ids = copy_only_token_ids(tokenizer, pattern)
+    b = out.batch
+    for i in range(3):
+        seq, mask = b["input_ids"][i].tolist(), [0] * 256 + b["response_mask"][i].tolist()
+        seen = set(seq[:256])
+        for t in range(256, len(seq)):
+            if mask[t] and not mask[t - 1]:  # a turn begins: it may copy what came before it
+                seen = set(seq[:t])
+            if mask[t]:
+                assert seq[t] not in ids or seq[t] in seen
+    cfg = OmegaConf.create(dict(ppo_mini_batch_size=3, ppo_micro_batch_size_per_gpu=2, ppo_epochs=1,
+                                policy_loss={"loss_mode": "vanilla"}, loss_agg_mode="token-mean"))
+    actor = DataParallelPPOActor(cfg, AutoModelForCausalLM.from_pretrained(tiny_model_dir).float().eval())
+    actor.head_on_response_mask = masked_head
+    out.meta_info["temperature"] = 0.8
+    mask = b["response_mask"].bool()
+    free, _ = actor.compute_log_prob(out, calculate_entropy=False)
+    actor.copy_only = CopyOnlyRule(ids)
+    ruled, entropy = actor.compute_log_prob(out, calculate_entropy=True)
+    torch.testing.assert_close(ruled[mask], b["rollout_log_probs"][mask], atol=3e-4, rtol=0)
+    assert (free[mask] - b["rollout_log_probs"][mask]).abs().max() > 0.05
+    assert torch.isfinite(entropy[mask]).all()
