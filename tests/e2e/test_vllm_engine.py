@@ -111,6 +111,22 @@ def test_sampled_log_probs_match_hf_and_seed_reproduces(engine, hf_model):
     assert len(hot) > 1
 
 
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_banned_ids_are_never_emitted_and_log_probs_exclude_them(engine, hf_model, temperature):
+    prompt = PROMPTS[2]
+    free = _gen(engine, prompt, max_tokens=GEN_LEN, temperature=temperature, seed=5)
+    banned = tuple(sorted(set(free.token_ids)))
+    out = _gen(engine, prompt, max_tokens=GEN_LEN, temperature=temperature, seed=5, banned_token_ids=banned)
+    assert not set(out.token_ids) & set(banned)
+    with torch.no_grad():
+        logits = hf_model(torch.tensor([prompt + out.token_ids])).logits[0, len(prompt) - 1:-1].float()
+    logits[:, list(banned)] = float("-inf")
+    ref = torch.log_softmax(logits / (temperature or 1.0), -1).gather(1, torch.tensor(out.token_ids)[:, None]).squeeze(1)
+    torch.testing.assert_close(torch.tensor(out.log_probs), ref, atol=2e-3, rtol=0)
+    if temperature == 0:
+        assert out.token_ids == logits.argmax(-1).tolist()
+
+
 def test_stop_token_ends_generation_and_is_kept(engine, hf_model):
     prompt = PROMPTS[1]
     ref_ids, _ = hf_greedy(hf_model, prompt, GEN_LEN)

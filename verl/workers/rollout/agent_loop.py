@@ -137,6 +137,9 @@ class AgentLoop:
         self.stop_ids = tuple(sorted({int(tokenizer.eos_token_id), *map(int, rollout.stop_token_ids)}))
         self.copy_only_ids = (copy_only_token_ids(tokenizer, rollout.copy_only_tokens)
                               if rollout.copy_only_tokens else frozenset())
+        if self.copy_only_ids and not engine.bans_tokens:
+            raise ValueError(f"actor_rollout_ref.rollout.copy_only_tokens needs an engine that can ban tokens "
+                             f"(hf, vllm); {type(engine).__name__} cannot: set rollout.name=hf or vllm")
         self._closing, self._obs_template = self._template_pieces()
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, self.max_concurrency),
                                                                thread_name_prefix="env")

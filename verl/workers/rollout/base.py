@@ -108,6 +108,9 @@ class RolloutEngine(abc.ABC):
     def shutdown(self) -> None:
         """Release engine resources; safe to call twice."""
 
+    # True: `generate` honours `SamplingParams.banned_token_ids` (never emits them; log-probs over the rest)
+    bans_tokens: bool = False
+
     # ------------------------------------------------------------------ memory release
     free_cache: bool = False      # built with rollout.free_cache_engine on: the worker calls sleep/wake_up
     _released: frozenset = frozenset()

@@ -150,6 +150,8 @@ class HFEngine(RolloutEngine):
         self.stats = {"batches": 0, "requests": 0, "generated_tokens": 0, "max_batch": 0,
                       "prefill_tokens": 0, "reused_tokens": 0, "joined": 0}
 
+    bans_tokens = True
+
     # ------------------------------------------------------------------ public API
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
         """Queue one request and wait for its result (batched with concurrent requests)."""

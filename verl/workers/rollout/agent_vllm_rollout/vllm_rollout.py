@@ -152,6 +152,8 @@ class VLLMEngine(RolloutEngine):
         ValueError: `free_cache_engine=true` on a platform without vLLM's sleep mode (the CPU build).
     """
 
+    bans_tokens = True  # SamplingParams.banned_token_ids via logit_bias
+
     def __init__(
         self,
         model_path: str,
@@ -393,6 +395,8 @@ class VLLMEngine(RolloutEngine):
             logprobs=0,  # the sampled token's log-prob only
             detokenize=False,
             output_kind=RequestOutputKind.FINAL_ONLY,
+            # banned ids: -inf logits (vLLM's logit-bias processor), before the processed log-probs
+            logit_bias={int(t): float("-inf") for t in sampling.banned_token_ids} or None,
         )
         request_id = f"verl-{next(self._counter)}-{uuid.uuid4().hex[:8]}"
         final = None

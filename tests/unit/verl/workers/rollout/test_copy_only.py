@@ -77,3 +77,12 @@ def test_rule_allows_an_id_from_the_turn_after_it_appears():
     assert banned[0] == banned[1] == [12, 13, 14]
     assert banned[2] == banned[3] == [14]  # turn 2 saw 11, 12 and 13
     assert (out[:, :11] == 0).all() and (out[:, 15:] == 0).all()
+
+
+def test_agent_loop_refuses_copy_only_tokens_on_an_engine_that_cannot_ban(tokenizer, scripted_engine_cls):
+    from verl.workers.rollout.agent_loop import AgentLoop
+
+    engine = scripted_engine_cls(lambda prompt, sampling: ([tokenizer.eos_token_id], "stop"))
+    with pytest.raises(ValueError, match="copy_only_tokens needs an engine that can ban tokens"):
+        AgentLoop(engine, tokenizer, {"copy_only_tokens": r"[0-9]+"}, {"task_name": "webshop"},
+                  {"max_prompt_length": 64, "max_response_length": 64})
