@@ -39,7 +39,7 @@ def copy_only_token_ids(tokenizer, pattern: str) -> frozenset[int]:
 
 def banned_in_context(copy_only_ids: frozenset[int], context: Iterable[int]) -> tuple[int, ...]:
     """The copy-only ids absent from `context` (the ids before the turn), sorted: the turn may not emit them."""
-    return tuple(sorted(copy_only_ids.difference(context))) if copy_only_ids else ()
+    return tuple(sorted(copy_only_ids.difference(context)))
 
 
 class CopyOnlyRule:

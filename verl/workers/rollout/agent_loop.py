@@ -54,10 +54,10 @@ from verl.utils.agentgym.client import EnvClientPool
 from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.dataset import parse_item_id
 from verl.agent_trainer.config.schema import AgentGymConfig, DataConfig, RolloutConfig, as_section
+from verl.workers.copy_only import banned_in_context, copy_only_token_ids
 from verl.workers.rollout.base import RolloutEngine, SamplingParams
 from verl.workers.rollout.naive.naive_rollout import SingleTurnBudget, single_turn_trajectory
 from verl.workers.rollout.schemas import Trajectory
-from verl.workers.copy_only import banned_in_context, copy_only_token_ids
 from verl.workers.rollout.tokenizer import (DEFAULT_SYSTEM_PROMPT, chat_template_pieces, encode_text, initial_messages,
                                             observation_token_ids, render_chat)
 
@@ -332,7 +332,8 @@ class AgentLoop:
 
     async def _generate(self, traj: Trajectory, max_tokens: int, sampling: SamplingParams, seed: int,
                         clock: _ActivityClock):
-        banned = banned_in_context(self.copy_only_ids, traj.prompt_ids + traj.response_ids)
+        banned = (banned_in_context(self.copy_only_ids, traj.prompt_ids + traj.response_ids)
+                  if self.copy_only_ids else ())
         params = SamplingParams(max_tokens=max_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
                                 top_k=sampling.top_k, stop_token_ids=self.stop_ids, seed=seed,
                                 banned_token_ids=banned)

@@ -94,6 +94,8 @@ class HFEngine(RolloutEngine):
             size is waiting (0: always join at once; large values: never join).
     """
 
+    bans_tokens = True  # SamplingParams.banned_token_ids: -inf logits per row (`_Rows.ban`)
+
     def __init__(
         self,
         model_path: str | None = None,
@@ -149,8 +151,6 @@ class HFEngine(RolloutEngine):
         self._prefix = _PrefixCache(int(prefix_cache_mb * 2**20 // bytes_per_token))
         self.stats = {"batches": 0, "requests": 0, "generated_tokens": 0, "max_batch": 0,
                       "prefill_tokens": 0, "reused_tokens": 0, "joined": 0}
-
-    bans_tokens = True
 
     # ------------------------------------------------------------------ public API
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:

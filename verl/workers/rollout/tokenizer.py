@@ -68,4 +68,3 @@ def observation_token_ids(tokenizer, pieces: tuple[str, tuple[str, str]], observ
     if stop_text and closing.startswith(stop_text):
         closing = closing[len(stop_text):]  # the model produced the end-of-turn token itself
     return encode_text(tokenizer, closing + before + observation + after)
-
