@@ -69,17 +69,18 @@ def analyse(run_dir: str, goals: list[dict], seen: set[str]) -> dict:
     """Outcome counts, id-click counts, partial buys by product, and success by seen / unseen target product
     and by the goal's number of options, for one run."""
     rows = [json.loads(line) for line in open(os.path.join(run_dir, "trajectories.jsonl"), encoding="utf-8")]
-    outcomes = collections.Counter(classify(r) for r in rows)
-    clicks, partial_buys = collections.Counter(), collections.Counter()
+    outcomes, clicks, partial_buys = collections.Counter(), collections.Counter(), collections.Counter()
     by_seen = collections.defaultdict(lambda: [0, 0])
     by_options = collections.defaultdict(lambda: [0, 0])
     for r in rows:
+        outcome = classify(r)
+        outcomes[outcome] += 1
         goal = goals[int(r["item_id"].rsplit("_", 1)[1])]
         target = goal["asin"].upper()
         episode_clicks = id_clicks(r["messages"])
         for clicked, page in episode_clicks:
             clicks["target" if clicked == target else "other on page" if clicked in page else "not on page"] += 1
-        if classify(r) == "bought_partial":
+        if outcome == "bought_partial":
             bought = episode_clicks[-1][0] if episode_clicks else None
             partial_buys["goal's product" if bought == target else "other product"] += 1
         for split, key in ((by_seen, "seen" if target in seen else "unseen"), (by_options, len(goal["goal_options"]))):

@@ -16,7 +16,6 @@ pick_python "$ROOT"
 SEED="${SEED:-1}"
 GOALS_FILE="${GOALS_FILE:-AgentItemId/webshop_test.json}"
 OUT_DIR="${OUT_DIR:-$ROOT/saves/grpo/transfer_seed$SEED}"
-POLICY="${MODEL_PATH:-${POLICY_DIR:-$ROOT/agentenv_webshop/sft_policy}}"
 SPLIT_DIR="$OUT_DIR.goals" EVAL_DIR="$OUT_DIR.eval"
 mkdir -p "$SPLIT_DIR" "$EVAL_DIR"
 
@@ -39,17 +38,30 @@ if [[ ! -f "$OUT_DIR/learning_report.json" ]]; then
     data.seed="$SEED" actor_rollout_ref.rollout.seed="$SEED" trainer.seed="$SEED" "$@"
 fi
 STEP="$(cat "$OUT_DIR/latest_checkpointed_iteration.txt")"
+SFT_MODEL="$("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1]))['model_path'])" "$OUT_DIR/learning_report.json")"
 
-# greedy on A with the learning report's settings (the CPU policy profile's turns, tokens and copy-only ids)
+# greedy on A with the settings the learning report validated B with, read from the run's saved config (so
+# training overrides that change decoding, e.g. copy_only_tokens=null or more turns, apply to A as well)
+mapfile -t EVAL_ARGS < <("$PYTHON" - "$OUT_DIR/logs/config.json" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1], encoding="utf-8"))
+rollout, data = config["actor_rollout_ref"]["rollout"], config["data"]
+pattern = rollout["copy_only_tokens"]
+print("\n".join([
+    f"rollout.max_tokens={rollout['max_tokens']}", f"rollout.max_model_len={rollout['max_model_len']}",
+    f"rollout.max_concurrency={rollout['max_concurrency']}",
+    f"agentgym.max_rounds={config['actor_rollout_ref']['agentgym']['max_rounds']}",
+    f"data.max_prompt_length={data['max_prompt_length']}", f"data.max_response_length={data['max_response_length']}",
+    "rollout.copy_only_tokens=" + ("null" if pattern is None else f"'{pattern}'")]))
+PY
+)
 eval_on_a() {
   local model="$1" out="$2"
   [[ -f "$out/metrics.json" ]] && return 0
   MODEL_PATH="$model" bash scripts/webshop_eval.sh data.path="$SPLIT_DIR/A.json" data.max_items=100000 \
-    rollout.max_tokens=96 rollout.max_model_len=5120 data.max_prompt_length=1024 data.max_response_length=4096 \
-    agentgym.max_rounds=5 rollout.max_concurrency=16 data.batch_size=200 rollout.temperature=0 data.n_samples=1 \
-    "rollout.copy_only_tokens='[Bb]0[0-9A-Za-z]{8}'" data.output_path="$out"
+    data.batch_size=200 rollout.temperature=0 data.n_samples=1 "${EVAL_ARGS[@]}" data.output_path="$out"
 }
-eval_on_a "$POLICY" "$EVAL_DIR/sft_on_A"
+eval_on_a "$SFT_MODEL" "$EVAL_DIR/sft_on_A"
 eval_on_a "$OUT_DIR/global_step_$STEP/actor/huggingface" "$EVAL_DIR/grpo_on_A"
 
 "$PYTHON" - "$OUT_DIR" "$EVAL_DIR" "$STEP" <<'PY'
