@@ -6,9 +6,10 @@ parse the action, execute it, apply WebArena's early stops), and score the episo
 evaluators when it ends. It does not own the browser (`browser_env`), the scoring rules
 (`evaluation_harness`), the task files (`tasks`) or HTTP (`server`).
 
-Step results follow AgentGym's WebArena server: `(observation, reward, terminated, truncated,
-info)` with the observation in WebArena's prompt layout (OBSERVATION / URL / OBJECTIVE / PREVIOUS
-ACTION), reward 0 until the episode ends and then the evaluator's score. Unlike AgentGym:
+`WebarenaSession` follows the server kit's `Session` contract: `reset` and `step` return typed
+results (`ResetResult`, `StepResult`: observation, reward, terminated, truncated, info) whose
+observation is always in WebArena's prompt layout (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION);
+the reward is 0 until the episode ends and then the evaluator's score. Unlike AgentGym:
 - `stop [...]` is scored at once, without touching the browser;
 - an unparseable action or an unknown element id gives an observation that says what was wrong;
 - WebArena's early stops (max steps, repeated parse failures, repeated actions) end the episode
@@ -27,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-from agentenv_webarena.browser_env.actions import (
+from agentenv.controller.types import ResetResult, StepResult
+from agentenv_webarena.webarena.browser_env.actions import (
     Action,
     ActionParsingError,
     ActionTypes,
@@ -35,7 +37,7 @@ from agentenv_webarena.browser_env.actions import (
     is_equivalent,
     parse_action,
 )
-from agentenv_webarena.browser_env.browser import ActionExecutionError, BrowserConfig, BrowserHost, BrowserSession
+from agentenv_webarena.webarena.browser_env import ActionExecutionError, BrowserConfig, BrowserHost, BrowserSession
 
 __all__ = ["EnvConfig", "WebarenaWorld", "WebarenaSession", "URL_MAPPINGS", "TaskIndexError", "EpisodeStateError",
            "StartPageError"]
@@ -232,16 +234,17 @@ class WebarenaSession:
         self.observation = None  # last browser_env Observation
 
     # -- episode -----------------------------------------------------------------------------------
-    def reset(self, idx: int) -> dict:
-        """Start task `idx`; returns `{"observation": tree text, "sites", "object": intent}`.
+    def reset(self, idx: Optional[int]) -> ResetResult:
+        """Start task `idx`; the observation is in the prompt layout (as `step`'s), and `info` holds
+        `{"sites", "object": intent, "task_id", "info": {"timing_ms": ...}}`.
 
         Raises:
-            TaskIndexError: idx is not a task index.
+            TaskIndexError: idx is None or not a task index.
             ValueError: the task needs a site whose URL is not configured (message names the env var).
         """
         from agentenv_webarena.tasks.config import start_urls, substitute_urls
 
-        if not 0 <= idx < self.world.num_tasks:
+        if idx is None or not 0 <= idx < self.world.num_tasks:
             raise TaskIndexError(f"task index {idx} is out of range: this server has {self.world.num_tasks} tasks "
                                  f"(0..{self.world.num_tasks - 1})")
         config = substitute_urls(self.world.tasks[idx], self.world.config.site_urls)
@@ -302,11 +305,12 @@ class WebarenaSession:
         timings["observe_ms"] = (time.perf_counter() - t2) * 1e3
         logger.debug("instance %s reset to task %d in %.0f ms (%s)", self.instance, idx,
                      (time.perf_counter() - t0) * 1e3, {k: round(v, 1) for k, v in timings.items()})
-        return {"observation": self.observation.text, "sites": sites, "object": self.episode.intent,
-                "task_id": config.get("task_id", idx), "info": {"timing_ms": _rounded(timings)}}
+        return ResetResult(observation=self._prompt(), info={
+            "sites": sites, "object": self.episode.intent, "task_id": config.get("task_id", idx),
+            "info": {"timing_ms": _rounded(timings)}})
 
-    def step(self, text: str) -> dict:
-        """Apply the agent's raw text; returns `{observation, reward, terminated, truncated, info}`.
+    def step(self, text: str) -> StepResult:
+        """Apply the agent's raw text; the reward is the task score once the episode is over.
 
         Raises:
             EpisodeStateError: no reset yet.
@@ -356,7 +360,7 @@ class WebarenaSession:
             return self._early_stop(reason, info, timings)
         return self._after_step(info, timings)
 
-    def observation_text(self) -> str:
+    def observe(self) -> str:
         """The current observation in WebArena's prompt layout."""
         self._episode()
         return self._prompt()
@@ -419,12 +423,12 @@ class WebarenaSession:
             return f"Same action for {k} times"
         return None
 
-    def _early_stop(self, reason: str, info: dict, timings: Optional[dict] = None) -> dict:
+    def _early_stop(self, reason: str, info: dict, timings: Optional[dict] = None) -> StepResult:
         info["early_stop"] = reason
         stop = create_stop_action(f"Early stop: {reason}")
         return self._finish(stop, info, terminated=False, timings=timings)
 
-    def _finish(self, stop: Action, info: dict, terminated: bool, timings: Optional[dict] = None) -> dict:
+    def _finish(self, stop: Action, info: dict, terminated: bool, timings: Optional[dict] = None) -> StepResult:
         ep = self.episode
         timings = dict(timings or {})
         t0 = time.perf_counter()
@@ -442,7 +446,7 @@ class WebarenaSession:
         return self._result(score, info)
 
     def _evaluate(self, stop: Action) -> tuple[float, str, str]:
-        from agentenv_webarena.evaluation_harness import NeedsJudge, evaluator_router
+        from agentenv_webarena.webarena.evaluation_harness import NeedsJudge, evaluator_router
 
         ep = self.episode
         trajectory: list[Any] = [{"action": str(a)} for a in ep.actions[:-1] if a.action_type != ActionTypes.STOP]
@@ -458,7 +462,7 @@ class WebarenaSession:
             logger.warning("task %d: evaluation failed: %s: %s", ep.task_index, type(exc).__name__, exc)
             return 0.0, "error", f"{type(exc).__name__}: {exc}"
 
-    def _after_step(self, info: dict, timings: Optional[dict] = None) -> dict:
+    def _after_step(self, info: dict, timings: Optional[dict] = None) -> StepResult:
         timings = dict(timings or {})
         t0 = time.perf_counter()
         self._refresh_observation(info)
@@ -472,12 +476,12 @@ class WebarenaSession:
         except Exception as exc:  # keep the last observation; the agent reads the error in info
             info["error"] = (info.get("error", "") + f"; observation failed: {exc}").lstrip("; ")
 
-    def _result(self, reward: float, info: dict) -> dict:
+    def _result(self, reward: float, info: dict) -> StepResult:
         ep = self.episode
         info.setdefault("step", len(ep.actions))
         info["url"] = self.world.to_display_url(self.observation.url) if self.observation is not None else ""
-        return {"observation": self._prompt(), "reward": float(reward), "terminated": ep.terminated,
-                "truncated": ep.truncated, "info": info}
+        return StepResult(observation=self._prompt(), reward=float(reward), terminated=ep.terminated,
+                          truncated=ep.truncated, info=info)
 
     def _prompt(self) -> str:
         ep = self.episode

@@ -22,68 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from agentenv.controller.types import is_success
+from agentenv.item_ids import item_indices
+from agentenv_webarena.tasks.reference import ReplayError, reference_actions
 
-__all__ = ["resolve_element", "reference_actions", "play_task", "ReplayError", "main"]
+__all__ = ["play_task", "TaskResult", "main"]
 
 logger = logging.getLogger(__name__)
 
 WRONG_ANSWER = "I am not sure (wrong answer on purpose)"
-
-
-class ReplayError(RuntimeError):
-    """A reference step could not be replayed (its element is missing, ...)."""
-
-
-def resolve_element(nodes_info: dict[str, dict], spec: dict) -> str:
-    """The id of the `nth` node whose role equals spec["role"] and whose name equals spec["name"]
-    (or contains spec["name_contains"]).
-
-    Raises:
-        ReplayError: no such node; the message lists the nodes of that role.
-    """
-    role = spec.get("role")
-    name = spec.get("name")
-    contains = spec.get("name_contains")
-    nth = int(spec.get("nth", 0))
-    matches = [nid for nid, node in nodes_info.items()
-               if (role is None or node.get("role") == role)
-               and (name is None or node.get("name") == name)
-               and (contains is None or contains in str(node.get("name", "")))]
-    if len(matches) <= nth:
-        same_role = [str(n.get("name", ""))[:60] for n in nodes_info.values() if n.get("role") == role][:15]
-        raise ReplayError(f"no element #{nth} with role={role!r} name={name!r} name_contains={contains!r}; "
-                          f"{role} elements on the page: {same_role}")
-    return matches[nth]
-
-
-def _substitute(value: str, site_urls: dict[str, str]) -> str:
-    for site, base in site_urls.items():
-        value = value.replace(f"__{site.upper()}__", base)
-    return value
-
-
-def reference_actions(step: dict, nodes_info: dict[str, dict], site_urls: dict[str, str]) -> str:
-    """Render one reference step as WebArena action text (ids resolved now)."""
-    kind = step["action"]
-    element = step.get("element")
-    eid = resolve_element(nodes_info, element) if element else None
-    if kind in ("click", "hover"):
-        return f"{kind} [{eid}]"
-    if kind == "type":
-        return f"type [{eid}] [{step['text']}] [{1 if step.get('enter', True) else 0}]"
-    if kind == "press":
-        return f"press [{step['key']}]"
-    if kind == "scroll":
-        return f"scroll [{step.get('direction', 'down')}]"
-    if kind == "goto":
-        return f"goto [{_substitute(step['url'], site_urls)}]"
-    if kind == "tab_focus":
-        return f"tab_focus [{step['page_number']}]"
-    if kind in ("new_tab", "close_tab", "go_back", "go_forward"):
-        return kind
-    if kind == "stop":
-        return f"stop [{step.get('answer', '')}]"
-    raise ReplayError(f"unknown reference step action {kind!r}")
 
 
 def _string_matched(config: dict) -> bool:
@@ -142,9 +88,7 @@ def play_task(client: Any, index: int, config: dict, site_urls: dict[str, str], 
 def _load_ids(path: Optional[str], num_tasks: int) -> list[int]:
     if path is None:
         return list(range(num_tasks))
-    from verl.utils.dataset import load_item_id_file, parse_item_id
-
-    return [parse_item_id(row["item_id"])[1] for row in load_item_id_file(path)]
+    return item_indices(path)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -2,7 +2,8 @@
 
 Owns only the mapping of HTTP onto `agentenv_webarena.environment` (one `WebarenaWorld` per
 process: tasks, the embedded sites, one Chromium; one `WebarenaSession` per env_idx: a browser
-context). Endpoints, with the request/response shapes of AgentGym's WebArena server:
+context). Endpoints, with the request/response shapes of AgentGym's WebArena server (GET /,
+/list_envs, /create and /close are the kit's generic routes, `agentenv.server.app`):
 
 | Method & path                      | Request                            | Response                                            |
 |------------------------------------|------------------------------------|-----------------------------------------------------|
@@ -17,7 +18,8 @@ context). Endpoints, with the request/response shapes of AgentGym's WebArena ser
 | GET  /tasks                        | -                                  | {"num_tasks", "site_urls", "embedded"}              |
 | POST /close                        | {"env_idx": int}                   | {"closed": true, "env_idx": int}                    |
 
-Errors use the kit's JSON schema: unknown env_idx -> 404 "unknown_env_idx"; task index out of
+The /reset observation is in the same prompt layout as /step's, so a client needs one request per
+reset. Errors use the kit's JSON schema: unknown env_idx -> 404 "unknown_env_idx"; task index out of
 range -> 422 "task_index_out_of_range"; a task needing an unconfigured site -> 422
 "site_not_configured"; /step or /observation before /reset -> 409 "not_reset"; a start page that
 cannot be opened (site down) -> 502 "start_page_failed"; a browser that does not answer in time ->
@@ -79,12 +81,6 @@ def _call(fn: Callable[[], Any]) -> Any:
         raise EnvServerError(422, "site_not_configured", str(exc)) from exc
 
 
-@router.get("/list_envs")
-async def list_envs(sessions: SessionRegistry = Depends(get_sessions)) -> Response:
-    """Ids of the live sessions, in creation order."""
-    return json_response(sessions.ids())
-
-
 @router.get("/tasks")
 async def tasks(request: Request) -> Response:
     """How many tasks this server has and which sites it drives."""
@@ -93,17 +89,12 @@ async def tasks(request: Request) -> Response:
                           "embedded": world.config.embedded})
 
 
-@router.post("/create")
-def create(sessions: SessionRegistry = Depends(get_sessions)) -> Response:
-    """Open an env (its browser context is made at the first /reset)."""
-    return json_response({"env_idx": sessions.create()})
-
-
 @router.post("/reset")
 def reset(body: WebarenaResetRequest, sessions: SessionRegistry = Depends(get_sessions)) -> Response:
     """Start task `idx`: restore site state, fresh browser context, log in, open the start tabs."""
     with sessions.use(body.env_idx) as env:
-        return json_response(_call(lambda: env.reset(body.idx)))
+        result = _call(lambda: env.reset(body.idx))
+    return json_response({"observation": result.observation, **result.info})
 
 
 @router.post("/step")
@@ -111,14 +102,16 @@ def step(body: StepRequest, request: Request, sessions: SessionRegistry = Depend
     """Apply one action (raw LLM text; the first ``` block is the action)."""
     check_action(body.action, request.app.state.settings)
     with sessions.use(body.env_idx) as env:
-        return json_response(_call(lambda: env.step(body.action)))
+        result = _call(lambda: env.step(body.action))
+    return json_response({"observation": result.observation, "reward": result.reward,
+                          "terminated": result.terminated, "truncated": result.truncated, "info": result.info})
 
 
 @router.get("/observation")
 def observation(env_idx: int = Query(...), sessions: SessionRegistry = Depends(get_sessions)) -> Response:
     """The current observation in WebArena's prompt layout."""
     with sessions.use(env_idx) as env:
-        return json_response(_call(env.observation_text))
+        return json_response(_call(env.observe))
 
 
 @router.get("/observation_metadata")
@@ -138,13 +131,6 @@ def screenshot(env_idx: int = Query(...), sessions: SessionRegistry = Depends(ge
     return json_response({"png_base64": base64.b64encode(png).decode("ascii")})
 
 
-@router.post("/close")
-def close(body: EnvIdxRequest, sessions: SessionRegistry = Depends(get_sessions)) -> Response:
-    """Close the env's browser context and free its site instance."""
-    sessions.close(body.env_idx)
-    return json_response({"closed": True, "env_idx": body.env_idx})
-
-
 def create_app(settings: Optional[ServerSettings] = None, env_config: Any = None, judge: Any = None) -> Any:
     """Build the WebArena app; tasks, embedded sites and Chromium start once, at startup.
 
@@ -162,9 +148,6 @@ def create_app(settings: Optional[ServerSettings] = None, env_config: Any = None
     def load_world() -> Any:
         return WebarenaWorld.load(env_config, judge=judge)
 
-    def close_session(env: Any) -> None:
-        env.close()
-
     def close_world(world: Any) -> None:
         world.close()
 
@@ -173,7 +156,7 @@ def create_app(settings: Optional[ServerSettings] = None, env_config: Any = None
         settings=settings,
         session_factory=WebarenaSession,
         load_resources=load_world,
-        on_close=close_session,
         routers=[router],
         close_resources=close_world,
+        create_answer=lambda env_idx: {"env_idx": env_idx},  # AgentGym's WebArena server answers an object
     )

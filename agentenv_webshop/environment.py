@@ -1,9 +1,10 @@
 """The WebShop text environment: one shared `WebshopWorld` per process, one small `WebshopSession` each.
 
-Owns navigation and the action grammar (reference/webshop.md A3): ``search[...]`` from any page,
+Owns navigation and the action grammar (WebShop's): ``search[...]`` from any page,
 ``click[...]`` on a current clickable (never ``search``), ``buy now`` ends the episode with the
 WebShop reward. An invalid action is a silent no-op (same page, reward 0, not done); the caller
-(server/client) words the "invalid action" message, and ``info`` says why.
+(server/client) words the "invalid action" message, and ``info`` says why. `WebshopSession` follows the
+server kit's `Session` contract (typed `ResetResult` / `StepResult`).
 
 Does not own: catalog/goal/search construction (`engine`), page text (`pages`), reward (`engine.reward`),
 HTTP (`server`).
@@ -16,6 +17,7 @@ import random
 import threading
 from typing import Any, Sequence
 
+from agentenv.controller.types import ResetResult, StepResult
 from agentenv_webshop import pages
 from agentenv_webshop.engine.reward import get_reward
 
@@ -168,11 +170,11 @@ class WebshopSession:
         self._reward = 0.0
 
     # ---- lifecycle ----
-    def reset(self, session_id: int | None = None) -> str:
+    def reset(self, session_id: int | None = None) -> ResetResult:
         """Start an episode on goal `session_id` (an index) or, with None, a weighted random goal.
 
         Returns:
-            The search-page observation.
+            The search-page observation (`ResetResult.observation`).
 
         Raises:
             ValueError: if the index is outside ``0 .. num_goals - 1``.
@@ -194,7 +196,14 @@ class WebshopSession:
         self._to_search_page()
         self._done = False
         self._reward = 0.0
+        return ResetResult(observation=self.observation)
+
+    def observe(self) -> str:
+        """The current page as WebShop 'text' observation (the `Session` contract's name)."""
         return self.observation
+
+    def close(self) -> None:
+        """Nothing to free: a session is a few fields over the shared world."""
 
     # ---- read-only views ----
     @property
@@ -247,11 +256,12 @@ class WebshopSession:
         return pages.sub_page_url(sid, self._asin, self._query, self._page_num, page, self._options)
 
     # ---- acting ----
-    def step(self, action: str) -> tuple[str, float, bool, dict | None]:
+    def step(self, action: str) -> StepResult:
         """Apply one WebShop action.
 
         Returns:
-            ``(observation, reward, done, info)``; ``info`` is None for a valid action and
+            A `StepResult`: the new page, the reward (the purchase score once ``click[buy now]``
+            ended the episode, else 0), ``terminated`` (= done) and ``info``: None for a valid action,
             ``{"valid": False, "reason": str}`` for an invalid one (a no-op: same page, reward 0).
         """
         if self._goal is None:
@@ -272,13 +282,13 @@ class WebshopSession:
             return self._invalid(f"{arg!r} is not clickable on this page")
         return self._click(arg, targets[arg])
 
-    def _invalid(self, reason: str) -> tuple[str, float, bool, dict]:
-        return self.observation, 0.0, self._done, {"valid": False, "reason": reason}
+    def _invalid(self, reason: str) -> StepResult:
+        return StepResult(self.observation, 0.0, self._done, info={"valid": False, "reason": reason})
 
-    def _ok(self) -> tuple[str, float, bool, None]:
-        return self.observation, (self._reward if self._done else 0.0), self._done, None
+    def _ok(self) -> StepResult:
+        return StepResult(self.observation, self._reward if self._done else 0.0, self._done)
 
-    def _search(self, arg: str) -> tuple[str, float, bool, dict | None]:
+    def _search(self, arg: str) -> StepResult:
         self._query = " ".join(arg.split(" "))
         self._page = "results"
         self._page_num = 1
@@ -286,7 +296,7 @@ class WebshopSession:
         self._options = None
         return self._ok()
 
-    def _click(self, name: str, target: tuple) -> tuple[str, float, bool, dict | None]:
+    def _click(self, name: str, target: tuple) -> StepResult:
         page = self._page
         if name in _NAV_BUTTONS:  # named buttons route by name, as in WebShop, even if a value collides
             if name == "back to search":

@@ -189,12 +189,12 @@ class SessionEnv:
 
     def reset(self, goal_index: int) -> str:
         """Reset the session to goal `goal_index`."""
-        return self.session.reset(goal_index)
+        return self.session.reset(goal_index).observation
 
     def step(self, action: str) -> tuple[str, float, bool]:
         """Step the session."""
-        obs, reward, done, _info = self.session.step(action)
-        return obs, reward, done
+        out = self.session.step(action)
+        return out.observation, out.reward, out.done
 
     def clickables(self) -> list[str]:
         """Current clickables."""

@@ -1,6 +1,6 @@
 """WebShop's pages: the "simple" text observation, clickables, simulated URL and (on demand) HTML.
 
-Owns what each page shows (reference/webshop.md A3). A page is built once as a list of segments,
+Owns what each page shows (as WebShop's pages do). A page is built once as a list of segments,
 ``(kind, text, extra)``, in document order; every view derives from that one list:
 
 - `text`: the stripped non-empty segment texts joined with ``" [SEP] "`` (WebShop's 'text' mode);

@@ -2,7 +2,8 @@
 
 Owns only the mapping of HTTP onto `agentenv_webshop.environment` (one shared `WebshopWorld`
 per process, loaded at startup; one small `WebshopSession` per env_idx). Endpoints, with the
-same request/response shapes as AgentGym's server so its client works unchanged:
+same request/response shapes as AgentGym's server so its client works unchanged (GET /, /list_envs,
+/create and /close are the kit's generic routes, `agentenv.server.app`):
 
 | Method & path                   | Request                              | Response                              |
 |---------------------------------|--------------------------------------|---------------------------------------|
@@ -33,7 +34,6 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from agentenv.server import (
-    EnvIdxRequest,
     EnvServerError,
     ResetRequest,
     ServerSettings,
@@ -49,6 +49,8 @@ __all__ = ["create_app", "router"]
 
 logger = logging.getLogger(__name__)
 
+# The kit mounts GET /, /list_envs, /create and /close; these are WebShop's own routes. Every
+# handler that touches a session's state is a plain `def` (threadpool).
 router = APIRouter()
 
 
@@ -60,20 +62,6 @@ def _ensure_reset(env: Any) -> Any:
 
 def _num_goals(request: Request) -> int:
     return request.app.state.resources.num_goals
-
-
-# /list_envs and /create never block (a WebshopSession loads nothing), so they run on the event
-# loop; every handler that touches a session's state is a plain `def` (threadpool).
-@router.get("/list_envs")
-async def list_envs(sessions: SessionRegistry = Depends(get_sessions)) -> Response:
-    """Ids of the live sessions, in creation order."""
-    return json_response(sessions.ids())
-
-
-@router.post("/create")
-async def create(sessions: SessionRegistry = Depends(get_sessions)) -> Response:
-    """Open a session (loads nothing) and return its id as a bare int."""
-    return json_response(sessions.create())
 
 
 @router.post("/reset")
@@ -89,10 +77,10 @@ def reset(body: ResetRequest, request: Request, sessions: SessionRegistry = Depe
         )
     with sessions.use(body.env_idx) as env:
         try:
-            observation = env.reset(body.session_id)
+            result = env.reset(body.session_id)
         except ValueError as exc:
             raise EnvServerError(422, "invalid_session_id", str(exc), session_id=body.session_id) from exc
-    return json_response([observation, None])
+    return json_response([result.observation, None])
 
 
 @router.post("/step")
@@ -100,8 +88,9 @@ def step(body: StepRequest, request: Request, sessions: SessionRegistry = Depend
     """Apply one `search[...]`/`click[...]` action; returns {state, reward, done, info}."""
     check_action(body.action, request.app.state.settings)
     with sessions.use(body.env_idx) as env:
-        state, reward, done, info = _ensure_reset(env).step(body.action)
-    return json_response({"state": state, "reward": reward, "done": done, "info": info})
+        result = _ensure_reset(env).step(body.action)
+    return json_response({"state": result.observation, "reward": result.reward, "done": result.done,
+                          "info": result.info})
 
 
 def _add_session_reader(path: str, read: Callable[[Any], Any], doc: str) -> None:
@@ -116,20 +105,13 @@ def _add_session_reader(path: str, read: Callable[[Any], Any], doc: str) -> None
 
 
 for _path, _read, _doc in (
-    ("/observation", lambda env: env.observation, "Current page text."),
+    ("/observation", lambda env: env.observe(), "Current page text."),
     ("/available_actions", lambda env: env.available_actions(),
      '{"has_search_bar": bool, "clickables": [str]} for the current page.'),
     ("/instruction_text", lambda env: env.instruction_text, "The goal instruction of the session."),
     ("/state", lambda env: env.state(), '{"url", "html", "instruction_text"} of the current page.'),
 ):
     _add_session_reader(_path, _read, _doc)
-
-
-@router.post("/close")
-def close(body: EnvIdxRequest, sessions: SessionRegistry = Depends(get_sessions)) -> Response:
-    """Free the session (AgentGym's server lacks this endpoint)."""
-    sessions.close(body.env_idx)
-    return json_response({"closed": True, "env_idx": body.env_idx})
 
 
 def create_app(
@@ -148,7 +130,7 @@ def create_app(
         settings: kit settings (limits, TTL); defaults to `ServerSettings()`.
         data_dir, num_products, human_goals, cache_dir: passed to `WebshopWorld.load`.
         world_loader: replaces `WebshopWorld.load` (tests); must return an object with `num_goals`.
-        session_factory: replaces `WebshopSession` (tests); `world -> session`.
+        session_factory: replaces `WebshopSession` (tests); `world -> Session`.
     """
     settings = settings or ServerSettings()
 
@@ -168,16 +150,11 @@ def create_app(
 
             return WebshopSession(world)
 
-    def close_session(env: Any) -> None:
-        closer = getattr(env, "close", None)
-        if callable(closer):
-            closer()
-
     return create_env_app(
         title="agentenv WebShop server",
         settings=settings,
         session_factory=session_factory,
         load_resources=load_world,
-        on_close=close_session,
         routers=[router],
+        cheap_sessions=True,  # a WebshopSession loads nothing: /create runs on the event loop
     )

@@ -47,7 +47,7 @@ def _server(url: str | None):
     if url:
         yield url
         return
-    import requests
+    from agentenv.health import wait_until_healthy
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -56,12 +56,7 @@ def _server(url: str | None):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(600):
-            try:
-                if requests.get(base + "/", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                time.sleep(0.1)
+        wait_until_healthy(base, timeout_s=120, proc=proc, interval_s=0.1, max_interval_s=0.1)
         yield base
     finally:
         proc.terminate()

@@ -23,7 +23,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
-from verl.agent_trainer.main_sft import _collate, _nll_sum, tokenize_conversation  # noqa: E402
+from verl.agent_trainer.main_sft import tokenize_conversation  # noqa: E402
+from verl.agent_trainer.sft_batch import collate_sft_examples, sft_nll_sum  # noqa: E402
 from verl.utils import model_utils  # noqa: E402
 from verl.workers.rollout.tokenizer import chat_template_pieces  # noqa: E402
 
@@ -87,7 +88,8 @@ def main() -> None:
         print(f"| mode | loss path | tokens/s | s/step ({args.batch} conversations) |")
         print("|---|---|---:|---:|")
         for dtype in ("float32", "bfloat16"):
-            for name, loss_fn in (("full logits", _full_logits_nll), ("LM head on assistant positions", _nll_sum)):
+            for name, loss_fn in (("full logits", _full_logits_nll),
+                                  ("LM head on assistant positions", sft_nll_sum)):
                 model = model_utils.load_causal_lm(path, torch.float32)
                 model.train()
                 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -101,7 +103,7 @@ def main() -> None:
                     for first in range(0, len(chunk), args.micro):
                         part = chunk[first:first + args.micro]
                         with autocast:
-                            loss = loss_fn(model, _collate(part, 0))
+                            loss = loss_fn(model, collate_sft_examples(part, 0))
                         loss.backward()
                     optimizer.step()
                     if step:  # step 0 warms up

@@ -37,7 +37,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from agentenv.envs.webarena import WebarenaEnvClient  # noqa: E402
-from agentenv_webarena.expert import reference_actions  # noqa: E402
+from agentenv.health import wait_until_healthy  # noqa: E402
+from agentenv_webarena.tasks.reference import reference_actions  # noqa: E402
 from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
 
 
@@ -170,15 +171,7 @@ def main() -> None:
     proc = subprocess.Popen([sys.executable, "-m", "agentenv_webarena.launch", "--port", str(port),
                              "--log-level", "warning"], env=env, cwd=ROOT)
     try:
-        while True:
-            try:
-                if requests.get(base + "/", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if proc.poll() is not None:
-                raise SystemExit("server exited during start-up")
-            time.sleep(0.1)
+        wait_until_healthy(base, timeout_s=600, proc=proc, interval_s=0.1, max_interval_s=0.1)
         start_s = time.perf_counter() - t0
         site_urls = requests.get(base + "/tasks", timeout=10).json()["site_urls"]
         requests_chromium = _chromium_binary(proc.pid)

@@ -31,7 +31,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
-from verl.agent_trainer.main_sft import _collate, tokenize_conversation  # noqa: E402
+from verl.agent_trainer.main_sft import tokenize_conversation  # noqa: E402
+from verl.agent_trainer.sft_batch import collate_sft_examples  # noqa: E402
 
 PRODUCT_ID_TOKEN = re.compile(r"B0[0-9A-Z]{8}")
 
@@ -99,7 +100,7 @@ def accuracy(model, examples: list[tuple[list[int], list[int]]], id_tokens: torc
                             "repeat_correct"), 0)
     nll = 0.0
     for start in range(0, len(examples), batch_size):
-        batch = _collate(examples[start:start + batch_size], pad_id)
+        batch = collate_sft_examples(examples[start:start + batch_size], pad_id)
         logits, targets, rows = _assistant_logits(model, batch)
         repeat = torch.tensor([r for mask, tgt in zip(batch["loss_mask"][:, 1:].tolist(), batch["input_ids"][:, 1:].tolist())
                                for r in repeated_in_turn(mask, tgt)], dtype=torch.bool)
@@ -134,7 +135,7 @@ def noise_steps(model, examples: list[tuple[list[int], list[int]]], pad_id: int,
         adv -= adv.mean()
         opt.zero_grad()
         for start in range(0, batch, micro):
-            rows = _collate([examples[k] for k in picks[start:start + micro]], pad_id)
+            rows = collate_sft_examples([examples[k] for k in picks[start:start + micro]], pad_id)
             mask = rows["loss_mask"][:, 1:].bool()
             logits, targets, seq = _assistant_logits(model, rows)
             logp = torch.log_softmax(logits, -1).gather(-1, targets[:, None])[:, 0]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# GRPO from the shipped WebShop SFT policy at a larger scale than the CPU profile, on one GPU (issue 12's
-# "is it RL scale?" measurement): the CPU policy profile's settings (HF engine, 5 turns x 96 tokens,
+# GRPO from the shipped WebShop SFT policy at a larger scale than the CPU profile, on one GPU (does more
+# RL move held-out success?): the CPU policy profile's settings (HF engine, 5 turns x 96 tokens,
 # temperature 0.5, lr 5e-5, no KL, engine log-probs as pi_old) with GOALS goals x 8 samples per step,
 # STEPS steps and a greedy validation every TEST_FREQ steps; the learning report (200 held-out goals) as
 # in the CPU profile. Usage: `bash bench/webshop_grpo_gpu.sh [hydra overrides]`; OUT_DIR (default

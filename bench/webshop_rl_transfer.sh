@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Does what GRPO learns on some goals carry over to others? (issue 12's transfer diagnostic)
+# Does what GRPO learns on some goals carry over to others? (a transfer diagnostic)
 #
 # Splits GOALS_FILE (default: the 200 held-out goals, AgentItemId/webshop_test.json, which the SFT policy never
 # saw) into two seeded halves A and B, runs the README's main job (scripts/webshop_train.sh, CPU policy profile)
@@ -8,7 +8,7 @@
 # before and after. A gain on A without one on B means the policy learns goal-specific behaviour.
 # Usage: `bash bench/webshop_rl_transfer.sh [hydra overrides for the training job]`; SEED (default 1: the split,
 # data, rollout and trainer seed), GOALS_FILE, OUT_DIR (default saves/grpo/transfer_seed$SEED), POLICY_DIR /
-# MODEL_PATH as for scripts/webshop_train.sh. ~30 min on 2 CPU cores (bench/RESULTS.md "P7").
+# MODEL_PATH as for scripts/webshop_train.sh. ~30 min on 2 CPU cores (bench/RESULTS.md, section P7).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" && cd "$ROOT"
 source "$ROOT/scripts/lib/env_server.sh"

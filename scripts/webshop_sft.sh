@@ -14,7 +14,7 @@
 #    SFT_DIR.stage1, then SFT_STAGE2_STEPS more from there at SFT_STAGE2_LR (a warm restart, fresh optimizer) into
 #    SFT_DIR (SFT_STAGE2_STEPS=0: one stage, straight into SFT_DIR). The second stage is where a 5M model learns to
 #    copy the instruction's words; product ids it recalls by heart rather than copies from the page
-#    (bench/webshop_copy_probe.py, bench/RESULTS.md "P" and "P4"). `actor_rollout_ref.model.path`
+#    (bench/webshop_copy_probe.py, bench/RESULTS.md, sections P and P4). `actor_rollout_ref.model.path`
 #    (training) or `model.path` (evaluation) can point to SFT_DIR. A killed run resumes from its last checkpoint
 #    (every 100 steps); a finished stage is skipped, and stages 2-3 when SFT_DIR holds a finished run.
 # 4. (EVAL=1) held-out evaluation on the first EVAL_ITEMS goals of AgentItemId/webshop_test.json with the
@@ -25,7 +25,7 @@
 #    numbers. SHIP_DIR (e.g. agentenv_webshop/sft_policy) also gets a copy of the model and its card.
 # The shipped policy (agentenv_webshop/sft_policy) is this command with its defaults and
 # SHIP_DIR=agentenv_webshop/sft_policy: on a 2-core CPU the two stages take 99 + 77 min of training and reach 47%
-# greedy success on the 200 held-out goals (0.5% after the first stage alone; bench/RESULTS.md "P").
+# greedy success on the 200 held-out goals (0.5% after the first stage alone; bench/RESULTS.md, section P).
 # Every extra argument is a Hydra override of main_sft and wins over the defaults below.
 # Environment: PYTHON, MODEL_PATH, DEMOS (default saves/sft/webshop_demos.json), NUM_DEMOS (default: all),
 #   CLICK_AS_SHOWN (default 1), SFT_DIR (default saves/sft/webshop_policy), SFT_STEPS (default 800),
@@ -36,7 +36,7 @@
 #   (python -m agentenv_webshop.demo_augment; ids can then only be copied from the page, not recalled);
 #   PERMUTED_ONLY=1 drops the originals (only permuted copies: recalling an id never pays); CHOICE_ROWS=1 cuts
 #   every row after its first product click (demo_augment --until-product-click: the results-page choice, the
-#   curriculum that teaches a 5M policy to copy ids from the page, bench/RESULTS.md "P5").
+#   curriculum that teaches a 5M policy to copy ids from the page, bench/RESULTS.md, section P5).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

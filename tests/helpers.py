@@ -8,12 +8,10 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Iterator
 
-import requests
-
+from agentenv import health
 from agentenv.server import stop_process
 
 
@@ -25,19 +23,8 @@ def free_port() -> int:
 
 
 def wait_until_healthy(url: str, timeout_s: float = 60.0, proc: subprocess.Popen | None = None) -> None:
-    """Poll `url` until it answers 200; fail early if `proc` exits."""
-    deadline = time.monotonic() + timeout_s
-    last_error: Exception | None = None
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server process exited with code {proc.returncode} before {url} answered")
-        try:
-            if requests.get(url, timeout=2).status_code == 200:
-                return
-        except requests.RequestException as exc:
-            last_error = exc
-        time.sleep(0.2)
-    raise TimeoutError(f"{url} did not answer within {timeout_s} s (last error: {last_error})")
+    """Poll `url` until it answers 200; fail early if `proc` exits (`agentenv.health`)."""
+    health.wait_until_healthy(url, timeout_s=timeout_s, proc=proc, interval_s=0.2, max_interval_s=0.2)
 
 
 @contextlib.contextmanager
@@ -125,7 +112,7 @@ def require_chromium() -> str:
     import pytest
 
     pytest.importorskip("playwright")
-    from agentenv_webarena.browser_env.browser import default_chromium
+    from agentenv_webarena.webarena.browser_env import default_chromium
 
     path = default_chromium()
     if not os.path.exists(path):

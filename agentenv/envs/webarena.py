@@ -105,14 +105,13 @@ class WebarenaEnvClient(HttpEnvClient):
                           truncated=truncated, info=self.info)
 
     def reset(self, idx: int) -> ResetResult:
-        """Start task `idx`; the observation is in the prompt layout (`observe`), `info` the server's
-        reset answer (sites, objective, task id, timings).
+        """Start task `idx` (one request); the observation is in the prompt layout (as `step`'s),
+        `info` the rest of the server's reset answer (sites, objective, task id, timings).
 
         A session the server no longer knows (evicted, or the server restarted) is recreated once.
         """
         result = dict(self._reset_recreating(lambda: self._post("reset", {"idx": idx, "seed": 0})))
-        result.pop("observation", None)
-        return ResetResult(observation=self.observe(), info=result)
+        return ResetResult(observation=result.pop("observation"), info=result)
 
     def observation_metadata(self) -> dict:
         """Element metadata of the current observation (id -> role, name, bounds)."""

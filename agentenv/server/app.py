@@ -2,8 +2,17 @@
 
 Owns what all env servers share: heavy resources loaded once in the lifespan hook (never at import
 or per session), the `SessionRegistry` with its sweeper, the JSON error handlers, a request-body
-size limit, the health answer `GET /` -> "ok", and fast JSON responses. Each server adds its own
-routes (an APIRouter) for its endpoints and response shapes.
+size limit, fast JSON responses, and the generic routes every environment has:
+
+| Method & path   | Request            | Response                                              |
+|-----------------|--------------------|-------------------------------------------------------|
+| GET  / (/health)| -                  | "ok" once the resources are loaded                    |
+| GET  /list_envs | -                  | [int, ...] live ids, in creation order                |
+| POST /create    | (no body)          | the new env_idx, as `create_answer` writes it          |
+| POST /close     | {"env_idx": int}   | {"closed": true, "env_idx": int}                      |
+
+A server adds only its own routes (an APIRouter): /reset, /step, /observation and whatever else
+its API has, calling the typed `Session` methods (`agentenv.server.session`).
 """
 from __future__ import annotations
 
@@ -20,6 +29,8 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentenv.server.errors import EnvServerError, error_body, install_error_handlers
+from agentenv.server.models import EnvIdxRequest
+from agentenv.server.session import check_session
 from agentenv.server.session_registry import SessionRegistry
 
 __all__ = ["ServerSettings", "create_env_app", "get_sessions", "get_resources", "get_settings", "json_response",
@@ -190,29 +201,66 @@ class _BodyLimit:
         await self.app(scope, counting_receive, send)
 
 
+def _close_session(session: Any) -> None:
+    session.close()
+
+
+def _generic_router(create_answer: Callable[[int], Any], cheap_sessions: bool) -> APIRouter:
+    """The routes every environment has: /list_envs, /create, /close (see the module docstring)."""
+    router = APIRouter()
+
+    @router.get("/list_envs")
+    async def list_envs(request: Request) -> Response:
+        """Ids of the live sessions, in creation order."""
+        return json_response(request.app.state.sessions.ids())
+
+    def create(request: Request) -> Response:
+        """Open a session and return its id."""
+        return json_response(create_answer(request.app.state.sessions.create()))
+
+    async def create_on_loop(request: Request) -> Response:
+        return create(request)
+
+    create_on_loop.__doc__ = create.__doc__
+    # A session that loads nothing is made on the event loop; one that may block (a browser) in the threadpool.
+    router.add_api_route("/create", create_on_loop if cheap_sessions else create, methods=["POST"], name="create")
+
+    @router.post("/close")
+    def close(body: EnvIdxRequest, request: Request) -> Response:
+        """Free the session (AgentGym's servers lack this endpoint); an unknown id is a 404."""
+        request.app.state.sessions.close(body.env_idx)
+        return json_response({"closed": True, "env_idx": body.env_idx})
+
+    return router
+
+
 def create_env_app(
     *,
     title: str,
     settings: ServerSettings,
     session_factory: Callable[[Any], Any],
     load_resources: Optional[Callable[[], Any]] = None,
-    on_close: Optional[Callable[[Any], None]] = None,
     routers: Sequence[APIRouter] = (),
     close_resources: Optional[Callable[[Any], None]] = None,
+    create_answer: Callable[[int], Any] = int,
+    cheap_sessions: bool = False,
 ) -> FastAPI:
-    """Build an env server app.
+    """Build an env server app: the generic routes plus the server's own `routers`.
 
     Args:
         title: shown in the OpenAPI docs and logs.
         settings: shared server settings (limits, TTL).
-        session_factory: `resources -> session`, called by `SessionRegistry.create` without the
-            registry lock. A slow one (a browser) is fine, but then the server's /create handler
-            must be a plain `def` (WebShop's is `async def` because its sessions cost nothing).
+        session_factory: `resources -> Session` (`agentenv.server.session`), called by
+            `SessionRegistry.create` without the registry lock. Closing or evicting a session
+            calls its `close()`.
         load_resources: called once at startup (lifespan), e.g. to load a catalog and search index.
-        on_close: frees one session when it is closed or evicted.
         routers: the server's own endpoints; handlers that block must be plain `def`.
         close_resources: called once at shutdown, after every session is closed, with what
             `load_resources` returned (e.g. to stop a browser).
+        create_answer: how /create writes the new env_idx (AgentGym's WebShop server answers a bare
+            int, the default; its WebArena server `{"env_idx": int}`).
+        cheap_sessions: True when building a session loads nothing, so /create runs on the event
+            loop instead of the threadpool.
 
     Returns:
         A FastAPI app with `app.state.{settings, resources, sessions}` set during its lifespan.
@@ -224,11 +272,16 @@ def create_env_app(
         start = time.perf_counter()
         resources = load_resources() if load_resources is not None else None
         logger.info("%s: resources loaded in %.2f s", title, time.perf_counter() - start)
+        def new_session() -> Any:
+            session = session_factory(resources)
+            check_session(session)
+            return session
+
         sessions = SessionRegistry(
-            lambda: session_factory(resources),
+            new_session,
             max_sessions=settings.max_sessions,
             ttl_s=settings.session_ttl_s,
-            on_close=on_close,
+            on_close=_close_session,
         )
         app.state.resources = resources
         app.state.sessions = sessions
@@ -251,6 +304,7 @@ def create_env_app(
         return json_response("ok")
 
     app.add_api_route("/health", health, methods=["GET"], include_in_schema=False)
+    app.include_router(_generic_router(create_answer, cheap_sessions))
     for router in routers:
         app.include_router(router)
     app.add_middleware(_CatchAll)

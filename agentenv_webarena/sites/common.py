@@ -1,6 +1,6 @@
 """Small helpers every embedded site uses: HTML pages, escaping, redirects, forms, the request's DB.
 
-Owns the plumbing shared by `shop`, `admin` and `forum` so each site module holds only its own
+Owns the plumbing shared by `shop`, `shop.admin` and `forum` so each site holds only its own
 routes and markup. Pages are plain server-rendered HTML (no scripts needed to use them), so the
 accessibility tree Chromium builds from them is rich and stable.
 """
@@ -10,15 +10,17 @@ import contextlib
 import html
 import secrets
 import sqlite3
-from typing import Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
+from starlette.routing import Route
 
 from agentenv_webarena.sites.store import InstanceStore, instance_of
 
-__all__ = ["RequestContext", "esc", "html_page", "redirect", "db", "new_token", "query_url", "json_error", "form_fields", "read_form"]
+__all__ = ["RequestContext", "esc", "html_page", "redirect", "db", "new_token", "query_url", "json_error", "form_fields",
+           "read_form", "to_int", "slash_routes"]
 
 
 class RequestContext:
@@ -89,3 +91,17 @@ async def read_form(request: Request) -> dict[str, str]:
         return form_fields(await request.body())
     form = await request.form()
     return {k: str(v) for k, v in form.items()}
+
+
+def to_int(value: Any, default: int = 0) -> int:
+    """`value` as an int (surrounding spaces allowed), else `default` (query and form fields)."""
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return default
+
+
+def slash_routes(path: str, endpoint: Callable, methods: tuple[str, ...] = ("GET",)) -> list[Route]:
+    """Routes for `path` with and without its trailing slash (Magento answers both)."""
+    other = path[:-1] if path.endswith("/") else path + "/"
+    return [Route(path, endpoint, methods=list(methods)), Route(other, endpoint, methods=list(methods))]

@@ -1,6 +1,6 @@
 """WebShop's purchase reward: type, attribute, option and price components.
 
-Owns the reward formula (reference/webshop.md A4) with WebShop's thresholds and quirks:
+Owns the reward formula (WebShop's `get_reward`) with WebShop's thresholds and quirks:
 
     reward = r_type * (attr_hits + option_hits + [price <= price_upper]) / (|attrs| + |options| + 1)
 

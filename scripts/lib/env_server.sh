@@ -14,15 +14,8 @@ pick_python() {
   PYTHON="${PYTHON:-python}"
 }
 
-# Exit status 0 when `GET <url>/` answers below HTTP 500.
-env_server_answers() { "$PYTHON" - "$1" <<'PY'
-import sys, requests
-try:
-    sys.exit(0 if requests.get(sys.argv[1].rstrip("/") + "/", timeout=2).status_code < 500 else 1)
-except requests.RequestException:
-    sys.exit(1)
-PY
-}
+# Exit status 0 when `GET <url>/` answers 200 (`agentenv.health`, the probe every caller uses).
+env_server_answers() { "$PYTHON" -m agentenv.health "$1"; }
 
 ENV_SERVER_PID=""
 ENV_SERVER_TAG="env_server"
@@ -53,10 +46,9 @@ ensure_env_server() {
   trap stop_env_server EXIT INT TERM
   "$PYTHON" -m "$module" --host "$host" --port "$port" "$@" &
   ENV_SERVER_PID=$!
-  for _ in $(seq 1 360); do
-    env_server_answers "$addr" && return 0
+  for _ in $(seq 1 90); do  # 90 x 2 s of waiting
+    "$PYTHON" -m agentenv.health "$addr" --wait 2 2>/dev/null && return 0
     kill -0 "$ENV_SERVER_PID" 2>/dev/null || { echo "[$ENV_SERVER_TAG] $name server exited early" >&2; exit 1; }
-    sleep 0.5
   done
   echo "[$ENV_SERVER_TAG] $name server did not answer at $addr within 180 s" >&2
   exit 1

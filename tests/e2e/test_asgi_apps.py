@@ -25,7 +25,7 @@ def test_uvicorn_serves_the_webshop_app():
 def test_uvicorn_serves_the_webarena_app():
     pytest.importorskip("playwright")
     from agentenv.envs.webarena import WebarenaEnvClient
-    from agentenv_webarena.browser_env.browser import default_chromium
+    from agentenv_webarena.webarena.browser_env import default_chromium
 
     if not os.path.exists(default_chromium()):
         pytest.skip(f"no Chromium at {default_chromium()}")

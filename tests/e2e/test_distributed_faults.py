@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from helpers import free_port
-from unit.verl.workers.agent_actor.test_fsdp_workers import dict_config, make_batch
+from unit.verl.workers.agent_actor.test_fsdp_workers import actor_worker, dict_config, make_batch
 
 
 def _run_ranks(fn, args: tuple, world: int = 2, deadline_s: float = 150.0) -> None:
@@ -33,11 +33,9 @@ def _all_masked_micro_batch_rank(rank: int, world: int, port: int, model_path: s
                       MASTER_PORT=str(port))
     from omegaconf import OmegaConf
 
-    from verl.workers.fsdp_workers import ActorRolloutRefWorker
-
     cfg = OmegaConf.merge(dict_config(model_path), OmegaConf.from_dotlist([
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1", "actor_rollout_ref.actor.use_kl_loss=false"]))
-    worker = ActorRolloutRefWorker(cfg, role="actor")
+    worker = actor_worker(cfg, role="actor")
     worker.init_model()
     data = make_batch(worker.tokenizer)[rank * 2:(rank + 1) * 2]
     if rank == 1:  # e.g. a trajectory whose env reset failed: nothing of it is trained
@@ -213,9 +211,7 @@ def _global_batch_rank(rank: int, world: int, port: int, model_path: str, out: s
                       MASTER_PORT=str(port))
     from omegaconf import OmegaConf
 
-    from verl.workers.fsdp_workers import ActorRolloutRefWorker
-
-    worker = ActorRolloutRefWorker(OmegaConf.merge(dict_config(model_path), OmegaConf.from_dotlist(
+    worker = actor_worker(OmegaConf.merge(dict_config(model_path), OmegaConf.from_dotlist(
         _dynamic_overrides(budget))), role="actor")
     worker.init_model()
     data = _uneven_batch(worker.tokenizer)[rank * 2:(rank + 1) * 2]
@@ -236,10 +232,9 @@ def test_two_ranks_with_uneven_tokens_and_token_budgets_give_the_single_process_
 
     from verl.utils.tiny_model import build_tiny_model
     from verl.workers.agent_actor.base import token_budget_bins
-    from verl.workers.fsdp_workers import ActorRolloutRefWorker
 
     model_path = build_tiny_model(str(tmp_path / "model"))
-    ref = ActorRolloutRefWorker(OmegaConf.merge(dict_config(model_path), OmegaConf.from_dotlist(
+    ref = actor_worker(OmegaConf.merge(dict_config(model_path), OmegaConf.from_dotlist(
         _dynamic_overrides(None))), role="actor")
     ref.init_model()
     full = _uneven_batch(ref.tokenizer)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-import requests
 
+from agentenv.health import server_answers
 from verl.agent_trainer.config.schema import EnvServersConfig
 from verl.utils.agentgym.fleet import EnvServerFleet
 
@@ -25,10 +25,7 @@ def local_ray():
 
 
 def _answers(addr: str) -> bool:
-    try:
-        return requests.get(addr + "/", timeout=2).status_code == 200
-    except requests.RequestException:
-        return False
+    return server_answers(addr, timeout_s=2)
 
 
 def _gone_within(addr: str, seconds: float) -> bool:

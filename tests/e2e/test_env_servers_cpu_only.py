@@ -85,7 +85,7 @@ def test_webshop_server_loads_no_gpu_library():
 
 def test_webarena_server_and_its_children_are_cpu_only():
     pytest.importorskip("playwright")
-    from agentenv_webarena.browser_env.browser import default_chromium
+    from agentenv_webarena.webarena.browser_env import default_chromium
 
     if not os.path.exists(default_chromium()):
         pytest.skip(f"no Chromium at {default_chromium()}")

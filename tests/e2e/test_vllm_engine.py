@@ -30,7 +30,7 @@ GEN_LEN = 12
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    """Tiny Qwen2 (head_dim 64, D1's tokenizer and config) with varied, well-separated logits.
+    """Tiny Qwen2 (head_dim 64, the shared tiny model's tokenizer and config) with varied, well-separated logits.
 
     The shared tiny model's init (std 0.02, tied embeddings) makes nearly flat distributions whose
     greedy continuation just repeats a token; untied weights drawn with std 0.2 give varied
@@ -297,7 +297,7 @@ def test_missing_vllm_names_the_extra(monkeypatch, model_dir):
 
 
 def test_agent_loop_with_vllm_against_webshop(engine, hf_model, model_dir, webshop_url):
-    """D1's AgentLoop driving the vLLM engine against a real WebShop server: no env errors, and the
+    """The AgentLoop driving the vLLM engine against a real WebShop server: no env errors, and the
     log-probs recorded for the model's tokens equal HF's recomputation over the whole trajectory
     (so the ids trained on are the ids sampled, across several turns)."""
     import numpy as np

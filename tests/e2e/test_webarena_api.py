@@ -177,7 +177,7 @@ def test_envs_do_not_share_cookies(server, tasks):
         a.reset(idx)
         b.reset(idx)
         urls = requests.get(server + "/tasks", timeout=10).json()["site_urls"]
-        from agentenv_webarena.expert import resolve_element
+        from agentenv_webarena.tasks.reference import resolve_element
 
         logout = resolve_element(a.observation_metadata()["obs_nodes_info"], {"role": "button", "name": "Log out"})
         a.step(f"```click [{logout}]```")

@@ -1,4 +1,4 @@
-"""`python -m agentenv_webarena.auto_login` against the embedded sites with real Chromium: it writes
+"""`python -m agentenv_webarena.webarena.auto_login` against the embedded sites with real Chromium: it writes
 WebArena's `.auth/*_state.json` files, and a fresh context loaded from one is signed in."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from helpers import require_chromium
 
 require_chromium()
-from agentenv_webarena.browser_env.browser import CHROMIUM_ARGS, default_chromium  # noqa: E402
+from agentenv_webarena.webarena.browser_env import CHROMIUM_ARGS, default_chromium  # noqa: E402
 
 from agentenv_webarena.sites import EmbeddedSites  # noqa: E402
 from agentenv_webarena.tasks.auth import is_logged_in  # noqa: E402
@@ -46,7 +46,7 @@ def test_auto_login_writes_states_that_log_the_next_context_in(sites, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB")}
     env.update(SHOPPING=sites["shopping"], REDDIT=sites["reddit"])
     auth = tmp_path / ".auth"
-    proc = subprocess.run([sys.executable, "-m", "agentenv_webarena.auto_login", "--site_list", "shopping", "reddit",
+    proc = subprocess.run([sys.executable, "-m", "agentenv_webarena.webarena.auto_login", "--site_list", "shopping", "reddit",
                            "--auth_folder", str(auth)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # per site and per pair, named as WebArena names them; the embedded sites keep the reddit+shopping pair
@@ -63,7 +63,7 @@ def test_auto_login_writes_states_that_log_the_next_context_in(sites, tmp_path):
 
 def test_auto_login_names_the_missing_variable(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "GITLAB")}
-    proc = subprocess.run([sys.executable, "-m", "agentenv_webarena.auto_login", "--site_list", "gitlab",
+    proc = subprocess.run([sys.executable, "-m", "agentenv_webarena.webarena.auto_login", "--site_list", "gitlab",
                            "--auth_folder", str(tmp_path)], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2 and "GITLAB" in proc.stderr

@@ -20,7 +20,7 @@ import pytest
 from helpers import launched_server, serve_in_thread, require_chromium
 
 require_chromium()
-from agentenv_webarena.browser_env.browser import CHROMIUM_ARGS, default_chromium  # noqa: E402
+from agentenv_webarena.webarena.browser_env import CHROMIUM_ARGS, default_chromium  # noqa: E402
 
 from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
 

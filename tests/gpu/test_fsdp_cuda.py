@@ -8,7 +8,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from unit.verl.workers.agent_actor.test_fsdp_workers import dict_config, make_batch
+from unit.verl.workers.agent_actor.test_fsdp_workers import actor_worker, dict_config, make_batch
 
 pytestmark = pytest.mark.gpu
 
@@ -33,13 +33,11 @@ def tiny_path(tmp_path_factory):
 def _run(tiny_path: str, overrides: list[str], steps: int = 2) -> dict:
     """`steps` actor updates on CUDA: their losses and gradient norms, where the weights and the optimizer
     state wait afterwards, peak memory, and the log-probs after the updates."""
-    from verl.workers.fsdp_workers import ActorRolloutRefWorker
-
     cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist([
         "trainer.device=cuda", "actor_rollout_ref.actor.use_kl_loss=false",
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2", *overrides]))
     torch.manual_seed(0)
-    worker = ActorRolloutRefWorker(cfg, role="actor")
+    worker = actor_worker(cfg, role="actor")
     worker.init_model()
     data = make_batch(worker.tokenizer, bs=4, R=96, seed=1)
     data = data.union(worker.compute_log_prob(data))

@@ -261,13 +261,14 @@ def run_generation(cfg: Any = None, engine=None, env_client_factory=None) -> dic
 @hydra.main(config_path="config", config_name="generation", version_base=None)
 def _hydra_main(cfg) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    result = run_generation(cfg)
+    config = load_generation_config(cfg)
+    result = run_generation(config)
     print(_format_table(result))
     print(f"metrics: {os.path.join(result['output_path'], 'metrics.json')}  "
           f"trajectories: {os.path.join(result['output_path'], 'trajectories.jsonl')}")
     overall = result["overall"]
     if overall["env_errors"] == overall["num_trajectories"]:
-        sys.exit(f"error: every trajectory failed with an env error (server {cfg.agentgym.env_addr}); "
+        sys.exit(f"error: every trajectory failed with an env error (server {config.agentgym.env_addr}); "
                  f"see env_error in trajectories.jsonl")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 import hydra
 
@@ -45,8 +46,11 @@ def init_ray(config: PPOConfig) -> None:
              logging_level=logging.WARNING)
 
 
-def run_ppo(cfg) -> dict:
-    """Validate `cfg` (DictConfig or dict), start Ray, build the trainer and train.
+def run_ppo(cfg: PPOConfig | Any) -> dict:
+    """Start Ray, build the trainer and train.
+
+    Args:
+        cfg: the typed `PPOConfig`, or a DictConfig / dict validated into one here (`load_config`).
 
     Returns:
         The last step's metrics.
@@ -55,7 +59,7 @@ def run_ppo(cfg) -> dict:
 
     from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
 
-    config = load_config(cfg)
+    config = cfg if isinstance(cfg, PPOConfig) else load_config(cfg)
     logger.info("device=%s rollout engine=%s estimator=%s", config.trainer.device,
                 config.actor_rollout_ref.rollout.name, config.algorithm.adv_estimator)
     init_ray(config)
@@ -71,12 +75,13 @@ def run_ppo(cfg) -> dict:
 
 @hydra.main(config_path="config", config_name="ppo_trainer", version_base=None)
 def _hydra_main(cfg) -> None:
-    run_ppo(cfg)
-    if cfg.trainer.learning_report:
+    config = load_config(cfg)
+    run_ppo(config)
+    if config.trainer.learning_report:
         from verl.agent_trainer.learning_report import REPORT_FILE, format_table, load_report
 
-        print(format_table(load_report(cfg.trainer.default_local_dir)))
-        print(f"learning report: {os.path.join(cfg.trainer.default_local_dir, REPORT_FILE)}")
+        print(format_table(load_report(config.trainer.default_local_dir)))
+        print(f"learning report: {os.path.join(config.trainer.default_local_dir, REPORT_FILE)}")
 
 
 main = console_entry(PPOConfig, _hydra_main)

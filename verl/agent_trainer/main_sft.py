@@ -36,6 +36,7 @@ import torch
 
 from verl.agent_trainer.config.schema import console_entry
 from verl.agent_trainer.config.sft_schema import SFTConfig, load_sft_config
+from verl.agent_trainer.sft_batch import collate_sft_examples, sft_nll_sum
 from verl.workers.rollout.tokenizer import (DEFAULT_SYSTEM_PROMPT, chat_template_pieces, encode_text,
                                              initial_messages, observation_token_ids, render_chat)
 
@@ -152,42 +153,6 @@ def _tokenize_all(tokenizer, rows: list[dict], config: SFTConfig) -> list[tuple[
         raise ValueError(f"no conversation of {config.data.train_file!r} has an assistant token within "
                          f"data.max_length={config.data.max_length}; raise data.max_length")
     return out
-
-
-def _collate(examples: Sequence[tuple[list[int], list[int]]], pad_id: int,
-             pad_multiple: int = 64) -> dict[str, torch.Tensor]:
-    """Right-padded batch; the width is rounded up to `pad_multiple` so few distinct shapes recur (on CPU every
-    new shape grows the allocator's cache: unrounded widths took memory to ~10 GiB)."""
-    width = max(len(ids) for ids, _ in examples)
-    width = -(-width // pad_multiple) * pad_multiple
-    input_ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(examples), width), dtype=torch.long)
-    loss_mask = torch.zeros((len(examples), width), dtype=torch.long)
-    for i, (ids, mask) in enumerate(examples):
-        input_ids[i, :len(ids)] = torch.tensor(ids)
-        attention[i, :len(ids)] = 1
-        loss_mask[i, :len(ids)] = torch.tensor(mask)
-    return {"input_ids": input_ids, "attention_mask": attention, "loss_mask": loss_mask}
-
-
-def _nll_sum(model, batch: dict[str, torch.Tensor], observation_weight: float = 0.0) -> torch.Tensor:
-    """Summed negative log-likelihood of the loss-mask tokens (each predicted from its prefix), plus
-    `observation_weight` x that of the other real tokens (prompt and observations) when it is > 0.
-
-    The LM head runs only on the positions whose loss is used (an agent conversation is ~90% observation, so
-    without the observation term this skips most of the vocabulary projection; `model_utils.next_token_logits`).
-    """
-    from verl.utils.model_utils import next_token_logits
-
-    targets = batch["input_ids"][:, 1:]
-    assistant = batch["loss_mask"][:, 1:].bool()
-    selected = assistant | batch["attention_mask"][:, 1:].bool() if observation_weight > 0 else assistant
-    logits = next_token_logits(model, batch["input_ids"], batch["attention_mask"], selected)
-    nll = torch.nn.functional.cross_entropy(logits.float(), targets[selected], reduction="none")
-    if observation_weight <= 0:
-        return nll.sum()
-    weight = torch.where(assistant[selected], 1.0, observation_weight)
-    return (nll * weight).sum()
 
 
 # ------------------------------------------------------------------------------------------ train
@@ -311,9 +276,9 @@ def run_sft(cfg: Any = None) -> dict:
         step_examples.sort(key=lambda example: len(example[0]))  # similar lengths share a micro-batch: less padding
         for first in range(0, len(step_examples), data.micro_batch_size):
             batch = {k: v.to(device) for k, v in
-                     _collate(step_examples[first:first + data.micro_batch_size], pad_id).items()}
+                     collate_sft_examples(step_examples[first:first + data.micro_batch_size], pad_id).items()}
             with autocast:
-                loss = _nll_sum(model, batch, data.observation_loss_weight) / denom
+                loss = sft_nll_sum(model, batch, data.observation_loss_weight) / denom
             loss.backward()
             step_loss += float(loss.detach())
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.optim.clip_grad)

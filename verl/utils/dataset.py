@@ -6,20 +6,21 @@ item id or the chat messages) and does not know about environments.
 
 Row shapes (one dict per sample):
 * item-id JSON (`AgentItemId/<task>_train.json`, `[{"item_id": "webshop_6"}, ...]`):
-  `{"item_id": "webshop_6", "task_name": "webshop", "index": 6}`.
+  `{"item_id": "webshop_6", "task_name": "webshop", "index": 6}` (read by `agentenv.item_ids`, the
+  env/trainer contract; `parse_item_id` and `load_item_id_file` are re-exported here).
 * parquet (verl): the row's columns; `prompt` (chat messages), `reward_model`
   (`{"ground_truth": ...}`), `data_source`, `extra_info`; `item_id` is taken from the row when
   present, else `"<data_source>_<row index>"`.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from agentenv.item_ids import load_item_id_file, parse_item_id
 from verl.protocol import DataProto
 
 __all__ = [
@@ -28,43 +29,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-def parse_item_id(item_id: str) -> tuple[str, int]:
-    """Split `"webshop_6"` into `("webshop", 6)`: task = text before the first `_`, index = after the last.
-
-    Raises:
-        ValueError: when the id has no `_` or no integer after the last `_`.
-    """
-    item_id = str(item_id)
-    if "_" not in item_id:
-        raise ValueError(f"item id {item_id!r} has no '_'; expected '<task>_<index>' such as 'webshop_6'")
-    task, _, tail = item_id.rpartition("_")
-    try:
-        index = int(tail)
-    except ValueError as exc:
-        raise ValueError(f"item id {item_id!r} does not end in an integer index ('<task>_<index>')") from exc
-    return item_id.split("_", 1)[0], index
-
-
-def load_item_id_file(path: str, prompt_key: str = "item_id") -> list[dict]:
-    """Read an AgentGym-RL item-id JSON list (`[{"item_id": ...}, ...]`; bare strings accepted too)."""
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of {{{prompt_key!r}: '<task>_<index>'}} objects, "
-                         f"got {type(data).__name__}")
-    rows = []
-    for i, entry in enumerate(data):
-        if isinstance(entry, str):
-            item_id = entry
-        elif isinstance(entry, dict) and prompt_key in entry:
-            item_id = entry[prompt_key]
-        else:
-            raise ValueError(f"{path}[{i}]: expected an object with key {prompt_key!r} (data.prompt_key), got {entry!r}")
-        task, index = parse_item_id(item_id)
-        rows.append({"item_id": str(item_id), "task_name": task, "index": index})
-    return rows
 
 
 def _load_parquet(path: str, prompt_key: str) -> list[dict]:

@@ -9,15 +9,15 @@ optimizer, scheduler, RNG) and the HuggingFace export. The math lives in
 models, tokenizers and optimizers are built by `verl.utils.model_utils`, the engine by
 `verl.workers.rollout.base.build_rollout_engine`.
 
-These are plain classes; the trainer wraps them with `ray.remote(num_cpus=<fraction>)`. On CPU (or
-one process) the model is a plain `nn.Module`; FSDP is imported only when CUDA is used with a
-world size > 1.
+These are plain classes; the trainer wraps them with `ray.remote(num_cpus=<fraction>)`. Their
+constructors take the typed config sections they read (`verl.agent_trainer.config.schema`), never a
+raw mapping. On CPU (or one process) the model is a plain `nn.Module`; FSDP is imported only when
+CUDA is used with a world size > 1.
 """
 from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import logging
 import os
 import time
@@ -25,9 +25,9 @@ from typing import Any
 
 import torch
 
-from verl.agent_trainer.config.schema import (ActorRolloutRefConfig, CheckpointConfig, CriticConfig, DataConfig,
-                                              FSDPConfig, OptimConfig, PPOConfig, RewardModelConfig, TrainerConfig,
-                                              as_section, load_config)
+from verl.agent_trainer.config.schema import (ActorRolloutRefConfig, AgentGymConfig, CheckpointConfig, CriticConfig,
+                                              DataConfig, FSDPConfig, ModelConfig, OptimConfig, RewardModelConfig,
+                                              RolloutConfig, TrainerConfig)
 from verl.protocol import DataProto
 from verl.utils import model_utils
 from verl.utils.checkpoint import capture_rng_state, restore_rng_state
@@ -42,14 +42,17 @@ _ROLES = ("actor_rollout", "ref", "actor_rollout_ref", "actor")
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def _as_trainer_config(config) -> PPOConfig | None:
-    """The whole trainer config as a `PPOConfig` when `config` is one (typed or a mapping with an
-    `actor_rollout_ref` section), else None (then `config` is a single section)."""
-    if isinstance(config, PPOConfig):
-        return config
-    if not dataclasses.is_dataclass(config) and hasattr(config, "keys") and "actor_rollout_ref" in config.keys():
-        return load_config(config, resolve_auto=False)
-    return None
+def _check_sections(owner: str, **sections: tuple[object, type]) -> None:
+    """Refuse a constructor argument that is not its typed config section (e.g. a dict or DictConfig).
+
+    Raises:
+        TypeError: naming the argument, the expected dataclass and what was given.
+    """
+    for name, (value, cls) in sections.items():
+        if not isinstance(value, cls):
+            raise TypeError(f"{owner}({name}=...) takes the typed config section {cls.__name__}, got "
+                            f"{type(value).__name__}; load the config first (schema.load_config, or "
+                            f"schema.from_dict for one section)")
 
 
 def _world() -> tuple[int, int]:
@@ -117,7 +120,7 @@ def _move_optimizer_state(optimizer: torch.optim.Optimizer, device: torch.device
                 state[k] = v.to(device, non_blocking=True)
 
 
-def _interaction_factory(rollout_cfg: RolloutConfig, agentgym) -> Any:
+def _interaction_factory(rollout_cfg: RolloutConfig, agentgym: AgentGymConfig) -> Any:
     """With `rollout.multi_turn.enable`: env clients backed by the interaction of the interaction YAML
     (one item, or the one named like `agentgym.task_name`); else None (the task's env client)."""
     if not rollout_cfg.multi_turn.enable:
@@ -299,35 +302,33 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
     """Policy worker: the trainable actor, its rollout engine + agent loop, and/or the ref policy.
 
     Args:
-        config: the `actor_rollout_ref` section (`ActorRolloutRefConfig` or a mapping of its keys), or
-            the whole trainer config (`PPOConfig` or its mapping; then `data` and `trainer.device` come from it).
+        config: the `actor_rollout_ref` section.
         role: "actor_rollout", "ref", "actor_rollout_ref", or "actor" (training only, no engine).
-        data_config: the `data` section (needed by the agent loop) when `config` is only the
-            `actor_rollout_ref` section.
-        device: "auto" | "cpu" | "cuda"; default `trainer.device` or auto.
+        data_config: the `data` section (prompt and response lengths of the agent loop).
+        trainer_config: the `trainer` section: `device` ("auto" | "cpu" | "cuda") and `seed` (seeds the
+            actor's mini-batch shuffle).
 
-    `trainer.seed` (from the whole config, else its default) seeds the actor's mini-batch shuffle.
+    Raises:
+        ValueError: an unknown role.
+        TypeError: a section that is not its typed dataclass.
     """
 
     _ckpt_tag = "actor"
 
-    def __init__(self, config, role: str, data_config=None, device: str | None = None):
+    def __init__(self, config: ActorRolloutRefConfig, role: str, data_config: DataConfig,
+                 trainer_config: TrainerConfig):
         if role not in _ROLES:
             raise ValueError(f"ActorRolloutRefWorker role={role!r} is unknown; choose one of {list(_ROLES)}")
-        whole = _as_trainer_config(config)
-        self._seed = (whole.trainer if whole is not None else TrainerConfig()).seed  # the mini-batch shuffle's
-        if whole is not None:
-            data_config = data_config or whole.data
-            device = device or whole.trainer.device
-            config = whole.actor_rollout_ref
-        self.config: ActorRolloutRefConfig = as_section(ActorRolloutRefConfig, config, "actor_rollout_ref")
-        self.data_config = data_config if dataclasses.is_dataclass(data_config) else as_section(
-            DataConfig, data_config, "data")
+        _check_sections("ActorRolloutRefWorker", config=(config, ActorRolloutRefConfig),
+                        data_config=(data_config, DataConfig), trainer_config=(trainer_config, TrainerConfig))
+        self.config = config
+        self.data_config = data_config
+        self._seed = trainer_config.seed  # the mini-batch shuffle's
         self.role = role
         self._is_actor = role in ("actor_rollout", "actor_rollout_ref", "actor")
         self._is_rollout = role in ("actor_rollout", "actor_rollout_ref")
         self._is_ref = role in ("ref", "actor_rollout_ref")
-        self._device_pref = device
+        self._device_pref = trainer_config.device
         self.actor = self.ref_policy = self.engine = self.agent_loop = None
         self.ref_module = None
         self._optimizer_offload = False
@@ -541,31 +542,27 @@ class CriticWorker(_ModelWorkerBase):
     """Value-model worker.
 
     Args:
-        config: the `critic` section (`CriticConfig` or a mapping of its keys), or the whole trainer
-            config (then `critic.model.path` defaults to `actor_rollout_ref.model.path` and rollout.n
-            scales the mini-batch).
-        model_path: fallback checkpoint when `critic.model.path` is null.
-        rollout_n: samples per prompt (scales ppo_mini_batch_size like the actor's).
-        device: "auto" | "cpu" | "cuda".
+        config: the `critic` section.
+        policy_config: the `actor_rollout_ref` section: its `model.path` (and `model.tokenizer_path`) is the
+            critic's checkpoint when `critic.model.path` is null, and `rollout.n` scales the mini-batch.
+        trainer_config: the `trainer` section: `device` and `seed` (seeds the mini-batch shuffle).
+
+    Raises:
+        TypeError: a section that is not its typed dataclass.
     """
 
     _ckpt_tag = "critic"
 
-    def __init__(self, config, model_path: str | None = None, rollout_n: int | None = None, device: str | None = None,
-                 tokenizer_path: str | None = None):
-        whole = _as_trainer_config(config)
-        self._seed = (whole.trainer if whole is not None else TrainerConfig()).seed  # the mini-batch shuffle's
-        if whole is not None:
-            model_path = model_path or whole.actor_rollout_ref.model.path
-            tokenizer_path = tokenizer_path or whole.actor_rollout_ref.model.tokenizer_path
-            rollout_n = rollout_n or whole.actor_rollout_ref.rollout.n
-            device = device or whole.trainer.device
-            config = whole.critic
-        self.config: CriticConfig = as_section(CriticConfig, config, "critic")
-        self._fallback_path = model_path
-        self._tokenizer_path = tokenizer_path
-        self.rollout_n = int(rollout_n or 1)
-        self._device_pref = device
+    def __init__(self, config: CriticConfig, policy_config: ActorRolloutRefConfig, trainer_config: TrainerConfig):
+        _check_sections("CriticWorker", config=(config, CriticConfig),
+                        policy_config=(policy_config, ActorRolloutRefConfig),
+                        trainer_config=(trainer_config, TrainerConfig))
+        self.config = config
+        self._seed = trainer_config.seed  # the mini-batch shuffle's
+        self._fallback_path = policy_config.model.path
+        self._tokenizer_path = policy_config.model.tokenizer_path
+        self.rollout_n = policy_config.rollout.n
+        self._device_pref = trainer_config.device
         self.critic = None
         self._optimizer_offload = False
 
@@ -632,24 +629,23 @@ class RewardModelWorker(_ModelWorkerBase):
     """Learned reward-model worker (frozen; FSDP-sharded like the critic on multi-GPU).
 
     Args:
-        config: the `reward_model` section (`RewardModelConfig` or a mapping of its keys), or the whole
-            trainer config (then the policy's tokenizer path and `trainer.device` come from it).
-        tokenizer_path: the policy's tokenizer (the reward model must share it).
-        device: "auto" | "cpu" | "cuda".
+        config: the `reward_model` section.
+        policy_model: the policy's `actor_rollout_ref.model` section: its tokenizer (`tokenizer_path`, else
+            `path`) is the one the reward model must share.
+        trainer_config: the `trainer` section (`device`).
+
+    Raises:
+        TypeError: a section that is not its typed dataclass.
     """
 
     _ckpt_tag = "reward_model"
 
-    def __init__(self, config, tokenizer_path: str | None = None, device: str | None = None):
-        whole = _as_trainer_config(config)
-        if whole is not None:
-            model = whole.actor_rollout_ref.model
-            tokenizer_path = tokenizer_path or model.tokenizer_path or model.path
-            device = device or whole.trainer.device
-            config = whole.reward_model
-        self.config: RewardModelConfig = as_section(RewardModelConfig, config, "reward_model")
-        self._tokenizer_path = tokenizer_path
-        self._device_pref = device
+    def __init__(self, config: RewardModelConfig, policy_model: ModelConfig, trainer_config: TrainerConfig):
+        _check_sections("RewardModelWorker", config=(config, RewardModelConfig),
+                        policy_model=(policy_model, ModelConfig), trainer_config=(trainer_config, TrainerConfig))
+        self.config = config
+        self._tokenizer_path = policy_model.tokenizer_path or policy_model.path
+        self._device_pref = trainer_config.device
         self.reward_model = None
 
     def init_model(self) -> None:

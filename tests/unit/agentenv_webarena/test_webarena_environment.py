@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from agentenv_webarena import environment as envmod
-from agentenv_webarena.browser_env.browser import ActionExecutionError, Observation
+from agentenv_webarena.webarena.browser_env import ActionExecutionError, Observation
 
 
 class FakeBrowser:

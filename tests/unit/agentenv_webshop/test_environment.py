@@ -1,4 +1,4 @@
-"""WebshopSession navigation and action grammar on a small hand-made catalog (reference/webshop.md A3)."""
+"""WebshopSession navigation and action grammar on a small hand-made catalog (WebShop's grammar)."""
 from __future__ import annotations
 
 import random
@@ -10,6 +10,11 @@ import pytest
 
 from agentenv_webshop.engine.reward import get_reward
 from agentenv_webshop.environment import WebshopSession, WebshopWorld, parse_action
+
+
+def _unpack(out):
+    """A `StepResult` as WebShop's (observation, reward, done, info)."""
+    return out.observation, out.reward, out.done, out.info
 
 
 def _products():
@@ -112,7 +117,7 @@ def test_parse_action_equals_webshop_regex_and_is_linear():
 
 
 def test_search_next_prev_and_total(session):
-    obs, reward, done, info = session.step("search[Green TEA]")
+    obs, reward, done, info = _unpack(session.step("search[Green TEA]"))
     assert (reward, done, info) == (0.0, False, None)
     assert obs.startswith(f"Instruction: [SEP] {INSTR} [SEP] Back to Search [SEP] Page 1 (Total results: 14) "
                           "[SEP] Next > [SEP] B000000000 [SEP] Brand0 Green Tea Bags [SEP] $1.99 [SEP] B000000001")
@@ -120,20 +125,20 @@ def test_search_next_prev_and_total(session):
     assert actions["has_search_bar"] is False
     assert actions["clickables"][:3] == ["back to search", "next >", "b000000000"]
     assert len(actions["clickables"]) == 12
-    obs, *_ = session.step("click[next >]")
+    obs, *_ = _unpack(session.step("click[next >]"))
     assert "Page 2 (Total results: 14) [SEP] < Prev [SEP] Next > [SEP] B000000010" in obs
     assert obs.endswith("B000000013 [SEP] Brand13 Green Tea Bags [SEP] $14.99")
     assert session.state()["url"] == "http://127.0.0.1:3000/search_results/fixed_0/green+tea/2"
-    obs, *_ = session.step("click[next >]")  # past the end: no products, Next > still shown
+    obs, *_ = _unpack(session.step("click[next >]"))  # past the end: no products, Next > still shown
     assert obs.endswith("Page 3 (Total results: 14) [SEP] < Prev [SEP] Next >")
     session.step("click[< prev]")
-    obs, *_ = session.step("click[< prev]")
+    obs, *_ = _unpack(session.step("click[< prev]"))
     assert "Page 1 (Total results: 14) [SEP] Next >" in obs
 
 
 def test_item_options_subpages_and_back(session):
     session.step("search[green tea]")
-    obs, _, _, info = session.step("click[b000000003]")
+    obs, _, _, info = _unpack(session.step("click[b000000003]"))
     assert info is None
     assert obs == (f"Instruction: [SEP] {INSTR} [SEP] Back to Search [SEP] < Prev [SEP] flavor [SEP] mint [SEP] lemon "
                    "[SEP] size [SEP] small [SEP] large [SEP] Brand3 Green Tea Bags [SEP] Price: $4.99 [SEP] Rating: N.A. "
@@ -141,14 +146,14 @@ def test_item_options_subpages_and_back(session):
     session.step("click[mint]")
     session.step("click[large]")
     assert '%22flavor%22%3A%20%22mint%22' in session.state()["url"]
-    obs, *_ = session.step("click[features]")
+    obs, *_ = _unpack(session.step("click[features]"))
     assert obs == f"Instruction: [SEP] {INSTR} [SEP] Back to Search [SEP] < Prev [SEP] bullet 3"
     assert session.available_actions()["clickables"] == ["back to search", "< prev"]
-    assert session.step("click[mint]")[3]["valid"] is False  # options are not clickable on a sub-page
-    obs, *_ = session.step("click[< prev]")  # sub-page -> item page, options kept
+    assert session.step("click[mint]").info["valid"] is False  # options are not clickable on a sub-page
+    obs, *_ = _unpack(session.step("click[< prev]"))  # sub-page -> item page, options kept
     assert obs.startswith(f"Instruction: [SEP] {INSTR} [SEP] Back to Search [SEP] < Prev [SEP] flavor")
     assert "size%22%3A%20%22large" in session.state()["url"]
-    obs, *_ = session.step("click[< prev]")  # item -> the same results page
+    obs, *_ = _unpack(session.step("click[< prev]"))  # item -> the same results page
     assert "Page 1 (Total results: 14)" in obs
 
 
@@ -156,9 +161,9 @@ def test_search_from_any_page_and_back_to_search(session):
     session.step("search[green tea]")
     session.step("click[b000000003]")
     session.step("click[mint]")
-    obs, *_ = session.step("search[coffee mug]")  # no search bar here, still allowed
+    obs, *_ = _unpack(session.step("search[coffee mug]"))  # no search bar here, still allowed
     assert "Page 1 (Total results: 1) [SEP] Next > [SEP] B000009999" in obs
-    obs, *_ = session.step("click[back to search]")
+    obs, *_ = _unpack(session.step("click[back to search]"))
     assert obs.startswith("WebShop [SEP] Instruction:")
     assert session.state()["url"].endswith("/fixed_0")
 
@@ -167,7 +172,7 @@ def test_search_from_any_page_and_back_to_search(session):
                                     "look[around]", "click[]", ""])
 def test_invalid_actions_are_noops(session, action):
     before = session.observation
-    obs, reward, done, info = session.step(action)
+    obs, reward, done, info = _unpack(session.step(action))
     assert (obs, reward, done) == (before, 0.0, False)
     assert info["valid"] is False and info["reason"]
     assert session.observation == before
@@ -175,7 +180,7 @@ def test_invalid_actions_are_noops(session, action):
 
 def test_click_search_rejected_but_listed(session):
     assert "search" in session.available_actions()["clickables"]
-    assert "not clickable" in session.step("click[search]")[3]["reason"]
+    assert "not clickable" in session.step("click[search]").info["reason"]
 
 
 def test_buy_now_reward_done_and_after(world, session):
@@ -183,27 +188,27 @@ def test_buy_now_reward_done_and_after(world, session):
     session.step("click[b000000003]")
     session.step("click[mint]")
     session.step("click[large]")
-    obs, reward, done, info = session.step("click[buy now]")
+    obs, reward, done, info = _unpack(session.step("click[buy now]"))
     assert done is True and info is None and reward == pytest.approx(1.0)
     assert obs.startswith("Thank you for shopping with us! [SEP] Your code: [SEP] None")
     assert "[SEP] Your score (min 0.0, max 1.0) [SEP] 1.0" in obs
     assert session.available_actions() == {"has_search_bar": False, "clickables": []}
     # after done every action is a harmless no-op
-    obs2, reward2, done2, info2 = session.step("search[green tea]")
+    obs2, reward2, done2, info2 = _unpack(session.step("search[green tea]"))
     assert (obs2, reward2, done2, info2["valid"]) == (obs, 0.0, True, False)
     # a partial purchase: only one option chosen -> same number as get_reward
     session.reset(0)
     session.step("search[green tea]")
     session.step("click[b000000003]")
     session.step("click[lemon]")
-    _, reward, done, _ = session.step("click[buy now]")
+    _, reward, done, _ = _unpack(session.step("click[buy now]"))
     expected = get_reward(world.by_asin["B000000003"], world.goals[0], 4.99, {"flavor": "lemon"})
     assert done and reward == pytest.approx(expected) and reward < 1.0
 
 
 def test_step_before_reset_is_invalid(world):
     s = WebshopSession(world)
-    obs, reward, done, info = s.step("search[tea]")
+    obs, reward, done, info = _unpack(s.step("search[tea]"))
     assert reward == 0.0 and done is False and info["valid"] is False
 
 

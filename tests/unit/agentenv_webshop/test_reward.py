@@ -1,4 +1,4 @@
-"""WebShop reward components, each with hand-computed cases (reference/webshop.md A4)."""
+"""WebShop reward components, each with hand-computed cases (WebShop's get_reward)."""
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,6 @@
 """Typed configuration of the evaluation entry point (`generation.yaml`, `main_generation`).
 
-Reuses the trainer's section dataclasses from `schema.py` (model, rollout, agentgym) so the same key
+Reuses the trainer's section dataclasses (model, rollout, agentgym) so the same key
 names and validation apply; only the `data` and `trainer` sections are specific to evaluation.
 `load_generation_config` turns the Hydra `DictConfig` (or a dict) into a `GenerationConfig`,
 rejecting unknown keys with close matches and resolving `auto` device/engine/dtype values.
@@ -8,14 +8,13 @@ rejecting unknown keys with close matches and resolving `auto` device/engine/dty
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from verl.agent_trainer.config.schema import (AgentGymConfig, ModelConfig, RolloutConfig, _check_choice,
-                                              _check_positive, load_dataclass_config,
-                                              resolve_model_and_rollout)
-from verl.utils.device import resolve_device
+from verl.agent_trainer.config.device import resolve_device, resolve_model_and_rollout
+from verl.agent_trainer.config.loader import check_choice, check_positive, load_dataclass_config
+from verl.agent_trainer.config.models import ModelConfig
+from verl.agent_trainer.config.rollout import AgentGymConfig, RolloutConfig
 
 __all__ = ["GenerationDataConfig", "GenerationTrainerConfig", "GenerationConfig", "load_generation_config"]
 
@@ -38,8 +37,8 @@ class GenerationDataConfig:
             raise ValueError("data.path is empty; set it to an item-id JSON file (AgentItemId/webshop_test.json) "
                              "or a directory of <task>_*.json category files")
         for key in ("n_samples", "batch_size", "max_prompt_length", "max_response_length"):
-            _check_positive(f"data.{key}", getattr(self, key))
-        _check_positive("data.max_items", self.max_items)
+            check_positive(f"data.{key}", getattr(self, key))
+        check_positive("data.max_items", self.max_items)
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ class GenerationTrainerConfig:
     device: str = "auto"
 
     def __post_init__(self):
-        _check_choice("trainer.device", self.device, ("auto", "cuda", "cpu"))
+        check_choice("trainer.device", self.device, ("auto", "cuda", "cpu"))
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,8 @@ class GenerationConfig:
 
     def __post_init__(self):
         if self.rollout.n != 1:
-            raise ValueError(f"rollout.n={self.rollout.n} is not used by evaluation; set data.n_samples={self.rollout.n} "
+            raise ValueError(f"rollout.n={self.rollout.n} is not used by evaluation; "
+                             f"set data.n_samples={self.rollout.n} "
                              f"for {self.rollout.n} samples per item")
         if self.rollout.max_model_len < self.data.max_prompt_length + self.rollout.max_tokens:
             raise ValueError(f"rollout.max_model_len={self.rollout.max_model_len} is smaller than "
@@ -82,5 +82,5 @@ def _resolve_auto(cfg: GenerationConfig) -> GenerationConfig:
 
 def load_generation_config(cfg: Any = None, resolve_auto: bool = True) -> GenerationConfig:
     """Convert a Hydra `DictConfig` (or dict, or None for the shipped `generation.yaml`) into a
-    `GenerationConfig` (errors as `schema.load_dataclass_config`)."""
+    `GenerationConfig` (errors as `loader.load_dataclass_config`)."""
     return load_dataclass_config(GenerationConfig, cfg, "generation.yaml", _resolve_auto if resolve_auto else None)

@@ -1,19 +1,19 @@
 """Typed configuration of the supervised warm start (`sft_trainer.yaml`, `main_sft`).
 
-Reuses the trainer's `ModelConfig` and `OptimConfig` from `schema.py` (same keys, same checks); the
+Reuses the trainer's `ModelConfig` and `OptimConfig` (`models.py`) (same keys, same checks); the
 `data` and `trainer` sections are specific to SFT. `load_sft_config` turns the Hydra `DictConfig`
 (or a dict) into an `SFTConfig`, rejecting unknown keys with close matches and resolving `auto`.
 """
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from verl.agent_trainer.config.schema import (_LOGGERS, ModelConfig, OptimConfig, _check_choice, _check_positive,
-                                              load_dataclass_config, resolve_model_and_rollout)
-from verl.utils.device import resolve_device
+from verl.agent_trainer.config.device import resolve_device, resolve_model_and_rollout
+from verl.agent_trainer.config.loader import check_choice, check_positive, load_dataclass_config
+from verl.agent_trainer.config.models import ModelConfig, OptimConfig
+from verl.agent_trainer.config.trainer import LOGGERS
 
 __all__ = ["SFTDataConfig", "SFTOptimConfig", "SFTTrainerConfig", "SFTConfig", "load_sft_config"]
 
@@ -38,10 +38,10 @@ class SFTDataConfig:
             raise ValueError("data.train_file is empty; set it to a JSON/JSONL file of AgentTraj-style conversations "
                              "(e.g. written by `bash scripts/webshop_sft.sh`)")
         for key in ("max_length", "micro_batch_size"):
-            _check_positive(f"data.{key}", getattr(self, key))
-        _check_positive("data.train_batch_size", self.train_batch_size)
-        _check_positive("data.max_examples", self.max_examples)
-        _check_positive("data.observation_loss_weight", self.observation_loss_weight, allow_zero=True)
+            check_positive(f"data.{key}", getattr(self, key))
+        check_positive("data.train_batch_size", self.train_batch_size)
+        check_positive("data.max_examples", self.max_examples)
+        check_positive("data.observation_loss_weight", self.observation_loss_weight, allow_zero=True)
         if self.train_batch_size is not None and self.train_batch_size % self.micro_batch_size:
             raise ValueError(f"data.train_batch_size={self.train_batch_size} must be a multiple of "
                              f"data.micro_batch_size={self.micro_batch_size}")
@@ -61,7 +61,7 @@ class SFTOptimConfig(OptimConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        _check_positive("optim.clip_grad", self.clip_grad)
+        check_positive("optim.clip_grad", self.clip_grad)
 
 
 @dataclass(frozen=True)
@@ -82,17 +82,17 @@ class SFTTrainerConfig:
     autocast_dtype: Optional[str] = None  # bfloat16: forward under torch.autocast (weights/optimizer stay as loaded)
 
     def __post_init__(self):
-        _check_choice("trainer.resume_mode", self.resume_mode, ("auto", "disable"))
+        check_choice("trainer.resume_mode", self.resume_mode, ("auto", "disable"))
         if self.autocast_dtype is not None:
-            _check_choice("trainer.autocast_dtype", self.autocast_dtype, ("bfloat16", "float16"))
-        _check_positive("trainer.total_epochs", self.total_epochs)
-        _check_positive("trainer.total_training_steps", self.total_training_steps)
-        _check_positive("trainer.log_freq", self.log_freq)
-        _check_choice("trainer.device", self.device, ("auto", "cuda", "cpu"))
+            check_choice("trainer.autocast_dtype", self.autocast_dtype, ("bfloat16", "float16"))
+        check_positive("trainer.total_epochs", self.total_epochs)
+        check_positive("trainer.total_training_steps", self.total_training_steps)
+        check_positive("trainer.log_freq", self.log_freq)
+        check_choice("trainer.device", self.device, ("auto", "cuda", "cpu"))
         if not self.default_local_dir:
             raise ValueError("trainer.default_local_dir is empty; set the directory the HF model is saved to")
         for name in self.logger:
-            _check_choice("trainer.logger[]", name, _LOGGERS)
+            check_choice("trainer.logger[]", name, LOGGERS)
 
 
 @dataclass(frozen=True)
@@ -113,5 +113,5 @@ def _resolve_auto(cfg: SFTConfig) -> SFTConfig:
 
 def load_sft_config(cfg: Any = None, resolve_auto: bool = True) -> SFTConfig:
     """Convert a Hydra `DictConfig` (or dict, or None for the shipped `sft_trainer.yaml`) into an
-    `SFTConfig` (errors as `schema.load_dataclass_config`)."""
+    `SFTConfig` (errors as `loader.load_dataclass_config`)."""
     return load_dataclass_config(SFTConfig, cfg, "sft_trainer.yaml", _resolve_auto if resolve_auto else None)

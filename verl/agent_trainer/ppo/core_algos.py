@@ -3,8 +3,10 @@
 Owns the pure math of the update (tensors in, tensors out) with verl's function names and keyword
 signatures, behind two registries that are the only dispatch:
 
-* ``register_adv_est`` / ``get_adv_estimator_fn`` (YAML ``algorithm.adv_estimator``): every
-  estimator is called with keywords ``token_level_rewards (bs, T)``, ``response_mask (bs, T)``,
+* ``register_adv_est`` / ``get_adv_estimator_fn`` (YAML ``algorithm.adv_estimator``): each
+  registration also records what the estimator needs from the trainer (``estimator_info``: a critic,
+  groups of samples per prompt, extra inputs); the trainer derives ``critic.enable=null`` and its
+  ``rollout.n`` check from that record and nowhere else. Every estimator is called with keywords ``token_level_rewards (bs, T)``, ``response_mask (bs, T)``,
   ``config`` (the ``algorithm`` section) plus what it needs (``values``, ``index`` = uid array,
   ``reward_baselines``, GiGPO's ``anchor_obs`` / ``turn_rewards``), accepts and ignores other
   keywords, and returns ``(advantages, returns)``, both (bs, T) and 0 where ``response_mask`` is 0.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import logging
 from enum import Enum
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -42,7 +45,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "AdvantageEstimator", "ADV_ESTIMATOR_REGISTRY", "register_adv_est", "get_adv_estimator_fn",
-    "ESTIMATOR_NEEDS", "estimator_needs",
+    "EstimatorInfo", "ESTIMATOR_INFO", "estimator_info", "estimator_needs",
     "POLICY_LOSS_REGISTRY", "register_policy_loss", "get_policy_loss_fn",
     "compute_gae_advantage_return", "compute_grpo_outcome_advantage", "compute_grpo_passk_outcome_advantage",
     "compute_rloo_outcome_advantage", "compute_reinforce_plus_plus_outcome_advantage",
@@ -95,31 +98,67 @@ ADV_ESTIMATOR_REGISTRY = Registry("advantage estimator", "algorithm.adv_estimato
 POLICY_LOSS_REGISTRY = Registry("policy loss", "actor.policy_loss.loss_mode")
 
 
-# What an estimator needs beyond the rollout and the rewards, by name; the trainer produces each
-# need it knows (e.g. "reward_baselines": the reward of one greedy rollout per prompt, for ReMax).
-ESTIMATOR_NEEDS: dict[str, frozenset] = {}
+@dataclass(frozen=True)
+class EstimatorInfo:
+    """What an advantage estimator needs from the trainer, recorded where it registers.
+
+    Attributes:
+        needs_critic: it reads ``values``, so a critic is trained (``critic.enable: null`` turns it on).
+        needs_groups: its baseline is the other samples of the same prompt, so ``rollout.n`` must be >= 2.
+        needs: extra inputs the trainer produces before the advantage step (e.g. "reward_baselines":
+            the reward of one greedy rollout per prompt, for ReMax); they arrive as keyword arguments.
+    """
+
+    needs_critic: bool = False
+    needs_groups: bool = False
+    needs: frozenset = frozenset()
 
 
-def register_adv_est(name_or_enum, needs: tuple[str, ...] = ()) -> Callable:
+# name -> EstimatorInfo, filled by `register_adv_est` beside ADV_ESTIMATOR_REGISTRY.
+ESTIMATOR_INFO: dict[str, EstimatorInfo] = {}
+
+
+def register_adv_est(name_or_enum, needs: tuple[str, ...] = (), needs_critic: bool = False,
+                     needs_groups: bool = False) -> Callable:
     """Decorator: register an advantage estimator under ``name_or_enum`` (str or AdvantageEstimator).
 
     Args:
-        needs: inputs the trainer must produce for it before the advantage step (see
-            `estimator_needs`); they reach the estimator as keyword arguments of the same name.
+        needs: inputs the trainer must produce for it before the advantage step (see `EstimatorInfo`).
+        needs_critic: the estimator reads ``values`` (a critic is trained).
+        needs_groups: the estimator compares the samples of one prompt (``rollout.n >= 2``).
 
     Raises:
-        ValueError: if a different function already holds the name.
+        ValueError: if a different function, or the same with other needs, already holds the name.
     """
     name = name_or_enum.value if isinstance(name_or_enum, Enum) else str(name_or_enum)
-    ESTIMATOR_NEEDS[name] = frozenset(needs)
-    return ADV_ESTIMATOR_REGISTRY.register(name_or_enum)
+    info = EstimatorInfo(needs_critic=needs_critic, needs_groups=needs_groups, needs=frozenset(needs))
+    if ESTIMATOR_INFO.get(name, info) != info:
+        raise ValueError(f"advantage estimator {name!r} is already registered with {ESTIMATOR_INFO[name]}; "
+                         f"pick another name for {info}")
+    register = ADV_ESTIMATOR_REGISTRY.register(name_or_enum)
+
+    def deco(fn: Callable) -> Callable:
+        register(fn)
+        ESTIMATOR_INFO[name] = info
+        return fn
+
+    return deco
+
+
+def estimator_info(name_or_enum) -> EstimatorInfo:
+    """What the estimator registered under ``name_or_enum`` needs (a critic, groups, extra inputs).
+
+    Raises:
+        ValueError: naming the value and listing the registered estimators.
+    """
+    get_adv_estimator_fn(name_or_enum)  # unknown names fail here, listing the choices
+    name = name_or_enum.value if isinstance(name_or_enum, Enum) else str(name_or_enum)
+    return ESTIMATOR_INFO.get(name, EstimatorInfo())
 
 
 def estimator_needs(name_or_enum) -> frozenset:
     """The extra inputs the estimator registered under ``name_or_enum`` needs (empty for most)."""
-    get_adv_estimator_fn(name_or_enum)  # unknown names fail here, listing the choices
-    name = name_or_enum.value if isinstance(name_or_enum, Enum) else str(name_or_enum)
-    return ESTIMATOR_NEEDS.get(name, frozenset())
+    return estimator_info(name_or_enum).needs
 
 
 def get_adv_estimator_fn(name_or_enum) -> Callable:
@@ -239,7 +278,7 @@ def _broadcast(per_sample: torch.Tensor, response_mask: torch.Tensor) -> torch.T
 
 
 # ============================================================================ advantage estimators
-@register_adv_est(AdvantageEstimator.GAE)
+@register_adv_est(AdvantageEstimator.GAE, needs_critic=True)
 def compute_gae_advantage_return(token_level_rewards: torch.Tensor, values: torch.Tensor, response_mask: torch.Tensor,
                                  gamma: Optional[float] = None, lam: Optional[float] = None, config=None, **kwargs):
     """Observation-masked GAE (arXiv:1506.02438), run over model tokens only.
@@ -266,7 +305,7 @@ def compute_gae_advantage_return(token_level_rewards: torch.Tensor, values: torc
     return advantages, returns
 
 
-@register_adv_est(AdvantageEstimator.GRPO)
+@register_adv_est(AdvantageEstimator.GRPO, needs_groups=True)
 def compute_grpo_outcome_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index=None,
                                    epsilon: float = 1e-6, norm_adv_by_std_in_grpo: Optional[bool] = None,
                                    config=None, **kwargs):
@@ -284,7 +323,7 @@ def compute_grpo_outcome_advantage(token_level_rewards: torch.Tensor, response_m
     return adv, adv
 
 
-@register_adv_est(AdvantageEstimator.GRPO_PASSK)
+@register_adv_est(AdvantageEstimator.GRPO_PASSK, needs_groups=True)
 def compute_grpo_passk_outcome_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index=None,
                                          epsilon: float = 1e-6, norm_adv_by_std_in_grpo: Optional[bool] = None,
                                          config=None, **kwargs):
@@ -315,7 +354,7 @@ def compute_grpo_passk_outcome_advantage(token_level_rewards: torch.Tensor, resp
     return adv, adv
 
 
-@register_adv_est(AdvantageEstimator.RLOO)
+@register_adv_est(AdvantageEstimator.RLOO, needs_groups=True)
 def compute_rloo_outcome_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index=None,
                                    epsilon: float = 1e-6, config=None, **kwargs):
     """RLOO (arXiv:2402.14740): ``A_i = s_i - mean_{j != i} s_j = (n*s_i - sum_g) / (n - 1)``.
@@ -349,7 +388,7 @@ def compute_reinforce_plus_plus_outcome_advantage(token_level_rewards: torch.Ten
     return adv, returns
 
 
-@register_adv_est(AdvantageEstimator.REINFORCE_PLUS_PLUS_BASELINE)
+@register_adv_est(AdvantageEstimator.REINFORCE_PLUS_PLUS_BASELINE, needs_groups=True)
 def compute_reinforce_plus_plus_baseline_outcome_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor,
                                                            index=None, epsilon: float = 1e-6, config=None, **kwargs):
     """REINFORCE++-baseline: ``A_i = s_i - mean_g`` (singleton mean 0), tiled, then whitened over the batch."""
@@ -377,7 +416,7 @@ def compute_remax_outcome_advantage(token_level_rewards: torch.Tensor, reward_ba
     return adv, returns
 
 
-@register_adv_est(AdvantageEstimator.OPO)
+@register_adv_est(AdvantageEstimator.OPO, needs_groups=True)
 def compute_opo_outcome_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index=None,
                                   epsilon: float = 1e-6, config=None, **kwargs):
     """OPO: length-weighted group baseline ``b = sum_j |y_j| s_j / sum_j |y_j|`` (|y| = model tokens);
@@ -395,7 +434,7 @@ def compute_opo_outcome_advantage(token_level_rewards: torch.Tensor, response_ma
     return adv, adv
 
 
-@register_adv_est(AdvantageEstimator.GPG)
+@register_adv_est(AdvantageEstimator.GPG, needs_groups=True)
 def compute_gpg_outcome_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index=None,
                                   epsilon: float = 1e-6, f_norm: float = 1.0, alpha: float = 1.0, config=None, **kwargs):
     """GPG (arXiv:2504.02546): ``A_i = alpha * (s_i - mean_g) / f_norm`` with
@@ -444,7 +483,7 @@ def anchor_obs_from_messages(messages, num_turns) -> np.ndarray:
     return out
 
 
-@register_adv_est(AdvantageEstimator.GIGPO)
+@register_adv_est(AdvantageEstimator.GIGPO, needs_groups=True)
 def compute_gigpo_outcome_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index=None,
                                     anchor_obs=None, turn_rewards=None, messages=None, num_turns=None,
                                     gamma: Optional[float] = None, step_advantage_w: Optional[float] = None,

@@ -9,7 +9,9 @@ absent from the batch are left out; nothing here logs or mutates the batch.
 """
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import time
+from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,17 @@ from verl.utils import torch_functional as VF
 from verl.utils.stats import bootstrap_mean_ci, wilson_interval
 
 __all__ = ["compute_data_metrics", "compute_timing_metrics", "compute_throughout_metrics", "reduce_metrics",
-           "reduce_rank_metrics", "compute_outcome_metrics"]
+           "reduce_rank_metrics", "compute_outcome_metrics", "timer"]
+
+
+@contextlib.contextmanager
+def timer(name: str, timing: dict[str, float]) -> Iterator[None]:
+    """Add the block's wall seconds to `timing[name]` (the step's timers, `timing_s/<name>`)."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timing[name] = timing.get(name, 0.0) + time.perf_counter() - start
 
 
 def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:

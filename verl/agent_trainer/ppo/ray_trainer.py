@@ -19,11 +19,8 @@ CPU it has one rank per node (`nnodes` ranks, gloo). Ranks are placed by per-nod
 data-parallel calls split the batch across ranks. With `agentgym.env_servers.num > 0` the trainer
 first launches the env fleet (`verl.utils.agentgym.fleet`) and rolls out against its servers.
 
-With `trainer.rollout_overlap` (one-step off-policy, verl's one_step_off_policy recipe in one worker
-group): the actor workers get a second Ray concurrency group, "rollout"; as soon as step k's rollout is
-in, step k+1's starts there with the engine's (pre-update) weights while step k's remaining stages run
-in the default group; the update defers its weight sync until that rollout is joined at the end of the
-step (`_launch_ahead` / `_join_ahead`).
+With `trainer.rollout_overlap` (one-step off-policy) the actor workers get a second Ray concurrency
+group and step k+1's rollout runs beside step k's update (`rollout_overlap.RolloutOverlap`).
 """
 from __future__ import annotations
 
@@ -42,6 +39,8 @@ from agentenv.controller.types import is_success
 from verl.agent_trainer.config.schema import PPOConfig, to_dict
 from verl.agent_trainer.ppo import core_algos, metric_utils
 from verl.agent_trainer.ppo.dynamic_sampling import GroupFilter
+from verl.agent_trainer.ppo.metric_utils import timer
+from verl.agent_trainer.ppo.rollout_overlap import RolloutOverlap, check_overlap_supported
 from verl.protocol import DataProto
 from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.checkpoint import CheckpointManager
@@ -53,15 +52,6 @@ from verl.workers.rollout.agent_loop import check_env_failures
 __all__ = ["RayPPOTrainer", "WorkerGroup"]
 
 logger = logging.getLogger(__name__)
-
-
-@contextlib.contextmanager
-def _timer(name: str, timing: dict[str, float]):
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        timing[name] = timing.get(name, 0.0) + time.perf_counter() - start
 
 
 # ----------------------------------------------------------------------------------- worker groups
@@ -188,38 +178,6 @@ def check_batch_divides_ranks(cfg: PPOConfig, world: int) -> None:
             f"{fits} or a rollout.n that makes the product a multiple of {world}")
 
 
-_ROLLOUT_GROUP = "rollout"  # the actor workers' concurrency group of the overlapped rollout
-
-
-@dataclasses.dataclass
-class _Ahead:
-    """rollout_overlap: the next step's batch, its rollout in flight and, once joined, the rollout's output."""
-
-    batch: DataProto
-    call: DPCall
-    out: DataProto | None = None
-
-
-def check_overlap_supported(cfg: PPOConfig) -> None:
-    """Refuse `trainer.rollout_overlap` with settings it cannot honour, naming the key to change."""
-    from verl.utils.device import resolve_device
-
-    rollout = cfg.actor_rollout_ref.rollout
-    free_cache = rollout.free_cache_engine
-    device = resolve_device("auto") if cfg.trainer.device == "auto" else cfg.trainer.device
-    if free_cache or (free_cache is None and device == "cuda"):
-        raise ValueError("trainer.rollout_overlap=true keeps the rollout engine resident while the actor updates; "
-                         "set actor_rollout_ref.rollout.free_cache_engine=false (null means on for CUDA)")
-    if cfg.algorithm.filter_groups.enable:
-        raise ValueError("trainer.rollout_overlap=true cannot run algorithm.filter_groups.enable=true: refills "
-                         "are extra rollouts with the policy being updated; turn one of them off")
-    needs = core_algos.estimator_needs(cfg.algorithm.adv_estimator)
-    if needs:
-        raise ValueError(f"trainer.rollout_overlap=true cannot run algorithm.adv_estimator="
-                         f"{cfg.algorithm.adv_estimator}: it needs {sorted(needs)} from extra rollouts with the "
-                         "policy being updated")
-
-
 def _free_port() -> int:
     import socket
 
@@ -234,8 +192,9 @@ class RayPPOTrainer:
 
     Args:
         config: the validated `PPOConfig` (see `config/schema.py`).
-        worker_classes: optional {"actor_rollout": cls, "critic": cls} overriding
-            `verl.workers.fsdp_workers.{ActorRolloutRefWorker, CriticWorker}`.
+        worker_classes: optional {"actor_rollout": cls, "critic": cls, "reward_model": cls} overriding
+            `verl.workers.fsdp_workers.{ActorRolloutRefWorker, CriticWorker, RewardModelWorker}` (constructed
+            with the same typed sections).
     """
 
     def __init__(self, config: PPOConfig, worker_classes: dict | None = None):
@@ -276,10 +235,10 @@ class RayPPOTrainer:
         self.actor_wg = self.ref_wg = self.critic_wg = self.rm_wg = None
         self.env_fleet: Any = None
         self.placement: NodePlacement | None = None
-        self.overlap = config.trainer.rollout_overlap
-        self._ahead: _Ahead | None = None  # rollout_overlap: the next step's rollout
+        self.overlap = (RolloutOverlap(self._submit_next_rollout, lambda: self.actor_wg.call_all("sync_weights"),
+                                       self.train_loader.state_dict)
+                        if config.trainer.rollout_overlap else None)
         self._generated: DataProto | None = None  # filter_groups: every row the step rolled out
-        self._loader_state: dict | None = None  # rollout_overlap: the loader before the next step's rows were drawn
 
     # ------------------------------------------------------------------ setup
     def init_workers(self) -> None:
@@ -309,13 +268,17 @@ class RayPPOTrainer:
         start = time.perf_counter()
         role = "actor_rollout_ref" if self.use_ref else "actor_rollout"
         # rollout_overlap: generate_sequences runs in its own concurrency group, beside the update
-        self.actor_wg = WorkerGroup(actor_cls, (cfg, role), name=role, **opts,
-                                    concurrency_groups={_ROLLOUT_GROUP: 1} if self.overlap else None)
+        overlap_group = {RolloutOverlap.CONCURRENCY_GROUP: 1} if self.overlap is not None else None
+        # each worker gets the typed config sections it reads
+        self.actor_wg = WorkerGroup(actor_cls, (cfg.actor_rollout_ref, role, cfg.data, cfg.trainer), name=role,
+                                    **opts, concurrency_groups=overlap_group)
         self.ref_wg = self.actor_wg if self.use_ref else None
         if self.use_critic:
-            self.critic_wg = WorkerGroup(critic_cls, (cfg,), name="critic", **opts)
+            self.critic_wg = WorkerGroup(critic_cls, (cfg.critic, cfg.actor_rollout_ref, cfg.trainer), name="critic",
+                                         **opts)
         if self.use_rm:
-            self.rm_wg = WorkerGroup(rm_cls, (cfg,), name="reward_model", **opts)
+            self.rm_wg = WorkerGroup(rm_cls, (cfg.reward_model, cfg.actor_rollout_ref.model, cfg.trainer),
+                                     name="reward_model", **opts)
         for wg in self._groups():
             wg.call_all("init_model")
         logger.info("worker groups %s ready in %.1f s (world size %d, device %s)",
@@ -374,38 +337,23 @@ class RayPPOTrainer:
                 metrics = _val_metrics(before)
                 tracker.log(metrics, step=self.global_steps)
             batches = iter([] if cfg.val_only else self._train_batches())
-            rows = next(batches, None)
-            while rows is not None:
+            for rows in (self.overlap.steps(batches) if self.overlap is not None else batches):
                 self.global_steps += 1
                 metrics, timing = {}, {}
                 last = self.global_steps == self.total_training_steps
-                self._loader_state, next_rows = None, None
-                with _timer("step", timing):
-                    batch = self._ahead.batch if self._ahead is not None else self._new_batch(rows)
-                    for name, stage in self._stages():
-                        with _timer(name, timing):
-                            batch = stage(batch, metrics)
-                        if batch is None:  # filter_groups kept no group: nothing to update this step
-                            break
-                        if name == "gen" and self.overlap:  # the next step's rollout starts beside this step's update
-                            self._loader_state = self.train_loader.state_dict()
-                            next_rows = next(batches, None)
-                            if next_rows is not None:
-                                self._launch_ahead(next_rows)
-                    if self.overlap:  # the next rollout is done before the engine gets the new weights
-                        self._join_ahead(metrics, timing)
+                with timer("step", timing):
+                    batch = self._train_step(rows, metrics, timing)
                     if self._every(cfg.test_freq) or (last and cfg.learning_report):
-                        with _timer("testing", timing):
+                        with timer("testing", timing):
                             after = self._validate()
                             metrics.update(_val_metrics(after))
                     if self._every(cfg.save_freq) or last:
-                        with _timer("save_checkpoint", timing):
+                        with timer("save_checkpoint", timing):
                             self._save_checkpoint()
                 metrics.update(self._step_metrics(batch, timing))
                 self._generated = None
                 tracker.log(metrics, step=self.global_steps)
                 bar.update(1)
-                rows = next_rows if self.overlap else next(batches, None)
         finally:
             bar.close()
             tracker.finish()
@@ -414,6 +362,22 @@ class RayPPOTrainer:
         if cfg.plots:
             self._write_plots(tracker.log_dir, "file" in cfg.loggers)
         return metrics
+
+    def _train_step(self, rows: list[dict], metrics: dict, timing: dict) -> DataProto | None:
+        """One step's stages (`_stages`) in order, each under its named timer. Returns the trained batch (None:
+        filter_groups kept no group, nothing to update). With rollout_overlap the next step's rollout starts once
+        this step's is in, and is joined, before the engine gets the new weights, at the end."""
+        batch = self._new_batch(rows)
+        for name, stage in self._stages():
+            with timer(name, timing):
+                batch = stage(batch, metrics)
+            if batch is None:
+                break
+            if name == "gen" and self.overlap is not None:
+                self.overlap.launch_next()
+        if self.overlap is not None:
+            self.overlap.join(metrics, timing)
+        return batch
 
     def _stages(self) -> list[tuple[str, Callable[[DataProto, dict], DataProto]]]:
         """The step's stages in order; roles that are off contribute no stage."""
@@ -458,32 +422,21 @@ class RayPPOTrainer:
     def _set_rollout_meta(self, batch: DataProto, step: int) -> None:
         batch.meta_info.update(global_step=step, validate=False, max_rounds=self.rounds.max_rounds(step))
 
-    def _launch_ahead(self, rows: list[dict]) -> None:
-        """rollout_overlap: start the next step's rollout in the rollout concurrency group; the engine
-        still holds the weights from before this step's update (which defers its sync, `_join_ahead`)."""
+    def _submit_next_rollout(self, rows: list[dict]) -> tuple[DataProto, DPCall]:
+        """rollout_overlap: the next step's batch and its rollout, started in the overlap's concurrency group;
+        the engine still holds the weights from before this step's update (which defers its sync)."""
         batch = self._new_batch(rows)
         self._set_rollout_meta(batch, self.global_steps + 1)
-        self._ahead = _Ahead(batch, self._submit_generate(batch, concurrency_group=_ROLLOUT_GROUP))
-
-    def _join_ahead(self, metrics: dict, timing: dict) -> None:
-        """rollout_overlap, end of a step: wait for the next step's rollout, then push the updated
-        weights into the engine. `timing_s/overlap` is the rollout time that ran beside the step
-        (its duration less the wait here), `timing_s/rollout_wait` the wait."""
-        if self._ahead is not None:
-            with _timer("rollout_wait", timing):
-                self._ahead.out = self._ahead.call.result()
-            rollout_s = float(self._ahead.out.meta_info.get("timing_s/rollout", 0.0))
-            metrics["timing_s/overlap"] = max(0.0, rollout_s - timing["rollout_wait"])
-        with _timer("sync_weights", timing):
-            self.actor_wg.call_all("sync_weights")
+        return batch, self._submit_generate(batch, concurrency_group=RolloutOverlap.CONCURRENCY_GROUP)
 
     def _rollout(self, batch: DataProto, metrics: dict) -> DataProto:
-        ahead, self._ahead = self._ahead, None
-        if ahead is None:  # today's path; with rollout_overlap the first step (and the first after a resume)
+        """Generate the step's trajectories; with rollout_overlap, take the ones the previous step started."""
+        ahead = self.overlap.take() if self.overlap is not None else None
+        if ahead is None:  # without rollout_overlap; with it, the first step (and the first after a resume)
             self._set_rollout_meta(batch, self.global_steps)
             out = self._generate(batch)
         else:
-            batch, out = ahead.batch, ahead.out
+            batch, out = ahead
         agentgym = self.config.actor_rollout_ref.agentgym
         check_env_failures(out, agentgym.max_failed_frac, agentgym.env_addrs)
         # The loop's own timers (engine-busy, env-busy, ...) sit beside the stage timers as timing_s/rollout_*.
@@ -595,7 +548,7 @@ class RayPPOTrainer:
         if self.global_steps <= self.config.trainer.critic_warmup:
             return batch
         batch.meta_info["global_step"] = self.global_steps
-        if self.overlap:  # the engine keeps the old weights while the next rollout runs (`_join_ahead`)
+        if self.overlap is not None:  # the engine keeps the old weights while the next rollout runs
             batch.meta_info["sync_weights"] = False
         out = self.actor_wg.call_dp("update_actor", batch)
         metrics.update(metric_utils.reduce_metrics(out.meta_info.get("metrics", {})))
@@ -694,7 +647,8 @@ class RayPPOTrainer:
         if self.config.trainer.export_hf:
             self.actor_wg.call_all("export_hf", os.path.join(step_dir, "actor", "huggingface"))
         # rollout_overlap: the loader as before the next step's rows were drawn (a resume re-primes that rollout)
-        self.ckpt.save_trainer_state(self.global_steps, self._loader_state or self.train_loader.state_dict(),
+        loader_state = self.overlap.loader_state if self.overlap is not None else None
+        self.ckpt.save_trainer_state(self.global_steps, loader_state or self.train_loader.state_dict(),
                                      extra={"kl_coef": float(self.kl_ctrl.value)})
         logger.info("saved checkpoint %s", step_dir)
         return step_dir

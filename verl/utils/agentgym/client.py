@@ -1,8 +1,9 @@
 """Routing from `actor_rollout_ref.agentgym` to an agentenv client, and a pool of live sessions.
 
-`envclient_classes` maps each task name to its agentenv client class (AgentGym-RL's name; the
-registry below, imported on first access). Extending with a new env = one client class + one
-`register_env_client(task_name, cls)` (or an entry in `ENV_CLIENTS`).
+Which environments exist is `agentenv.registry` (one record per environment: client class and the
+module that launches its server); `envclient_classes` is AgentGym-RL's name for the task name ->
+client class view of it, and `register_env_client` adds a record. Extending with a new env is one
+record (docs/adding_an_environment.md).
 
 `init_env_client(config)` maps `task_name` to the agentenv client class, waits for
 the server at `env_addr` (up to `max_retries` attempts; the error names the address and how to start
@@ -17,19 +18,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import time
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
 import requests
 
+from agentenv.health import wait_until_healthy
+from agentenv.registry import ENVS, EnvRecord, get_env, register_env
 from verl.agent_trainer.config.schema import AgentGymConfig, as_section
 from verl.utils.agentgym.servers import EnvServerSet, EnvServerState, EnvServerUnavailable
-from verl.utils.registry import Registry
 
 __all__ = [
-    "ENV_CLIENTS",
-    "LAUNCH_MODULES",
+    "ENVS",
+    "EnvRecord",
     "envclient_classes",
     "register_env_client",
     "get_env_client_cls",
@@ -41,42 +42,35 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# task_name -> "module:Class" (imported on first use, so webarena needs its package only when asked for).
-ENV_CLIENTS = Registry("env client", "actor_rollout_ref.agentgym.task_name", {
-    "webshop": "agentenv.envs.webshop:WebshopEnvClient",
-    "webarena": "agentenv.envs.webarena:WebarenaEnvClient",
-})
-
-# task_name -> the module that starts its server (`python -m <module> --host H --port P`)
-LAUNCH_MODULES = {"webshop": "agentenv_webshop.launch", "webarena": "agentenv_webarena.launch"}
-
 
 class _EnvClientClasses(Mapping):
-    """Read-only view of `ENV_CLIENTS`: task name -> client class, imported on first access."""
+    """Read-only view of `agentenv.registry.ENVS`: task name -> client class, imported on first access."""
 
     def __getitem__(self, task_name: str) -> type:
-        if task_name not in ENV_CLIENTS:
+        record = ENVS.find(task_name)
+        if record is None:
             raise KeyError(task_name)
-        return ENV_CLIENTS.get(task_name)
+        return record.client_cls()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(sorted(ENV_CLIENTS))
+        return iter(sorted(ENVS))
 
     def __len__(self) -> int:
-        return len(ENV_CLIENTS)
+        return len(ENVS)
 
 
 envclient_classes: Mapping[str, type] = _EnvClientClasses()
 
 
-def register_env_client(task_name: str, target: str | type) -> None:
-    """Register an agentenv client class (or "module:Class") for `agentgym.task_name`."""
-    ENV_CLIENTS.register(task_name)(target)
+def register_env_client(task_name: str, target: str | type, launch_module: str | None = None) -> EnvRecord:
+    """Register an agentenv client class (or "module:Class") for `agentgym.task_name`, with the module
+    that launches its server (`agentenv.registry.register_env`)."""
+    return register_env(task_name, target, launch_module)
 
 
 def get_env_client_cls(task_name: str) -> type:
     """Return the client class for `task_name`; errors list the registered task names."""
-    return ENV_CLIENTS.get(task_name)
+    return get_env(task_name).client_cls()
 
 
 def wait_for_env_server(env_addr: str, max_retries: int = 10, timeout: float = 300.0, interval_s: float = 0.5,
@@ -84,30 +78,15 @@ def wait_for_env_server(env_addr: str, max_retries: int = 10, timeout: float = 3
     """Poll `GET env_addr/` until it answers 200; raise `EnvServerUnavailable` naming the address otherwise.
 
     Makes `max_retries + 1` attempts, sleeping `interval_s` (doubling, at most 5 s) between them; each
-    attempt waits at most min(timeout, 10) s.
+    attempt waits at most min(timeout, 10) s (`agentenv.health.wait_until_healthy`).
     """
-    url = env_addr.rstrip("/") + "/"
-    last: str = ""
-    delay = interval_s
-    start = time.monotonic()
-    for attempt in range(max_retries + 1):
-        try:
-            resp = requests.get(url, timeout=min(float(timeout), 10.0))
-            if resp.status_code == 200:
-                return
-            last = f"HTTP {resp.status_code}"
-        except requests.RequestException as exc:
-            last = f"{type(exc).__name__}: {exc}"
-        if attempt < max_retries:
-            time.sleep(delay)
-            delay = min(delay * 2, 5.0)
-    module = LAUNCH_MODULES.get(task_name)
-    hint = f"python -m {module} --host 127.0.0.1 --port <port>" if module else "start the environment server"
-    raise EnvServerUnavailable(
-        f"{task_name} env server at {env_addr} did not answer after {max_retries + 1} attempts in "
-        f"{time.monotonic() - start:.1f} s (last error: {last}). Start it (`{hint}`) or fix "
-        f"actor_rollout_ref.agentgym.env_addr / max_retries."
-    )
+    record = ENVS.find(task_name)
+    module = record.launch_module if record is not None else None
+    start = f"python -m {module} --host 127.0.0.1 --port <port>" if module else "start the environment server"
+    wait_until_healthy(env_addr, timeout_s=None, interval_s=interval_s, max_attempts=max_retries + 1,
+                       request_timeout_s=min(float(timeout), 10.0),
+                       what=f"{task_name} env server",
+                       hint=f"Start it (`{start}`) or fix actor_rollout_ref.agentgym.env_addr / max_retries.")
 
 
 def _agentgym(agentgym_config: Any) -> AgentGymConfig:

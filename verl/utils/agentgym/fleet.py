@@ -18,9 +18,9 @@ import tempfile
 import time
 from typing import Any
 
+from agentenv.health import EnvServerUnavailable, wait_until_healthy
+from agentenv.registry import ENVS
 from verl.agent_trainer.config.schema import EnvServersConfig
-from verl.utils.agentgym.client import LAUNCH_MODULES
-from verl.utils.agentgym.servers import probe_env_server
 from verl.utils.ray_placement import node_fits, alive_nodes, node_has_gpu
 
 __all__ = ["EnvServerActor", "EnvServerFleet", "launch_command"]
@@ -32,10 +32,12 @@ def launch_command(cfg: EnvServersConfig, task_name: str) -> str:
     """`env_servers.cmd`, or the default launch of `task_name`'s server, with {python} {host} {port} left open."""
     if cfg.cmd is not None:
         return cfg.cmd
-    if task_name not in LAUNCH_MODULES:
+    record = ENVS.find(task_name)
+    if record is None or record.launch_module is None:
+        known = sorted(name for name, r in ENVS.items() if r.launch_module)
         raise ValueError(f"actor_rollout_ref.agentgym.env_servers.cmd is null and task_name={task_name!r} has no "
-                         f"known server module (known: {sorted(LAUNCH_MODULES)}); set env_servers.cmd")
-    return f"{{python}} -m {LAUNCH_MODULES[task_name]} --host {{host}} --port {{port}} --log-level warning"
+                         f"known server module (known: {known}); set env_servers.cmd")
+    return f"{{python}} -m {record.launch_module} --host {{host}} --port {{port}} --log-level warning"
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -75,17 +77,14 @@ class EnvServerActor:
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                          preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         self.addr = f"http://{host}:{port}"
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"env server `{' '.join(argv)}` exited with code {self.proc.returncode} "
-                                   f"before answering; log tail:\n{self._log_tail()}")
-            if probe_env_server(self.addr, timeout=2.0):
-                return self.addr
-            time.sleep(0.25)
-        self.stop()
-        raise RuntimeError(f"env server `{' '.join(argv)}` did not answer GET {self.addr}/ within {timeout_s:g} s "
-                           f"(actor_rollout_ref.agentgym.env_servers.startup_timeout); log tail:\n{self._log_tail()}")
+        try:
+            wait_until_healthy(self.addr, timeout_s=timeout_s, proc=self.proc, interval_s=0.25, max_interval_s=0.25,
+                               request_timeout_s=2.0, what=f"env server `{' '.join(argv)}`",
+                               hint="(actor_rollout_ref.agentgym.env_servers.startup_timeout)")
+        except EnvServerUnavailable as exc:
+            self.stop()
+            raise RuntimeError(f"{exc}; log tail:\n{self._log_tail()}") from exc
+        return self.addr
 
     def node_id(self) -> str:
         """The Ray node this server runs on."""

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Callable, Sequence
 
-import requests
+from agentenv.health import EnvServerUnavailable, server_answers
 
 __all__ = ["EnvServerUnavailable", "EnvServerState", "EnvServerSet", "probe_env_server", "env_server_metrics"]
 
@@ -27,11 +27,8 @@ logger = logging.getLogger(__name__)
 
 
 def probe_env_server(addr: str, timeout: float) -> bool:
-    """True when `GET addr/` answers 200 within `timeout` seconds (the server kit's health endpoint)."""
-    try:
-        return requests.get(addr.rstrip("/") + "/", timeout=timeout).status_code == 200
-    except requests.RequestException:
-        return False
+    """True when `GET addr/` answers 200 within `timeout` seconds (`agentenv.health.server_answers`)."""
+    return server_answers(addr, timeout_s=timeout)
 
 
 @dataclasses.dataclass
@@ -51,10 +48,6 @@ class EnvServerState:
     @property
     def up(self) -> bool:
         return self.down_until is None
-
-
-class EnvServerUnavailable(RuntimeError):
-    """No environment server answers: never at start-up, or every server is out of rotation."""
 
 
 class EnvServerSet:

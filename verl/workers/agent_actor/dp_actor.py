@@ -12,7 +12,7 @@ import logging
 
 import torch
 
-from verl.agent_trainer.config.schema import ActorConfig, as_section
+from verl.agent_trainer.config.schema import ActorConfig
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import entropy_from_logits, logprobs_from_logits
 from verl.workers.agent_actor.base import (BasePPOActor, MicroBatching, effective_agg_mode, map_micro_batches,
@@ -49,8 +49,7 @@ class DataParallelPPOActor(BasePPOActor):
     """PPO/GRPO actor over a (possibly FSDP-wrapped) causal LM.
 
     Args:
-        config: the `actor_rollout_ref.actor` section (`ActorConfig`, or a mapping of its keys loaded
-            with the dataclass's defaults and key checks); it is also the config the policy loss reads.
+        config: the typed `actor_rollout_ref.actor` section; it is also the config the policy loss reads.
         actor_module: the causal LM; `module(input_ids, attention_mask, position_ids).logits`.
         actor_optimizer: its optimizer (None for a frozen reference policy).
         ppo_mini_batch_size: mini-batch size in *samples* (already prompts x rollout.n / dp size);
@@ -70,9 +69,13 @@ class DataParallelPPOActor(BasePPOActor):
             and entropies are those of the policy the rollout sampled from; None: off.
     """
 
-    def __init__(self, config, actor_module: torch.nn.Module, actor_optimizer: torch.optim.Optimizer | None = None,
-                 ppo_mini_batch_size: int | None = None, shuffle_seed: int = 0, activation_offload: bool = False):
-        self.config: ActorConfig = as_section(ActorConfig, config, "actor_rollout_ref.actor")
+    def __init__(self, config: ActorConfig, actor_module: torch.nn.Module,
+                 actor_optimizer: torch.optim.Optimizer | None = None, ppo_mini_batch_size: int | None = None,
+                 shuffle_seed: int = 0, activation_offload: bool = False):
+        if not isinstance(config, ActorConfig):
+            raise TypeError(f"DataParallelPPOActor takes the typed actor_rollout_ref.actor section (ActorConfig), "
+                            f"got {type(config).__name__}; load it first (schema.load_config or schema.from_dict)")
+        self.config = config
         self.actor_module = actor_module
         self.actor_optimizer = actor_optimizer
         self.ppo_mini_batch_size = int(ppo_mini_batch_size or self.config.ppo_mini_batch_size)

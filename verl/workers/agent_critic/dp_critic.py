@@ -11,7 +11,7 @@ import logging
 
 import torch
 
-from verl.agent_trainer.config.schema import CriticConfig, as_section
+from verl.agent_trainer.config.schema import CriticConfig
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import masked_mean
 from verl.workers.agent_actor.base import (MicroBatching, map_micro_batches, micro_batching_from_meta, response_forward,
@@ -27,8 +27,7 @@ class DataParallelPPOCritic(BasePPOCritic):
     """Value model wrapper.
 
     Args:
-        config: the `critic` section (`CriticConfig`, or a mapping of its keys loaded with the
-            dataclass's defaults and key checks).
+        config: the typed `critic` section.
         critic_module: a model whose `.logits` are (bs, T, 1) (e.g.
             AutoModelForTokenClassification with num_labels=1).
         critic_optimizer: its optimizer.
@@ -42,9 +41,13 @@ class DataParallelPPOCritic(BasePPOCritic):
             forward pass (exact; see `verl.workers.agent_actor.base.response_forward`).
     """
 
-    def __init__(self, config, critic_module: torch.nn.Module, critic_optimizer: torch.optim.Optimizer | None = None,
-                 ppo_mini_batch_size: int | None = None, shuffle_seed: int = 0):
-        self.config: CriticConfig = as_section(CriticConfig, config, "critic")
+    def __init__(self, config: CriticConfig, critic_module: torch.nn.Module,
+                 critic_optimizer: torch.optim.Optimizer | None = None, ppo_mini_batch_size: int | None = None,
+                 shuffle_seed: int = 0):
+        if not isinstance(config, CriticConfig):
+            raise TypeError(f"DataParallelPPOCritic takes the typed critic section (CriticConfig), got "
+                            f"{type(config).__name__}; load it first (schema.load_config or schema.from_dict)")
+        self.config = config
         self.critic_module = critic_module
         self.critic_optimizer = critic_optimizer
         self.ppo_mini_batch_size = int(ppo_mini_batch_size or self.config.ppo_mini_batch_size)

@@ -6,9 +6,11 @@ from fastapi import APIRouter, Depends
 from fastapi.testclient import TestClient
 
 from agentenv.server import (
+    ResetResult,
     ServerSettings,
     SessionRegistry,
     StepRequest,
+    StepResult,
     check_action,
     create_env_app,
     get_resources,
@@ -18,37 +20,45 @@ from agentenv.server import (
 
 
 class CounterEnv:
-    def __init__(self, resources):
+    """A `Session`: counts its steps; closing it records it in `closed`."""
+
+    def __init__(self, resources, closed):
         self.resources = resources
         self.count = 0
-        self.closed = False
+        self.closed_list = closed
+
+    def reset(self, idx):
+        self.count = 0
+        return ResetResult(observation="start")
 
     def step(self, action):
         if action == "crash":
             raise RuntimeError("bug in env")
         self.count += 1
-        return f"{action} #{self.count}"
+        return StepResult(observation=f"{action} #{self.count}", reward=0.0, terminated=False)
+
+    def observe(self):
+        return f"#{self.count}"
+
+    def close(self):
+        self.closed_list.append(self)
 
 
 def build_app(loads, closed, **settings):
-    router = APIRouter()
-
-    @router.post("/create")
-    def create(sessions: SessionRegistry = Depends(get_sessions)):
-        return json_response(sessions.create())
+    router = APIRouter()  # the server's own routes; /create, /list_envs and /close come from the kit
 
     @router.post("/step")
     def step(body: StepRequest, sessions: SessionRegistry = Depends(get_sessions), res=Depends(get_resources)):
         check_action(body.action, ServerSettings(**settings))
         with sessions.use(body.env_idx) as env:
-            return json_response({"state": env.step(body.action), "catalog": res["name"]})
+            return json_response({"state": env.step(body.action).observation, "catalog": res["name"]})
 
     def load():
         loads.append(1)
         return {"name": "shared"}
 
-    return create_env_app(title="fake", settings=ServerSettings(**settings), session_factory=CounterEnv,
-                          load_resources=load, on_close=closed.append, routers=[router])
+    return create_env_app(title="fake", settings=ServerSettings(**settings),
+                          session_factory=lambda res: CounterEnv(res, closed), load_resources=load, routers=[router])
 
 
 @pytest.fixture
@@ -140,3 +150,33 @@ def test_json_response_handles_values_envs_return():
     assert body == {"reward": 0.5, "done": True, "ids": [1, 2]}
     with pytest.raises(TypeError):
         json_response({"x": object()})
+
+
+def test_generic_routes_list_close_and_create_answer():
+    with TestClient(build_app([], [])) as client:
+        ids = [client.post("/create").json() for _ in range(3)]
+        assert client.get("/list_envs").json() == ids
+        assert client.post("/close", json={"env_idx": ids[1]}).json() == {"closed": True, "env_idx": ids[1]}
+        assert client.get("/list_envs").json() == [ids[0], ids[2]]
+        error_of(client.post("/close", json={"env_idx": ids[1]}), 404, "unknown_env_idx")
+    app = create_env_app(title="obj", settings=ServerSettings(), session_factory=lambda res: CounterEnv(res, []),
+                         create_answer=lambda env_idx: {"env_idx": env_idx})
+    with TestClient(app) as client:
+        assert client.post("/create").json() == {"env_idx": 0}
+
+
+def test_a_session_without_the_contract_is_refused_at_create():
+    class NoObserve:
+        def reset(self, idx):
+            return ResetResult("x")
+
+        def step(self, action):
+            return StepResult("x", 0.0, False)
+
+        def close(self):
+            pass
+
+    app = create_env_app(title="bad", settings=ServerSettings(), session_factory=lambda res: NoObserve())
+    with TestClient(app, raise_server_exceptions=False) as client:
+        err = error_of(client.post("/create"), 500, "internal_error")
+        assert "NoObserve" in err["message"] and "observe" in err["message"]

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from agentenv_webarena.agent.prompts import DEFAULT_INSTRUCTION, JSON_DIR
-from agentenv_webarena.agent.prompts.prompt_constructor import (
+from agentenv_webarena.webarena.agent.prompts import DEFAULT_INSTRUCTION, JSON_DIR
+from agentenv_webarena.webarena.agent.prompts.prompt_constructor import (
     CharCodec,
     CoTPromptConstructor,
     DirectPromptConstructor,
@@ -16,8 +16,8 @@ from agentenv_webarena.agent.prompts.prompt_constructor import (
     build_prompt_constructor,
     split_prompt_text,
 )
-from agentenv_webarena.agent.prompts.to_json import load_raw, main as to_json_main, template_names
-from agentenv_webarena.browser_env.actions import ActionParsingError
+from agentenv_webarena.webarena.agent.prompts.to_json import load_raw, main as to_json_main, template_names
+from agentenv_webarena.webarena.browser_env.actions import ActionParsingError
 
 STATE = PromptState(observation="Tab 0 (current): Home\n\n[1] RootWebArea 'Home'\n\t[7] link 'Next'",
                     url="http://onestopmarket.com/", objective="Open the next page", previous_action="None")
@@ -38,7 +38,7 @@ def test_to_json_round_trip_and_shipped_files_are_current(tmp_path):
         written = json.loads((tmp_path / f"{name}.json").read_text())
         assert written == load_raw(name)
         with open(_json(name)) as f:
-            assert json.load(f) == written, f"{name}.json is stale: run python -m agentenv_webarena.agent.prompts.to_json"
+            assert json.load(f) == written, f"{name}.json is stale: run python -m agentenv_webarena.webarena.agent.prompts.to_json"
     with pytest.raises(ValueError, match="p_cot_id_actree_2s"):
         load_raw("p_nope")
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-import agentenv_webarena.browser_env.browser as browser_mod
-from agentenv_webarena.browser_env.browser import BrowserConfig, default_chromium
+import agentenv_webarena.webarena.browser_env.config as browser_mod
+from agentenv_webarena.webarena.browser_env import BrowserConfig, default_chromium
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv_webarena.browser_env.actions import (
+from agentenv_webarena.webarena.browser_env.actions import (
     Action,
     ActionParsingError,
     ActionTypes,

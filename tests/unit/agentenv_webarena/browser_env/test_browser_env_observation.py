@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv_webarena.browser_env.observation import (
+from agentenv_webarena.webarena.browser_env.observation import (
     ROOT_BOUND,
     bounds_from_snapshot,
     build_accessibility_tree,
@@ -233,7 +233,7 @@ def test_bounds_from_snapshot_subtracts_scroll_and_unions():
 
 
 def test_url_property_can_be_hidden():
-    from agentenv_webarena.browser_env.observation import IGNORED_PROPERTIES
+    from agentenv_webarena.webarena.browser_env.observation import IGNORED_PROPERTIES
 
     nodes = [ax(1, "RootWebArea", "R", [2]),
              ax(2, "link", "Home", props={"url": {"type": "string", "value": "http://x/"}})]

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from wa_eval_fixtures import browser, html_reply, json_reply, site  # noqa: F401  (fixtures)
 
-from agentenv_webarena.evaluation_harness import (
+from agentenv_webarena.webarena.evaluation_harness import (
     EvaluatorComb,
     HelperError,
     HTMLContentEvaluator,
@@ -24,7 +24,7 @@ from agentenv_webarena.evaluation_harness import (
     evaluator_router,
     word_tokenize,
 )
-from agentenv_webarena.evaluation_harness.helper_functions import PAGE_ARG, HelperContext, parse_helper_call
+from agentenv_webarena.webarena.evaluation_harness.helper_functions import PAGE_ARG, HelperContext, parse_helper_call
 
 STOP = {"action_type": "stop"}
 

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from helpers import serve_in_thread
 
-from agentenv_webarena.browser_env.browser import default_chromium  # noqa: E402
+from agentenv_webarena.webarena.browser_env import default_chromium  # noqa: E402
 CHROMIUM = default_chromium()
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",

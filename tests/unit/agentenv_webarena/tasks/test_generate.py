@@ -1,6 +1,6 @@
 """The embedded task suite (`tasks.generate` over `tasks.templates`): shape, coverage, splits, determinism.
 
-Generates the suite once from the pristine seed and checks what the issue asks of it: WebArena's
+Generates the suite once from the pristine seed and checks what the suite must be: WebArena's
 task format with task_id == index, enough tasks and templates, every evaluator kind, state-changing
 and multi-tab tasks, reference sequences that end in a stop, disjoint train/test splits with
 test-only templates, and that the packaged `embedded.raw.json` is exactly what the generator writes.

@@ -23,7 +23,7 @@ from agentenv_webarena.tasks import (
     validate_task,
 )
 
-# Three configs in the shape of WebArena's config_files/test.raw.json (reference B1).
+# Three configs in the shape of WebArena's config_files/test.raw.json.
 RAW_TASKS = [
     {
         "sites": ["shopping_admin"],

@@ -6,7 +6,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from verl.agent_trainer.config.schema import default_config_path, load_config
+from verl.agent_trainer.config.schema import ActorConfig, default_config_path, from_dict, load_config
 from verl.agent_trainer.ppo import core_algos as ca
 from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
 
@@ -105,10 +105,12 @@ def test_optimizer_and_actor_defaults_come_from_the_schema():
 
     opt = build_optimizer(torch.nn.Linear(2, 2), {})          # a bare section: the OptimConfig defaults
     assert opt.param_groups[0]["weight_decay"] == 0.01 and opt.param_groups[0]["lr"] == 1e-6
-    actor = DataParallelPPOActor({}, torch.nn.Linear(1, 1), None)
+    actor = DataParallelPPOActor(ActorConfig(), torch.nn.Linear(1, 1), None)
     assert actor.config.entropy_coeff == 0.001 and actor.config.policy_loss.loss_mode == "vanilla"
     with pytest.raises(ValueError, match=r"actor_rollout_ref\.actor\.entropy_coef\b.*entropy_coeff"):
-        DataParallelPPOActor({"entropy_coef": 0.1}, torch.nn.Linear(1, 1), None)
+        from_dict(ActorConfig, {"entropy_coef": 0.1}, "actor_rollout_ref.actor")
+    with pytest.raises(TypeError, match="ActorConfig"):  # a raw mapping is loaded before it reaches the actor
+        DataParallelPPOActor({}, torch.nn.Linear(1, 1), None)
 
 
 def test_max_failed_frac_is_settable_and_checked():
@@ -187,8 +189,8 @@ def test_critic_attn_implementation_is_selectable_and_reaches_the_value_model():
     with pytest.raises(ValueError, match=r"critic\.model\.attn_implementation='flash'"):
         _cfg("critic.model.attn_implementation=flash")
     path = build_tiny_model()
-    critic = CriticWorker({"model": {"path": path, "attn_implementation": "eager"}, "ppo_mini_batch_size": 1},
-                          device="cpu")
+    cfg = _cfg(f"actor_rollout_ref.model.path={path}", "critic.model.attn_implementation=eager", "trainer.device=cpu")
+    critic = CriticWorker(cfg.critic, cfg.actor_rollout_ref, cfg.trainer)
     critic.init_model()
     assert critic.module.config._attn_implementation == "eager"
 

@@ -1,11 +1,11 @@
-"""main_sft's loss: the LM head on the loss-mask positions only gives the full-logits NLL (value and gradient),
-padding to a multiple changes nothing, and autocast is a validated knob."""
+"""The SFT loss (`sft_batch`): the LM head on the loss-mask positions only gives the full-logits NLL (value and
+gradient), padding to a multiple changes nothing, and autocast is a validated knob."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from verl.agent_trainer.main_sft import _collate, _nll_sum
+from verl.agent_trainer.sft_batch import collate_sft_examples, sft_nll_sum
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +36,9 @@ def _reference_nll(model, batch) -> torch.Tensor:
 
 
 def test_selected_positions_equal_full_logits_value_and_gradient(model):
-    batch = _collate(_examples(model.config.vocab_size), pad_id=0)
+    batch = collate_sft_examples(_examples(model.config.vocab_size), pad_id=0)
     model.zero_grad()
-    ours = _nll_sum(model, batch)
+    ours = sft_nll_sum(model, batch)
     ours.backward()
     ours_grads = [p.grad.clone() for p in model.parameters()]
     model.zero_grad()
@@ -51,20 +51,21 @@ def test_selected_positions_equal_full_logits_value_and_gradient(model):
 
 def test_padding_width_is_rounded_and_does_not_change_the_loss(model):
     examples = _examples(model.config.vocab_size)
-    tight, rounded = _collate(examples, 0, pad_multiple=1), _collate(examples, 0, pad_multiple=64)
+    tight = collate_sft_examples(examples, 0, pad_multiple=1)
+    rounded = collate_sft_examples(examples, 0, pad_multiple=64)
     assert tight["input_ids"].shape[1] == 52 and rounded["input_ids"].shape[1] == 64
     with torch.no_grad():
-        assert float(_nll_sum(model, rounded)) == pytest.approx(float(_nll_sum(model, tight)), rel=1e-5)
+        assert float(sft_nll_sum(model, rounded)) == pytest.approx(float(sft_nll_sum(model, tight)), rel=1e-5)
 
 
 def test_autocast_bfloat16_is_close_and_bad_dtypes_are_refused(model):
     from verl.agent_trainer.config.sft_schema import load_sft_config
 
-    batch = _collate(_examples(model.config.vocab_size), pad_id=0)
+    batch = collate_sft_examples(_examples(model.config.vocab_size), pad_id=0)
     with torch.no_grad():
-        full = float(_nll_sum(model, batch))
+        full = float(sft_nll_sum(model, batch))
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            low = float(_nll_sum(model, batch))
+            low = float(sft_nll_sum(model, batch))
     assert low == pytest.approx(full, rel=0.02)
     assert load_sft_config({"trainer": {"autocast_dtype": "bfloat16"}}, resolve_auto=False).trainer.autocast_dtype == "bfloat16"
     with pytest.raises(ValueError, match="autocast_dtype"):
@@ -73,7 +74,7 @@ def test_autocast_bfloat16_is_close_and_bad_dtypes_are_refused(model):
 
 def test_observation_weight_adds_the_other_real_tokens_with_that_weight(model):
     """observation_loss_weight w: loss = assistant NLL + w x NLL of the other real tokens (padding never counts)."""
-    batch = _collate(_examples(model.config.vocab_size), pad_id=0)
+    batch = collate_sft_examples(_examples(model.config.vocab_size), pad_id=0)
     with torch.no_grad():
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1].float()
         nll = -torch.log_softmax(logits, -1).gather(-1, batch["input_ids"][:, 1:, None])[..., 0]
@@ -81,6 +82,6 @@ def test_observation_weight_adds_the_other_real_tokens_with_that_weight(model):
         other = batch["attention_mask"][:, 1:].float() - assistant
         assert float(other.sum()) > 0 and float((1 - batch["attention_mask"][:, 1:]).sum()) > 0  # both kinds exist
         expected = float((nll * assistant).sum() + 0.25 * (nll * other).sum())
-        assert float(_nll_sum(model, batch, observation_weight=0.25)) == pytest.approx(expected, rel=1e-5)
-        assert float(_nll_sum(model, batch, observation_weight=0.0)) == pytest.approx(float((nll * assistant).sum()),
-                                                                                   rel=1e-5)
+        assert float(sft_nll_sum(model, batch, observation_weight=0.25)) == pytest.approx(expected, rel=1e-5)
+        assert float(sft_nll_sum(model, batch, observation_weight=0.0)) == pytest.approx(
+            float((nll * assistant).sum()), rel=1e-5)

@@ -5,9 +5,9 @@ import copy
 
 import pytest
 import torch
-from omegaconf import OmegaConf
 
 from actor_testlib import make_batch, tiny_qwen2
+from verl.agent_trainer.config.schema import ActorConfig, from_dict
 from verl.workers.agent_actor.base import BatchTotals, batch_totals, micro_weight, padding_trim_bounds
 from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
 
@@ -23,7 +23,7 @@ def actor_cfg(**overrides):
                 loss_agg_mode="token-mean", entropy_coeff=0.0, use_kl_loss=False, kl_loss_coef=0.001,
                 kl_loss_type="low_var_kl", grad_clip=0.0)
     base.update(overrides)
-    return OmegaConf.create(base)
+    return from_dict(ActorConfig, base, "actor_rollout_ref.actor")
 
 
 def make_actor(model, lr=1.0, sgd=True, **overrides):

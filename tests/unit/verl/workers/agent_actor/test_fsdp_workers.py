@@ -10,7 +10,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from verl.agent_trainer.config.schema import default_config_path, load_config
+from verl.agent_trainer.config.schema import PPOConfig, default_config_path, load_config
 from verl.protocol import DataProto
 from verl.utils.model_utils import build_lr_scheduler
 from verl.utils.tiny_model import build_tiny_model
@@ -34,6 +34,22 @@ def dict_config(model_path: str):
         "critic.ppo_mini_batch_size=2", "critic.optim.lr=1e-3", "algorithm.adv_estimator=gae",
     ]
     return OmegaConf.merge(cfg, OmegaConf.from_dotlist(overrides))
+
+
+def _typed(cfg) -> PPOConfig:
+    return cfg if isinstance(cfg, PPOConfig) else load_config(cfg, resolve_auto=False)
+
+
+def actor_worker(cfg, role: str) -> ActorRolloutRefWorker:
+    """The actor worker as the trainer builds it: the typed sections of `cfg` (a DictConfig or a PPOConfig)."""
+    typed = _typed(cfg)
+    return ActorRolloutRefWorker(typed.actor_rollout_ref, role, typed.data, typed.trainer)
+
+
+def critic_worker(cfg) -> CriticWorker:
+    """The critic worker as the trainer builds it: the typed sections of `cfg`."""
+    typed = _typed(cfg)
+    return CriticWorker(typed.critic, typed.actor_rollout_ref, typed.trainer)
 
 
 def make_batch(tokenizer, bs=4, P=16, R=12, seed=0) -> DataProto:
@@ -66,7 +82,7 @@ def test_actor_rollout_ref_worker_lifecycle(tiny_path, tmp_path):
     cfg = dict_config(tiny_path)
     cfg.actor_rollout_ref.actor.checkpoint.save_contents = ["model", "optimizer", "extra", "hf_model"]
     cfg = load_config(cfg)  # the typed (frozen dataclass) config
-    worker = ActorRolloutRefWorker(cfg, role="actor_rollout_ref")
+    worker = actor_worker(cfg, role="actor_rollout_ref")
     worker.init_model()
     try:
         assert worker.engine is not None and worker.agent_loop is not None
@@ -130,7 +146,7 @@ def test_actor_rollout_ref_worker_lifecycle(tiny_path, tmp_path):
 
 def test_ref_only_worker_and_role_errors(tiny_path, tmp_path):
     cfg = dict_config(tiny_path)
-    worker = ActorRolloutRefWorker(cfg, role="ref")
+    worker = actor_worker(cfg, role="ref")
     worker.init_model()
     assert worker.actor is None and worker.engine is None
     assert all(not p.requires_grad for p in worker.ref_module.parameters())
@@ -139,12 +155,21 @@ def test_ref_only_worker_and_role_errors(tiny_path, tmp_path):
     with pytest.raises(RuntimeError, match="update_actor"):
         worker.update_actor(make_batch(worker.tokenizer))
     with pytest.raises(ValueError, match="actor_rollout_ref"):
-        ActorRolloutRefWorker(cfg, role="policy")
+        actor_worker(cfg, role="policy")
+
+
+def test_workers_take_typed_sections_only(tiny_path):
+    cfg = dict_config(tiny_path)
+    typed = load_config(cfg, resolve_auto=False)
+    with pytest.raises(TypeError, match=r"config=.*ActorRolloutRefConfig, got DictConfig"):
+        ActorRolloutRefWorker(cfg.actor_rollout_ref, "actor", typed.data, typed.trainer)
+    with pytest.raises(TypeError, match=r"trainer_config=.*TrainerConfig, got dict"):
+        CriticWorker(typed.critic, typed.actor_rollout_ref, {"device": "cpu"})
 
 
 def test_critic_worker(tiny_path, tmp_path):
     cfg = dict_config(tiny_path)  # plain DictConfig this time
-    worker = CriticWorker(cfg)
+    worker = critic_worker(cfg)
     worker.init_model()
     data = make_batch(worker.tokenizer)
     values = worker.compute_values(data).batch["values"]
@@ -185,7 +210,7 @@ def _fsdp_rank(rank: int, world: int, port: int, model_path: str, out: str) -> N
     from verl.utils.model_utils import is_fsdp_module as _is_fsdp
     from verl.workers.fsdp_workers import _full_state_dict
 
-    worker = ActorRolloutRefWorker(dict_config(model_path), role="actor")
+    worker = actor_worker(dict_config(model_path), role="actor")
     worker.init_model()
     assert _is_fsdp(worker.module)
     data = make_batch(worker.tokenizer)[rank * 2:(rank + 1) * 2]  # each rank its own shard of the batch
@@ -239,12 +264,12 @@ def test_model_override_config_applies_at_build_time(tiny_path):
     cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist([
         "actor_rollout_ref.model.override_config={num_hidden_layers: 1, attention_dropout: 0.25}",
         "critic.model.override_config={num_hidden_layers: 1}"]))
-    worker = ActorRolloutRefWorker(cfg, role="ref")
+    worker = actor_worker(cfg, role="ref")
     worker.init_model()
     layers = worker.ref_module.model.layers
     assert len(layers) == 1 and worker.ref_module.config.num_hidden_layers == 1  # init-time field took effect
     assert layers[0].self_attn.attention_dropout == 0.25
-    critic = CriticWorker(cfg)
+    critic = critic_worker(cfg)
     critic.init_model()
     assert len(critic.module.model.layers) == 1
 
@@ -272,7 +297,7 @@ class _RecordingEngine(RolloutEngine):
 
 def test_free_cache_engine_sleeps_after_rollout_and_wakes_weights_then_kv_cache(tiny_path):
     cfg = dict_config(tiny_path)
-    worker = ActorRolloutRefWorker(cfg, role="actor_rollout")
+    worker = actor_worker(cfg, role="actor_rollout")
     worker.init_model()
     real_engine = worker.engine
     try:
@@ -300,7 +325,7 @@ def test_deferred_sync_keeps_the_engine_on_the_previous_weights(tiny_path):
     """trainer.rollout_overlap's worker side: update_actor with meta sync_weights=False leaves the engine
     (and the version a rollout reports) on the pre-update weights until sync_weights()."""
     cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist(["actor_rollout_ref.actor.use_kl_loss=false"]))
-    worker = ActorRolloutRefWorker(cfg, role="actor_rollout")
+    worker = actor_worker(cfg, role="actor_rollout")
     worker.init_model()
     try:
         worker.agent_loop.run = lambda prompts: DataProto(meta_info={})  # isolate the worker from the env
@@ -331,7 +356,7 @@ def test_deferred_sync_keeps_the_engine_on_the_previous_weights(tiny_path):
 
 def test_free_cache_engine_true_on_cpu_fails_at_start_up(tiny_path):
     cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist(["actor_rollout_ref.rollout.free_cache_engine=true"]))
-    worker = ActorRolloutRefWorker(cfg, role="actor_rollout")
+    worker = actor_worker(cfg, role="actor_rollout")
     with pytest.raises(ValueError, match=r"free_cache_engine=true cannot be honoured: the HF engine on cpu"):
         worker.init_model()
 
@@ -341,9 +366,9 @@ def test_fsdp_config_model_dtype_sets_the_trained_parameters_dtype(tiny_path, dt
     cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist([
         f"actor_rollout_ref.actor.fsdp_config.model_dtype={dtype}", f"critic.fsdp_config.model_dtype={dtype}",
         "actor_rollout_ref.actor.use_kl_loss=false"]))
-    actor = ActorRolloutRefWorker(cfg, role="actor")
+    actor = actor_worker(cfg, role="actor")
     actor.init_model()
-    critic = CriticWorker(cfg)
+    critic = critic_worker(cfg)
     critic.init_model()
     for module in (actor.module, critic.module):
         assert {p.dtype for p in module.parameters()} == {expected}
@@ -372,7 +397,7 @@ def test_dynamic_bsz_shuffle_and_offload_keys_reach_the_compute_cores(tiny_path)
     # verl's defaults: ref, rollout log-probs and the critic follow actor.use_dynamic_bsz
     assert typed.actor_rollout_ref.ref.log_prob_use_dynamic_bsz and typed.actor_rollout_ref.rollout.log_prob_use_dynamic_bsz
     assert typed.critic.use_dynamic_bsz
-    worker = ActorRolloutRefWorker(cfg, role="actor_rollout_ref")
+    worker = actor_worker(cfg, role="actor_rollout_ref")
     worker.init_model()
     try:
         assert worker.actor.micro_batching.max_token_len == 50
@@ -381,7 +406,7 @@ def test_dynamic_bsz_shuffle_and_offload_keys_reach_the_compute_cores(tiny_path)
         data = make_batch(worker.tokenizer)
         lp_dyn = worker.compute_log_prob(data).batch["old_log_probs"]
         ref_dyn = worker.compute_ref_log_prob(data).batch["ref_log_prob"]
-        fixed = ActorRolloutRefWorker(dict_config(tiny_path), role="actor_rollout_ref")
+        fixed = actor_worker(dict_config(tiny_path), role="actor_rollout_ref")
         fixed.init_model()
         try:
             torch.testing.assert_close(lp_dyn, fixed.compute_log_prob(data).batch["old_log_probs"], atol=1e-5, rtol=1e-5)
@@ -394,6 +419,6 @@ def test_dynamic_bsz_shuffle_and_offload_keys_reach_the_compute_cores(tiny_path)
         assert worker.update_actor(data).meta_info["metrics"]["actor/grad_norm"] > 0
     finally:
         worker.shutdown()
-    critic = CriticWorker(cfg)
+    critic = critic_worker(cfg)
     critic.init_model()
     assert critic.critic.micro_batching.max_token_len == 45 and critic.critic.shuffle_seed == 11

@@ -5,8 +5,8 @@ import copy
 
 import pytest
 import torch
-from omegaconf import OmegaConf
 
+from verl.agent_trainer.config.schema import CriticConfig, from_dict
 from verl.protocol import DataProto
 from verl.workers.agent_actor.base import padding_trim_bounds
 from verl.workers.agent_critic.dp_critic import DataParallelPPOCritic
@@ -42,10 +42,14 @@ def value_batch(bs=4, P=5, R=7, seed=0, common_pad=0) -> DataProto:
     })
 
 
+def critic_cfg(**keys) -> CriticConfig:
+    return from_dict(CriticConfig, keys, "critic")
+
+
 def make_critic(model, **overrides):
     base = dict(ppo_mini_batch_size=4, ppo_micro_batch_size_per_gpu=2, ppo_epochs=1, cliprange_value=100.0,
                 loss_agg_mode="token-mean", grad_clip=1.0)
-    cfg = OmegaConf.create({**base, **overrides})
+    cfg = critic_cfg(**{**base, **overrides})
     return DataParallelPPOCritic(cfg, model, torch.optim.AdamW(model.parameters(), lr=3e-3))
 
 
@@ -81,7 +85,7 @@ def test_value_loss_decreases_on_fixed_target():
 
 
 def test_update_critic_without_optimizer_fails():
-    critic = DataParallelPPOCritic(OmegaConf.create({"ppo_mini_batch_size": 2}), tiny_value_model(), None)
+    critic = DataParallelPPOCritic(critic_cfg(ppo_mini_batch_size=2), tiny_value_model(), None)
     with pytest.raises(RuntimeError, match="optimizer"):
         critic.update_critic(value_batch())
 
@@ -100,8 +104,8 @@ def test_padding_trim_matches_full_length_values_and_gradients():
     results = []
     for trim in (True, False):
         model = copy.deepcopy(model0)
-        critic = DataParallelPPOCritic(OmegaConf.create(dict(ppo_mini_batch_size=4, ppo_micro_batch_size_per_gpu=2,
-                                                              cliprange_value=0.05, grad_clip=0.0)),
+        critic = DataParallelPPOCritic(critic_cfg(ppo_mini_batch_size=4, ppo_micro_batch_size_per_gpu=2,
+                                                  cliprange_value=0.05, grad_clip=0.0),
                                        model, torch.optim.SGD(model.parameters(), lr=1.0))
         critic.trim_padding = trim
         d = copy.deepcopy(data)
@@ -137,7 +141,7 @@ def _varied_value_batch(seed=4):
 def _critic_update(model0, data, **cfg):
     model = copy.deepcopy(model0)
     base = dict(ppo_mini_batch_size=6, ppo_micro_batch_size_per_gpu=1, cliprange_value=0.05, grad_clip=0.0)
-    critic = DataParallelPPOCritic(OmegaConf.create({**base, **cfg}), model, torch.optim.SGD(model.parameters(), lr=1.0))
+    critic = DataParallelPPOCritic(critic_cfg(**{**base, **cfg}), model, torch.optim.SGD(model.parameters(), lr=1.0))
     d = copy.deepcopy(data)
     values = critic.compute_values(d)
     d.batch["values"] = values + 0.1 * d.batch["response_mask"]

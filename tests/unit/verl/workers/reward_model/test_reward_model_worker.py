@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from helpers import build_tiny_reward_model, free_port
-from verl.agent_trainer.config.schema import RewardModelConfig, RewardModelModelConfig
+from verl.agent_trainer.config.schema import ModelConfig, RewardModelConfig, RewardModelModelConfig, TrainerConfig
 from verl.protocol import DataProto
 from verl.utils.tiny_model import build_tiny_model
 from verl.workers.fsdp_workers import RewardModelWorker
@@ -26,6 +26,11 @@ def paths(tmp_path_factory):
 
 def rm_config(path: str, micro: int = 3) -> RewardModelConfig:
     return RewardModelConfig(enable=True, micro_batch_size_per_gpu=micro, model=RewardModelModelConfig(path=path))
+
+
+def rm_worker(config: RewardModelConfig, policy: str) -> RewardModelWorker:
+    """A CPU reward-model worker sharing the tokenizer of the policy at `policy`."""
+    return RewardModelWorker(config, ModelConfig(path=policy), TrainerConfig(device="cpu"))
 
 
 def make_batch(tokenizer) -> tuple[DataProto, list[torch.Tensor]]:
@@ -70,7 +75,7 @@ def expected_scores(rm_path: str, real: list[torch.Tensor]) -> list[float]:
 
 def test_scores_sit_on_the_last_model_token_and_match_hf(paths):
     policy, rm = paths
-    worker = RewardModelWorker(rm_config(rm), tokenizer_path=policy, device="cpu")
+    worker = rm_worker(rm_config(rm), policy)
     worker.init_model()
     data, real = make_batch(worker.tokenizer)
     scores = worker.compute_rm_score(data).batch["rm_scores"]
@@ -82,28 +87,29 @@ def test_scores_sit_on_the_last_model_token_and_match_hf(paths):
     assert torch.count_nonzero(scores[3]) == 0  # no model token: nowhere to put a reward
     assert len(set(round(w, 4) for w in want[:3])) == 3  # the scores tell trajectories apart
     # micro-batches change nothing
-    one = RewardModelWorker(rm_config(rm, micro=1), tokenizer_path=policy, device="cpu")
+    one = rm_worker(rm_config(rm, micro=1), policy)
     one.init_model()
     assert torch.allclose(one.compute_rm_score(data).batch["rm_scores"], scores, atol=1e-5)
     assert not any(p.requires_grad for p in worker.module.parameters())
 
 
-def test_the_whole_trainer_config_is_accepted(paths):
+def test_the_trainer_config_sections_are_read(paths):
     from omegaconf import OmegaConf
 
-    from verl.agent_trainer.config.schema import default_config_path
+    from verl.agent_trainer.config.schema import default_config_path, load_config
 
     policy, rm = paths
     cfg = OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist([
         f"actor_rollout_ref.model.path={policy}", "trainer.device=cpu", "reward_model.enable=true",
         f"reward_model.model.path={rm}", "reward_model.micro_batch_size_per_gpu=2"]))
-    worker = RewardModelWorker(cfg)
+    cfg = load_config(cfg, resolve_auto=False)
+    worker = RewardModelWorker(cfg.reward_model, cfg.actor_rollout_ref.model, cfg.trainer)  # as the trainer does
     assert worker.config.micro_batch_size_per_gpu == 2 and worker._tokenizer_path == policy
 
 
 def test_a_causal_lm_is_refused(paths):
     policy, _ = paths
-    worker = RewardModelWorker(rm_config(policy), tokenizer_path=policy, device="cpu")
+    worker = rm_worker(rm_config(policy), policy)
     with pytest.raises(ValueError, match="num_labels=2"):
         worker.init_model()
 
@@ -116,7 +122,7 @@ def test_a_reward_model_with_another_tokenizer_is_refused(paths, tmp_path):
     tok = AutoTokenizer.from_pretrained(other)
     tok.add_tokens(["<not-in-the-policy>"])
     tok.save_pretrained(other)
-    worker = RewardModelWorker(rm_config(other), tokenizer_path=policy, device="cpu")
+    worker = rm_worker(rm_config(other), policy)
     with pytest.raises(ValueError, match="tokenizer"):
         worker.init_model()
 
@@ -126,7 +132,7 @@ def _fsdp_rank(rank: int, world: int, port: int, policy: str, rm: str, out: str)
                       MASTER_PORT=str(port))
     from verl.utils.model_utils import is_fsdp_module as _is_fsdp
 
-    worker = RewardModelWorker(rm_config(rm, micro=1), tokenizer_path=policy, device="cpu")
+    worker = rm_worker(rm_config(rm, micro=1), policy)
     worker.init_model()
     assert _is_fsdp(worker.module)
     data, _ = make_batch(worker.tokenizer)
@@ -142,7 +148,7 @@ def test_fsdp_two_ranks_give_the_same_scores(paths, tmp_path):
     policy, rm = paths
     mp.spawn(_fsdp_rank, args=(2, free_port(), policy, rm, str(tmp_path)), nprocs=2)
     sharded = torch.cat([torch.load(tmp_path / f"rank{r}.pt") for r in range(2)])
-    plain = RewardModelWorker(rm_config(rm), tokenizer_path=policy, device="cpu")
+    plain = rm_worker(rm_config(rm), policy)
     plain.init_model()
     data, _ = make_batch(plain.tokenizer)
     assert torch.allclose(sharded, plain.compute_rm_score(data).batch["rm_scores"], atol=1e-5)

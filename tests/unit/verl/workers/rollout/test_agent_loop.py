@@ -322,9 +322,9 @@ def test_stop_token_sampled_at_max_tokens_counts_as_a_stop(tokenizer, scripted_e
 def test_copy_only_rollout_log_probs_equal_the_actors_under_the_same_rule(tiny_model_dir, tokenizer, masked_head):
     """rollout.copy_only_tokens over several turns: no turn emits a copy-only token absent from its context,
     and the actor's log-probs under CopyOnlyRule equal the engine's (without the rule they do not)."""
-    from omegaconf import OmegaConf
     from transformers import AutoModelForCausalLM
 
+    from verl.agent_trainer.config.schema import ActorConfig, from_dict
     from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
     from verl.workers.copy_only import CopyOnlyRule, copy_only_token_ids
     from verl.workers.rollout.hf_rollout import HFEngine
@@ -347,8 +347,9 @@ def test_copy_only_rollout_log_probs_equal_the_actors_under_the_same_rule(tiny_m
                 seen = set(seq[:t])
             if mask[t]:
                 assert seq[t] not in ids or seq[t] in seen
-    cfg = OmegaConf.create(dict(ppo_mini_batch_size=3, ppo_micro_batch_size_per_gpu=2, ppo_epochs=1,
-                                policy_loss={"loss_mode": "vanilla"}, loss_agg_mode="token-mean"))
+    cfg = from_dict(ActorConfig, dict(ppo_mini_batch_size=3, ppo_micro_batch_size_per_gpu=2, ppo_epochs=1,
+                                      policy_loss={"loss_mode": "vanilla"}, loss_agg_mode="token-mean"),
+                    "actor_rollout_ref.actor")
     actor = DataParallelPPOActor(cfg, AutoModelForCausalLM.from_pretrained(tiny_model_dir).float().eval())
     actor.head_on_response_mask = masked_head
     out.meta_info["temperature"] = 0.8

@@ -27,7 +27,7 @@ def test_envclient_classes_maps_task_names_to_client_classes(monkeypatch):
     assert sorted(agc.envclient_classes) == ["webarena", "webshop"]
     assert agc.envclient_classes["webshop"] is WebshopEnvClient
     assert "nope" not in agc.envclient_classes
-    monkeypatch.setitem(agc.ENV_CLIENTS, "toy", "agentenv.envs.webshop:WebshopEnvClient")  # one entry = a new env
+    monkeypatch.setitem(agc.ENVS, "toy", agc.EnvRecord("toy", "agentenv.envs.webshop:WebshopEnvClient"))  # one record = a new env
     assert agc.envclient_classes["toy"] is WebshopEnvClient and len(agc.envclient_classes) == 3
 
 
@@ -59,7 +59,7 @@ def test_init_env_client_waits_then_builds_with_timeout(monkeypatch):
         def __init__(self, env_server_base, data_len, timeout):
             seen.update(base=env_server_base, timeout=timeout)
 
-    monkeypatch.setitem(agc.ENV_CLIENTS, "fakeshop", Client)
+    monkeypatch.setitem(agc.ENVS, "fakeshop", agc.EnvRecord("fakeshop", Client))
     try:
         addr = f"http://127.0.0.1:{server.server_address[1]}/"
         c = agc.init_env_client({"task_name": "fakeshop", "env_addr": addr, "max_retries": 0, "timeout": 7})
@@ -159,7 +159,7 @@ def test_agentgym_data_len_reaches_the_client_and_unknown_keys_fail(monkeypatch)
         def __init__(self, env_server_base, data_len, timeout):
             seen.update(data_len=data_len)
 
-    monkeypatch.setitem(agc.ENV_CLIENTS, "fakeshop", Client)
+    monkeypatch.setitem(agc.ENVS, "fakeshop", agc.EnvRecord("fakeshop", Client))
     agc.init_env_client({"task_name": "fakeshop", "data_len": 200}, wait=False)
     assert seen == {"data_len": 200}
     with pytest.raises(ValueError, match=r"actor_rollout_ref\.agentgym\.env_adr.*env_addr"):

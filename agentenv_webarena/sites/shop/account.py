@@ -1,0 +1,306 @@
+"""The storefront's customer account: sign-in, dashboard, orders, account details, address book,
+wish list and the customer's reviews.
+
+Owns every page under `/customer/`, `/sales/order/`, `/wishlist/` and `/review/customer/`, and the
+session cookie's sign-in and sign-out (a guest cart is merged into the customer's at sign-in).
+"""
+from __future__ import annotations
+
+import math
+import sqlite3
+from typing import Optional
+
+from starlette.responses import Response
+
+from agentenv_webarena.sites.common import esc, redirect, to_int
+from agentenv_webarena.sites.shop.layout import (ADDRESS_FIELDS, Ctx, account_page, address_inputs, address_lines,
+                                                 default_address, login_required, not_found, render_page, star_text)
+from agentenv_webarena.sites.shop.model import (ORDERS_PAGE_SIZE, REVIEW_STATUS_LABELS, STATUS_LABELS, hash_password,
+                                                long_date, money, option_text, order_items, product_options,
+                                                short_date, site_now)
+
+__all__ = ["order_history", "order_view", "dashboard", "account_edit", "account_edit_post", "address_book",
+           "address_edit", "address_save", "wishlist_page", "wishlist_add", "wishlist_remove", "wishlist_to_cart",
+           "my_reviews", "login_page", "login_post", "logout"]
+
+def _order_table(orders: list[sqlite3.Row]) -> str:
+    rows = "".join(
+        f'<tr><td>{o["increment_id"]}</td><td>{short_date(o["created_at"])}</td>'
+        f'<td>{esc(o["ship_firstname"])} {esc(o["ship_lastname"])}</td><td>{money(o["grand_total"])}</td>'
+        f'<td>{STATUS_LABELS.get(o["status"], o["status"])}</td><td><a href="/sales/order/view/order_id/{o["id"]}/" '
+        f'aria-label="View Order {o["increment_id"]}">View Order</a></td></tr>' for o in orders)
+    return ('<table id="my-orders-table"><caption>Orders</caption><thead><tr><th>Order #</th><th>Date</th>'
+            f'<th>Ship To</th><th>Order Total</th><th>Status</th><th>Action</th></tr></thead><tbody>{rows}</tbody></table>')
+
+
+def order_history(ctx: Ctx) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    orders = ctx.conn.execute("SELECT * FROM shop_orders WHERE customer_id = ? ORDER BY created_at DESC, id DESC",
+                              (ctx.customer["id"],)).fetchall()
+    if not orders:
+        return account_page(ctx, "My Orders", "<p>You have placed no orders.</p>")
+    pages = max(1, math.ceil(len(orders) / ORDERS_PAGE_SIZE))
+    page = min(max(1, to_int(ctx.q.get("p"), 1)), pages)
+    shown = orders[(page - 1) * ORDERS_PAGE_SIZE: page * ORDERS_PAGE_SIZE]
+    links = []
+    for n in range(1, pages + 1):
+        links.append(f'<strong aria-current="page">Page {n}</strong>' if n == page
+                     else f'<a href="/sales/order/history/?p={n}">Page {n}</a>')
+    if page < pages:
+        links.append(f'<a href="/sales/order/history/?p={page + 1}">Next</a>')
+    pager = f'<nav class="pages" aria-label="Pages">{" ".join(links)}</nav>' if pages > 1 else ""
+    amount = (f'<p class="toolbar-amount">Items {(page - 1) * ORDERS_PAGE_SIZE + 1} to '
+              f'{(page - 1) * ORDERS_PAGE_SIZE + len(shown)} of {len(orders)} total</p>')
+    return account_page(ctx, "My Orders", amount + _order_table(shown) + pager)
+
+
+def order_view(ctx: Ctx, order_id: int) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    order = ctx.conn.execute("SELECT * FROM shop_orders WHERE id = ? AND customer_id = ?",
+                             (order_id, ctx.customer["id"])).fetchone()
+    if order is None:
+        return not_found(ctx)
+    rows = "".join(
+        f'<tr><td>{esc(i["name"])}{"<p>" + esc(option_text(i["size"], i["color"])) + "</p>" if i["size"] or i["color"] else ""}'
+        f'</td><td>{esc(i["sku"])}</td><td>{money(i["price"])}</td><td>Ordered: {i["qty"]}</td>'
+        f'<td>{money(i["price"] * i["qty"])}</td></tr>' for i in order_items(ctx.conn, order["id"]))
+    main = (f'<p>Status: <span id="order-status">{STATUS_LABELS.get(order["status"], order["status"])}</span></p>'
+            f'<p>Order Date: <span id="order-date">{long_date(order["created_at"])}</span></p>'
+            '<table id="order-items"><caption>Items Ordered</caption><thead><tr><th>Product Name</th><th>SKU</th>'
+            f'<th>Price</th><th>Qty</th><th>Subtotal</th></tr></thead><tbody>{rows}</tbody></table>'
+            f'<table class="order-totals"><tbody><tr><th>Subtotal</th><td>{money(order["subtotal"])}</td></tr>'
+            f'<tr><th>Shipping &amp; Handling</th><td>{money(order["shipping"])}</td></tr><tr><th>Grand Total</th>'
+            f'<td id="grand-total">{money(order["grand_total"])}</td></tr></tbody></table>'
+            f'<section class="order-address"><h2>Shipping Address</h2><address>{address_lines(order, "ship_")}'
+            f'</address></section><section><h2>Payment Method</h2><p>{esc(order["payment_method"])}</p></section>'
+            '<p><a href="/sales/order/history/">Back to My Orders</a></p>')
+    return account_page(ctx, f'Order # {order["increment_id"]}', main)
+
+
+def dashboard(ctx: Ctx) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    c = ctx.customer
+    address = default_address(ctx)
+    recent = ctx.conn.execute("SELECT * FROM shop_orders WHERE customer_id = ? ORDER BY created_at DESC, id DESC "
+                              "LIMIT 5", (c["id"],)).fetchall()
+    main = ('<section><h2>Account Information</h2><div class="box-information"><h3>Contact Information</h3>'
+            f'<p>{esc(c["firstname"])} {esc(c["lastname"])}<br>{esc(c["email"])}</p>'
+            '<a href="/customer/account/edit/">Edit</a></div></section>'
+            '<section><h2>Address Book</h2><div class="box-address-shipping"><h3>Default Shipping Address</h3>'
+            f'<address>{address_lines(address) if address else "You have not set a default shipping address."}'
+            '</address><a href="/customer/address/">Manage Addresses</a></div></section>'
+            f'<section><h2>Recent Orders</h2>{_order_table(recent) if recent else "<p>No orders yet.</p>"}'
+            '<p><a href="/sales/order/history/">View All</a></p></section>')
+    return account_page(ctx, "My Account", main)
+
+
+def account_edit(ctx: Ctx) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    c = ctx.customer
+    main = ('<form method="post" action="/customer/account/editPost/"><fieldset><legend>Account Information</legend>'
+            f'<div class="field"><label for="firstname">First Name</label><input id="firstname" type="text" '
+            f'name="firstname" value="{esc(c["firstname"])}"></div><div class="field"><label for="lastname">Last Name'
+            f'</label><input id="lastname" type="text" name="lastname" value="{esc(c["lastname"])}"></div>'
+            f'<div class="field"><label for="email">Email</label><input id="email" type="email" name="email" '
+            f'value="{esc(c["email"])}"></div></fieldset><button type="submit">Save</button></form>')
+    return account_page(ctx, "Edit Account Information", main)
+
+
+def account_edit_post(ctx: Ctx) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    first, last = ctx.form.get("firstname", "").strip(), ctx.form.get("lastname", "").strip()
+    email = ctx.form.get("email", "").strip() or ctx.customer["email"]
+    if not first or not last:
+        ctx.flash("First Name and Last Name are required.", "error")
+        return redirect("/customer/account/edit/")
+    clash = ctx.conn.execute("SELECT id FROM shop_customers WHERE email = ? AND id != ?",
+                             (email, ctx.customer["id"])).fetchone()
+    if clash:
+        ctx.flash("A customer with the same email address already exists.", "error")
+        return redirect("/customer/account/edit/")
+    ctx.conn.execute("UPDATE shop_customers SET firstname = ?, lastname = ?, email = ? WHERE id = ?",
+                     (first, last, email, ctx.customer["id"]))
+    ctx.flash("You saved the account information.")
+    return redirect("/customer/account/")
+
+
+def address_book(ctx: Ctx) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    address = default_address(ctx)
+    if address is None:
+        return account_page(ctx, "Address Book", "<p>You have no addresses.</p>")
+    main = ('<section><h2>Default Addresses</h2><div class="box-address-shipping"><h3>Default Shipping Address</h3>'
+            f'<address>{address_lines(address)}</address><a href="/customer/address/edit/id/{address["id"]}/">'
+            'Change Shipping Address</a></div></section>')
+    return account_page(ctx, "Address Book", main)
+
+
+def _owned_address(ctx: Ctx, address_id: int) -> "sqlite3.Row | Response":
+    """The signed-in customer's address `address_id`, or the response to send instead (login / 404)."""
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    address = ctx.conn.execute("SELECT * FROM shop_addresses WHERE id = ? AND customer_id = ?",
+                               (address_id, ctx.customer["id"])).fetchone()
+    return not_found(ctx) if address is None else address
+
+
+def address_edit(ctx: Ctx, address_id: int) -> Response:
+    address = _owned_address(ctx, address_id)
+    if not isinstance(address, sqlite3.Row):
+        return address  # the login page or 404
+    main = (f'<form method="post" action="/customer/address/formPost/id/{address_id}/"><fieldset><legend>'
+            f'Contact Information and Address</legend>{address_inputs(address)}</fieldset>'
+            '<button type="submit">Save Address</button></form>')
+    return account_page(ctx, "Edit Address", main)
+
+
+def address_save(ctx: Ctx, address_id: int) -> Response:
+    address = _owned_address(ctx, address_id)
+    if not isinstance(address, sqlite3.Row):
+        return address  # the login page or 404
+    values = {key: ctx.form.get(key, "").strip() for key, _ in ADDRESS_FIELDS}
+    missing = [label for key, label in ADDRESS_FIELDS if not values[key]]
+    if missing:
+        ctx.flash(f"Please fill in the required fields: {', '.join(missing)}.", "error")
+        return redirect(f"/customer/address/edit/id/{address_id}/")
+    ctx.conn.execute("UPDATE shop_addresses SET firstname = :firstname, lastname = :lastname, street = :street, "
+                     "city = :city, region = :region, postcode = :postcode, country = :country, "
+                     "telephone = :telephone WHERE id = :id", {**values, "id": address_id})
+    ctx.flash("You saved the address.")
+    return redirect("/customer/address/")
+
+
+def wishlist_page(ctx: Ctx) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    rows = ctx.conn.execute("SELECT w.id AS item_id, p.* FROM shop_wishlist w JOIN shop_products p ON p.id = "
+                            "w.product_id WHERE w.customer_id = ? ORDER BY w.id", (ctx.customer["id"],)).fetchall()
+    if not rows:
+        return account_page(ctx, "My Wish List", "<p>You have no items in your wish list.</p>")
+    items = "".join(
+        f'<li class="wishlist-item" data-name="{esc(r["name"])}"><a class="product-item-link" href="/{esc(r["slug"])}.html">'
+        f'{esc(r["name"])}</a> <span class="price">{money(r["price"])}</span>'
+        f'<form method="post" action="/wishlist/index/cart/"><input type="hidden" name="item" value="{r["item_id"]}">'
+        f'<button type="submit" aria-label="Add {esc(r["name"])} to Cart">Add to Cart</button></form>'
+        f'<form method="post" action="/wishlist/index/remove/"><input type="hidden" name="item" value="{r["item_id"]}">'
+        f'<button type="submit" aria-label="Remove {esc(r["name"])}">Remove item</button></form></li>' for r in rows)
+    return account_page(ctx, "My Wish List", f'<ol id="wishlist-items">{items}</ol>')
+
+
+def wishlist_add(ctx: Ctx) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    product = ctx.conn.execute("SELECT * FROM shop_products WHERE id = ? AND enabled = 1",
+                               (to_int(ctx.form.get("product")),)).fetchone()
+    if product is None:
+        return not_found(ctx)
+    exists = ctx.conn.execute("SELECT 1 FROM shop_wishlist WHERE customer_id = ? AND product_id = ?",
+                              (ctx.customer["id"], product["id"])).fetchone()
+    if not exists:
+        ctx.conn.execute("INSERT INTO shop_wishlist (customer_id, product_id, added_at) VALUES (?, ?, ?)",
+                         (ctx.customer["id"], product["id"], site_now(ctx.conn)))
+    ctx.flash(f"{product['name']} has been added to your Wish List.")
+    return redirect("/wishlist/")
+
+
+def _wishlist_item(ctx: Ctx) -> Optional[sqlite3.Row]:
+    return ctx.conn.execute("SELECT w.id AS item_id, p.* FROM shop_wishlist w JOIN shop_products p ON p.id = "
+                            "w.product_id WHERE w.id = ? AND w.customer_id = ?",
+                            (to_int(ctx.form.get("item")), ctx.customer["id"])).fetchone()
+
+
+def wishlist_remove(ctx: Ctx) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    item = _wishlist_item(ctx)
+    if item is not None:
+        ctx.conn.execute("DELETE FROM shop_wishlist WHERE id = ?", (item["item_id"],))
+        ctx.flash(f"{item['name']} has been removed from your Wish List.")
+    return redirect("/wishlist/")
+
+
+def wishlist_to_cart(ctx: Ctx) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    item = _wishlist_item(ctx)
+    if item is None:
+        return redirect("/wishlist/")
+    if product_options(item) != ([], []):
+        ctx.flash("You need to choose options for your item.", "error")
+        return redirect(f'/{item["slug"]}.html')
+    cart = ctx.cart_id(create=True)
+    ctx.conn.execute("INSERT INTO shop_cart_items (cart_id, product_id, qty) VALUES (?, ?, 1)", (cart, item["id"]))
+    ctx.conn.execute("DELETE FROM shop_wishlist WHERE id = ?", (item["item_id"],))
+    ctx.flash(f"You added {item['name']} to your shopping cart.")
+    return redirect("/checkout/cart/")
+
+
+def my_reviews(ctx: Ctx) -> Response:
+    denied = login_required(ctx)
+    if denied:
+        return denied
+    rows = ctx.conn.execute("SELECT r.*, p.name, p.slug FROM shop_reviews r JOIN shop_products p ON p.id = r.product_id "
+                            "WHERE r.customer_id = ? ORDER BY r.created_at DESC, r.id DESC", (ctx.customer["id"],)).fetchall()
+    if not rows:
+        return account_page(ctx, "My Product Reviews", "<p>You have submitted no reviews.</p>")
+    body = "".join(f'<tr><td>{short_date(r["created_at"])}</td><td><a href="/{esc(r["slug"])}.html">{esc(r["name"])}'
+                   f'</a></td><td>{star_text(r["rating_percent"])}</td><td>{esc(r["title"])}</td>'
+                   f'<td>{REVIEW_STATUS_LABELS[r["status"]]}</td></tr>' for r in rows)
+    return account_page(ctx, "My Product Reviews", '<table id="my-reviews-table"><thead><tr><th>Created</th>'
+                         '<th>Product Name</th><th>Rating</th><th>Review</th><th>Status</th></tr></thead>'
+                         f'<tbody>{body}</tbody></table>')
+
+
+def login_page(ctx: Ctx) -> Response:
+    if ctx.customer is not None:
+        return redirect("/customer/account/")
+    main = ('<h1>Customer Login</h1><section><h2>Registered Customers</h2><p>If you have an account, sign in with your '
+            'email address.</p><form method="post" action="/customer/account/loginPost/"><div class="field">'
+            '<label for="email">Email</label><input id="email" type="email" name="login[username]"></div>'
+            '<div class="field"><label for="pass">Password</label><input id="pass" type="password" '
+            'name="login[password]"></div><button type="submit">Sign In</button></form></section>')
+    return render_page(ctx, "Customer Login", main)
+
+
+def login_post(ctx: Ctx) -> Response:
+    email = ctx.form.get("login[username]", "").strip()
+    password = ctx.form.get("login[password]", "")
+    customer = ctx.conn.execute("SELECT * FROM shop_customers WHERE email = ? COLLATE NOCASE", (email,)).fetchone()
+    if customer is None or customer["password_hash"] != hash_password(password):
+        ctx.flash("The account sign-in was incorrect or your account is disabled temporarily. Please wait and try "
+                  "again later.", "error")
+        return redirect("/customer/account/login/")
+    guest_cart = ctx.cart_id() if ctx.customer is None and ctx.token else None
+    ctx.ensure_session()
+    ctx.conn.execute("UPDATE shop_sessions SET customer_id = ? WHERE token = ?", (customer["id"], ctx.token))
+    ctx.customer = customer
+    if guest_cart is not None:  # Magento merges the guest cart into the customer's
+        mine = ctx.cart_id(create=True)
+        ctx.conn.execute("UPDATE shop_cart_items SET cart_id = ? WHERE cart_id = ?", (mine, guest_cart))
+        ctx.conn.execute("DELETE FROM shop_carts WHERE id = ?", (guest_cart,))
+    return redirect("/customer/account/")
+
+
+def logout(ctx: Ctx) -> Response:
+    if ctx.token:
+        ctx.conn.execute("UPDATE shop_sessions SET customer_id = NULL WHERE token = ?", (ctx.token,))
+        ctx.customer = None
+    return render_page(ctx, "You are signed out", "<h1>You are signed out</h1><p>You have signed out and will go to our "
+                 'homepage.</p><p><a href="/">Continue Shopping</a></p>')

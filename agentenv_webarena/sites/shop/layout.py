@@ -1,0 +1,168 @@
+"""The storefront's request context and page chrome: header, account sidebar, 404, login gate, address markup.
+
+Owns `Ctx` (one request: its instance DB, form, session, signed-in customer and cart) and the
+markup every storefront page shares. The pages themselves live in `catalog`, `checkout` and
+`account`.
+"""
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Optional
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from agentenv_webarena.sites.common import RequestContext, esc, html_page, new_token, redirect
+from agentenv_webarena.sites.shop.model import COOKIE, cart_lines
+
+__all__ = ["Ctx", "render_page", "account_page", "not_found", "login_required", "star_text", "back_to_product",
+           "ADDRESS_FIELDS", "address_inputs", "address_lines", "default_address"]
+
+_CSS = (
+    ".page-header{display:flex;flex-wrap:wrap;gap:1em;align-items:center;padding:.5em 0;border-bottom:1px solid #ccc}"
+    ".page-header form{margin:0}.logo{font-weight:bold;font-size:1.3em}.header-links{display:flex;gap:1em;"
+    "list-style:none;margin:0;padding:0}.nav-sections ul{display:flex;flex-wrap:wrap;gap:.4em 1.2em;list-style:none;"
+    "padding:0;margin:.5em 0}.products{display:grid;grid-template-columns:repeat(4,1fr);gap:1em;list-style:none;"
+    "padding:0}.product-item{border:1px solid #eee;padding:.5em}.price{font-weight:bold}.message{padding:.4em;"
+    "margin:.5em 0}.message-success{background:#e5efe5}.message-error{background:#fae5e5}table{border-collapse:"
+    "collapse}td,th{padding:.3em .7em;text-align:left;border-bottom:1px solid #eee}label{margin-right:.4em}"
+    ".field{margin:.4em 0}.toolbar{display:flex;gap:2em;align-items:center}.pages{display:flex;gap:1em}"
+    "fieldset{border:1px solid #ddd;margin:.5em 0}.layout{display:flex;gap:2em}.sidebar{width:14em}"
+    ".column-main{flex:1;min-width:0}.review-item{margin:.6em 0;border-bottom:1px solid #eee}"
+)
+
+
+class Ctx(RequestContext):
+    """One request: its instance DB, form fields, session and logged-in customer (or None)."""
+
+    def __init__(self, request: Request, conn: sqlite3.Connection, form: dict[str, str]):
+        super().__init__(request, conn, form, COOKIE)
+        self.session: Optional[sqlite3.Row] = None
+        self.customer: Optional[sqlite3.Row] = None
+        self.set_cookie = False
+        if self.token:
+            self.session = conn.execute("SELECT * FROM shop_sessions WHERE token = ?", (self.token,)).fetchone()
+            if self.session is None:
+                self.token = None
+            elif self.session["customer_id"] is not None:
+                self.customer = conn.execute("SELECT * FROM shop_customers WHERE id = ?",
+                                             (self.session["customer_id"],)).fetchone()
+
+    @property
+    def q(self):
+        return self.request.query_params
+
+    def ensure_session(self) -> str:
+        """The session token, creating a guest session (and its cookie) when there is none."""
+        if self.token is None:
+            self.token = new_token()
+            self.conn.execute("INSERT INTO shop_sessions (token) VALUES (?)", (self.token,))
+            self.set_cookie = True
+        return self.token
+
+    def flash(self, message: str, kind: str = "success") -> None:
+        self.ensure_session()
+        self.conn.execute("UPDATE shop_sessions SET flash = ?, flash_kind = ? WHERE token = ?",
+                          (message, kind, self.token))
+
+    def take_flash(self) -> str:
+        if self.token is None:
+            return ""
+        row = self.conn.execute("SELECT flash, flash_kind FROM shop_sessions WHERE token = ?", (self.token,)).fetchone()
+        if not row or not row["flash"]:
+            return ""
+        self.conn.execute("UPDATE shop_sessions SET flash = '' WHERE token = ?", (self.token,))
+        return (f'<div class="message message-{esc(row["flash_kind"])}" role="alert">'
+                f'{esc(row["flash"])}</div>')
+
+    def cart_id(self, create: bool = False) -> Optional[int]:
+        """The visitor's cart: the customer's when logged in, else the guest session's."""
+        if self.customer is not None:
+            row = self.conn.execute("SELECT id FROM shop_carts WHERE customer_id = ?", (self.customer["id"],)).fetchone()
+            if row is None and create:
+                return self.conn.execute("INSERT INTO shop_carts (customer_id) VALUES (?)",
+                                         (self.customer["id"],)).lastrowid
+        else:
+            if self.token is None and not create:
+                return None
+            token = self.ensure_session()
+            row = self.conn.execute("SELECT id FROM shop_carts WHERE session_token = ?", (token,)).fetchone()
+            if row is None and create:
+                return self.conn.execute("INSERT INTO shop_carts (session_token) VALUES (?)", (token,)).lastrowid
+        return row["id"] if row else None
+
+
+def _header(ctx: Ctx) -> str:
+    count = sum(line["qty"] for line in cart_lines(ctx.conn, ctx.cart_id()))
+    if ctx.customer is not None:
+        who = f'{esc(ctx.customer["firstname"])} {esc(ctx.customer["lastname"])}'
+        links = (f'<li>Welcome, {who}!</li><li><a href="/customer/account/">My Account</a></li>'
+                 '<li><a href="/wishlist/">My Wish List</a></li><li><a href="/customer/account/logout/">Sign Out</a></li>')
+    else:
+        links = '<li>Default welcome msg!</li><li><a href="/customer/account/login/">Sign In</a></li>'
+    value = esc(ctx.q.get("q", "")) if ctx.request.url.path.startswith("/catalogsearch") else ""
+    categories = ctx.conn.execute("SELECT name, slug FROM shop_categories ORDER BY position").fetchall()
+    nav = "".join(f'<li><a href="/{esc(c["slug"])}.html">{esc(c["name"])}</a></li>' for c in categories)
+    return ('<header class="page-header"><a class="logo" href="/">One Stop Market</a>'
+            '<form class="minisearch" role="search" action="/catalogsearch/result/" method="get">'
+            '<label for="search">Search</label>'
+            f'<input id="search" type="search" name="q" value="{value}" placeholder="Search entire store here...">'
+            '<button type="submit">Search</button></form>'
+            f'<ul class="header-links">{links}</ul>'
+            f'<a class="showcart" href="/checkout/cart/">My Cart ({count})</a></header>'
+            f'<nav class="nav-sections" aria-label="Categories"><ul>{nav}</ul></nav>')
+
+
+def render_page(ctx: Ctx, title: str, main: str, status_code: int = 200) -> HTMLResponse:
+    body = f'{_header(ctx)}<main id="maincontent">{ctx.take_flash()}{main}</main>' \
+           '<footer><p>Copyright 2013-present Magento, Inc. All rights reserved.</p></footer>'
+    return html_page(title, body, status_code=status_code, css=_CSS)
+
+
+def account_page(ctx: Ctx, title: str, main: str) -> HTMLResponse:
+    nav = "".join(f'<li><a href="{href}">{label}</a></li>' for href, label in (
+        ("/customer/account/", "My Account"), ("/sales/order/history/", "My Orders"),
+        ("/wishlist/", "My Wish List"), ("/customer/address/", "Address Book"),
+        ("/customer/account/edit/", "Account Information"), ("/review/customer/", "My Product Reviews")))
+    return render_page(ctx, title, f'<div class="layout"><nav class="sidebar" aria-label="My account"><ul>{nav}</ul></nav>'
+                             f'<div class="column-main"><h1>{esc(title)}</h1>{main}</div></div>')
+
+
+def not_found(ctx: Ctx) -> HTMLResponse:
+    return render_page(ctx, "404 Not Found", "<h1>Whoops, our bad...</h1><p>The page you requested was not found.</p>",
+                 status_code=404)
+
+
+def login_required(ctx: Ctx) -> Optional[Response]:
+    if ctx.customer is None:
+        return redirect("/customer/account/login/")
+    return None
+
+
+def star_text(percent: int) -> str:
+    return f"{percent // 20} out of 5 stars"
+
+
+def back_to_product(product: sqlite3.Row) -> Response:
+    return redirect(f'/{product["slug"]}.html')
+
+
+ADDRESS_FIELDS = (("firstname", "First Name"), ("lastname", "Last Name"), ("street", "Street Address"),
+                   ("city", "City"), ("region", "State/Province"), ("postcode", "Zip/Postal Code"),
+                   ("country", "Country"), ("telephone", "Phone Number"))
+
+
+def address_inputs(values: Any) -> str:
+    return "".join(f'<div class="field"><label for="addr-{key}">{label}</label><input id="addr-{key}" type="text" '
+                   f'name="{key}" value="{esc(values[key] if values else "")}"></div>' for key, label in ADDRESS_FIELDS)
+
+
+def address_lines(a: Any, prefix: str = "") -> str:
+    get = (lambda k: a[prefix + k])
+    return (f'{esc(get("firstname"))} {esc(get("lastname"))}<br>{esc(get("street"))}<br>{esc(get("city"))}, '
+            f'{esc(get("region"))}, {esc(get("postcode"))}<br>{esc(get("country"))}<br>T: {esc(get("telephone"))}')
+
+
+def default_address(ctx: Ctx) -> Optional[sqlite3.Row]:
+    return ctx.conn.execute("SELECT * FROM shop_addresses WHERE customer_id = ? ORDER BY is_default DESC, id LIMIT 1",
+                            (ctx.customer["id"],)).fetchone()

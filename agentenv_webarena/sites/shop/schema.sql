@@ -1,0 +1,55 @@
+-- The embedded shop's tables (`shop_*`); the admin side (`shop.admin`) uses them too.
+CREATE TABLE shop_categories (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL UNIQUE, position INTEGER NOT NULL);
+CREATE TABLE shop_products (
+    id INTEGER PRIMARY KEY, sku TEXT NOT NULL UNIQUE, name TEXT NOT NULL, slug TEXT NOT NULL UNIQUE,
+    price REAL NOT NULL, description TEXT NOT NULL, category_id INTEGER NOT NULL REFERENCES shop_categories(id),
+    sizes TEXT NOT NULL DEFAULT '', colors TEXT NOT NULL DEFAULT '', qty INTEGER NOT NULL DEFAULT 0,
+    enabled INTEGER NOT NULL DEFAULT 1, position INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE shop_customers (
+    id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL, firstname TEXT NOT NULL,
+    lastname TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE shop_addresses (
+    id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES shop_customers(id), firstname TEXT NOT NULL,
+    lastname TEXT NOT NULL, street TEXT NOT NULL, city TEXT NOT NULL, region TEXT NOT NULL, postcode TEXT NOT NULL,
+    country TEXT NOT NULL, telephone TEXT NOT NULL, is_default INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE shop_sessions (
+    token TEXT PRIMARY KEY, customer_id INTEGER REFERENCES shop_customers(id), flash TEXT NOT NULL DEFAULT '',
+    flash_kind TEXT NOT NULL DEFAULT 'success', last_order_id INTEGER);
+CREATE TABLE shop_carts (
+    id INTEGER PRIMARY KEY, customer_id INTEGER UNIQUE REFERENCES shop_customers(id), session_token TEXT UNIQUE);
+CREATE TABLE shop_cart_items (
+    id INTEGER PRIMARY KEY, cart_id INTEGER NOT NULL REFERENCES shop_carts(id),
+    product_id INTEGER NOT NULL REFERENCES shop_products(id), qty INTEGER NOT NULL,
+    size TEXT NOT NULL DEFAULT '', color TEXT NOT NULL DEFAULT '');
+CREATE TABLE shop_orders (
+    id INTEGER PRIMARY KEY, increment_id TEXT NOT NULL UNIQUE, customer_id INTEGER NOT NULL REFERENCES shop_customers(id),
+    status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, subtotal REAL NOT NULL,
+    shipping REAL NOT NULL, grand_total REAL NOT NULL, ship_firstname TEXT NOT NULL, ship_lastname TEXT NOT NULL,
+    ship_street TEXT NOT NULL, ship_city TEXT NOT NULL, ship_region TEXT NOT NULL, ship_postcode TEXT NOT NULL,
+    ship_country TEXT NOT NULL, ship_telephone TEXT NOT NULL, payment_method TEXT NOT NULL);
+CREATE TABLE shop_order_items (
+    id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL REFERENCES shop_orders(id),
+    product_id INTEGER NOT NULL REFERENCES shop_products(id), sku TEXT NOT NULL, name TEXT NOT NULL,
+    price REAL NOT NULL, qty INTEGER NOT NULL, size TEXT NOT NULL DEFAULT '', color TEXT NOT NULL DEFAULT '');
+CREATE TABLE shop_order_comments (
+    id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL REFERENCES shop_orders(id), comment TEXT NOT NULL,
+    status TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE shop_reviews (
+    id INTEGER PRIMARY KEY, product_id INTEGER NOT NULL REFERENCES shop_products(id),
+    customer_id INTEGER REFERENCES shop_customers(id), nickname TEXT NOT NULL, title TEXT NOT NULL,
+    detail TEXT NOT NULL, rating_percent INTEGER NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE shop_wishlist (
+    id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES shop_customers(id),
+    product_id INTEGER NOT NULL REFERENCES shop_products(id), added_at TEXT NOT NULL);
+CREATE TABLE shop_admin_users (
+    id INTEGER PRIMARY KEY, username TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL, firstname TEXT NOT NULL,
+    lastname TEXT NOT NULL, email TEXT NOT NULL);
+CREATE TABLE shop_admin_sessions (
+    token TEXT PRIMARY KEY, admin_id INTEGER NOT NULL REFERENCES shop_admin_users(id), flash TEXT NOT NULL DEFAULT '',
+    flash_kind TEXT NOT NULL DEFAULT 'success');
+CREATE TABLE shop_admin_tokens (
+    token TEXT PRIMARY KEY, admin_id INTEGER NOT NULL REFERENCES shop_admin_users(id));
+CREATE INDEX shop_reviews_product ON shop_reviews(product_id);
+CREATE INDEX shop_order_items_order ON shop_order_items(order_id);
+CREATE INDEX shop_orders_customer ON shop_orders(customer_id);

@@ -1,0 +1,394 @@
+"""The WebArena benchmark CLI: evaluate an agent on WebArena tasks without the trainer.
+
+    python -m agentenv_webarena.run --agent_type prompt --provider openai --model gpt-4o \
+        --instruction_path agentenv_webarena/webarena/agent/prompts/jsons/p_cot_id_actree_2s.json \
+        --test_start_idx 0 --test_end_idx 20 --result_dir results/gpt4o
+
+Flags follow WebArena's `run.py` where they apply (`--agent_type`, `--instruction_path`,
+`--provider`, `--model`, `--mode`, `--temperature`, `--top_p`, `--max_tokens`, `--max_retry`,
+`--max_steps`, `--parsing_failure_th`, `--repeating_action_failure_th`, `--max_obs_length`,
+`--observation_type`, `--current_viewport_only`, `--viewport_width/height`, `--test_start_idx`,
+`--test_end_idx`, `--result_dir`, `--test_config_base_dir`, `--save_screenshots`); ours are
+`--ids FILE` (an AgentItemId list; start/end index into it), `--env-addr URL` (a running env
+server instead of an in-process env), `--num_workers` (tasks at once, one browser context each)
+and `--tokenizer` (what `--max_obs_length` counts in for provider=openai).
+
+Tasks: `--test_config_base_dir` is a directory of per-task `{i}.json` files (what WebArena's
+`generate_test_data.py` writes) or a task JSON list; default: the embedded suite. In-process, the
+env starts the embedded sites when no site URL (`SHOPPING`, `REDDIT`, ...) is set. With
+`--env-addr` the server's own launch flags decide its step limits and browser settings.
+
+Writes into `--result_dir`: `results.json` (success rate, Wilson 95% CI, per-task rows),
+`render_<task_id>.html` per task, `trajectories.jsonl`, `config.json` and `log.txt`.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+from agentenv.controller.types import StepResult
+from agentenv.item_ids import item_indices
+from agentenv_webarena.webarena.agent.agent import AGENT_TYPES, Agent, AgentOutput, construct_agent
+from agentenv_webarena.webarena.agent.llm import PROVIDERS
+from agentenv_webarena.webarena.agent.prompts import DEFAULT_INSTRUCTION
+from agentenv_webarena.webarena.agent.prompts.prompt_constructor import MODES, split_prompt_text
+from agentenv_webarena.webarena.report import EpisodeRecord, StepRecord, record_dict, write_results, write_task_report
+
+__all__ = ["RunConfig", "build_arg_parser", "select_tasks", "run_episode", "run", "main"]
+
+logger = logging.getLogger(__name__)
+
+OBSERVATION_TYPES = ("accessibility_tree",)
+
+
+@dataclass
+class RunConfig:
+    """Every setting of a benchmark run (the CLI flags; defaults live here only)."""
+
+    agent_type: str = "prompt"                # prompt | teacher_forcing
+    instruction_path: str = DEFAULT_INSTRUCTION  # prompt template JSON (agent/prompts/jsons/)
+    provider: str = "openai"                  # openai (OPENAI_BASE_URL / OPENAI_API_KEY) | local (HF checkpoint)
+    model: str = ""                           # served model name, or the checkpoint directory for provider=local
+    mode: str = "chat"                        # chat | completion
+    temperature: float = 1.0
+    top_p: float = 0.9
+    max_tokens: int = 384                     # new tokens per reply
+    max_retry: int = 1                        # LLM calls per step at most while replies hold no valid action
+    tokenizer: Optional[str] = None           # HF tokenizer --max_obs_length counts in (default: the local model's)
+    max_steps: int = 30                       # actions per episode before the env truncates it
+    parsing_failure_th: int = 3               # consecutive unparseable replies that end the episode
+    repeating_action_failure_th: int = 3      # identical consecutive actions that end the episode
+    max_obs_length: int = 1920                # observation cap in tokens in the prompt (0 = none)
+    observation_type: str = "accessibility_tree"
+    current_viewport_only: bool = False       # observe only what is inside the viewport
+    viewport_width: int = 1280
+    viewport_height: int = 720
+    test_config_base_dir: str = ""            # {i}.json directory or task JSON list; "" = the embedded suite
+    ids: Optional[str] = None                 # AgentItemId JSON list (webarena_<index>)
+    test_start_idx: int = 0                   # first position (in --ids, else in the task list)
+    test_end_idx: Optional[int] = None        # one past the last position (None = to the end)
+    result_dir: str = ""                      # "" = results/<agent_type>_<time>
+    env_addr: Optional[str] = None            # a running env server; None = an in-process env
+    num_workers: int = 1                      # tasks run at once, one browser context each
+    save_screenshots: bool = False            # a PNG per step in the HTML report
+    http_timeout_s: float = 300.0             # per env-server call with --env-addr
+
+    def __post_init__(self) -> None:
+        for key, choices in (("agent_type", AGENT_TYPES), ("provider", PROVIDERS), ("mode", MODES),
+                             ("observation_type", OBSERVATION_TYPES)):
+            if getattr(self, key) not in choices:
+                raise ValueError(f"--{key}={getattr(self, key)!r} is not supported; choose one of {list(choices)}")
+        for key in ("max_tokens", "max_retry", "max_steps", "parsing_failure_th", "repeating_action_failure_th",
+                    "viewport_width", "viewport_height", "num_workers"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"--{key} must be >= 1, got {getattr(self, key)}")
+        if self.max_obs_length < 0 or self.test_start_idx < 0:
+            raise ValueError("--max_obs_length and --test_start_idx must be >= 0")
+        if self.test_end_idx is not None and self.test_end_idx < self.test_start_idx:
+            raise ValueError(f"--test_end_idx={self.test_end_idx} is before --test_start_idx={self.test_start_idx}")
+        if self.agent_type == "prompt" and not self.model:
+            raise ValueError("--agent_type prompt needs --model (a served model name for provider=openai, an HF "
+                             "checkpoint directory for provider=local)")
+
+
+_HELP = {
+    "ids": "AgentItemId JSON list (webarena_<index>); --test_start_idx/--test_end_idx index into it",
+    "env_addr": "base URL of a running env server (python -m agentenv_webarena.launch); default: in-process env",
+    "test_config_base_dir": "directory of per-task {i}.json files, or a task JSON list (default: the embedded suite)",
+    "save_screenshots": "put a screenshot of every step in the HTML report",
+    "current_viewport_only": "observe only the elements inside the viewport (WebArena run.py's setting)",
+}
+_FLAG_NAMES = {"env_addr": ["--env-addr", "--env_addr"]}
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    """The CLI, one flag per `RunConfig` field (defaults read from the dataclass)."""
+    parser = argparse.ArgumentParser(description="Evaluate an agent on WebArena tasks (WebArena's run.py flags)")
+    choices = {"agent_type": AGENT_TYPES, "provider": PROVIDERS, "mode": MODES, "observation_type": OBSERVATION_TYPES}
+    for f in dataclasses.fields(RunConfig):
+        names = _FLAG_NAMES.get(f.name, [f"--{f.name}"])
+        help_text = _HELP.get(f.name, f.name.replace("_", " "))
+        if f.type in ("bool", bool):
+            parser.add_argument(*names, dest=f.name, action="store_true", help=help_text)
+            continue
+        kind = {"int": int, "float": float, "Optional[int]": int}.get(str(f.type), str)
+        parser.add_argument(*names, dest=f.name, type=kind, default=f.default, choices=choices.get(f.name),
+                            help=f"{help_text} (default: %(default)s)")
+    return parser
+
+
+def select_tasks(num_tasks: int, ids: Optional[str], start: int, end: Optional[int]) -> list[int]:
+    """Task indices to run: positions [start, end) of the --ids list, else of range(num_tasks).
+
+    Raises:
+        ValueError: an id names a task index the task list does not have.
+    """
+    if ids:
+        pool = item_indices(ids)
+        bad = [i for i in pool if not 0 <= i < num_tasks]
+        if bad:
+            raise ValueError(f"{ids} names task indices {bad[:5]} outside the {num_tasks} tasks of this task list")
+    else:
+        pool = list(range(num_tasks))
+    return pool[start:end]
+
+
+# -- environments: the same few calls in-process and over HTTP ---------------------------------------
+
+class _LocalEnv:
+    """One `WebarenaSession` of an in-process world."""
+
+    def __init__(self, world: Any):
+        from agentenv_webarena.environment import WebarenaSession
+
+        self.world = world
+        self.session = WebarenaSession(world)
+
+    def reset(self, index: int) -> str:
+        return self.session.reset(index).observation
+
+    def step(self, text: str) -> StepResult:
+        return self.session.step(text)
+
+    def metadata(self) -> dict:
+        return self.session.observation_metadata()
+
+    def screenshot(self) -> bytes:
+        return self.session.screenshot()
+
+    def close(self) -> None:
+        self.session.close()
+
+
+class _RemoteEnv:
+    """One env of a running server (`WebarenaEnvClient`)."""
+
+    def __init__(self, addr: str, num_tasks: int, timeout_s: float):
+        from agentenv.envs.webarena import WebarenaEnvClient
+
+        self.client = WebarenaEnvClient(addr, data_len=num_tasks, timeout=timeout_s)
+
+    def reset(self, index: int) -> str:
+        return self.client.reset(index).observation
+
+    def step(self, text: str) -> StepResult:
+        return self.client.step(text)
+
+    def metadata(self) -> dict:
+        return self.client.observation_metadata()
+
+    def screenshot(self) -> bytes:
+        return self.client.screenshot()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _in_process_world(cfg: RunConfig) -> Any:
+    from agentenv_webarena.webarena.browser_env import BrowserConfig
+    from agentenv_webarena.environment import EnvConfig, WebarenaWorld
+
+    browser = BrowserConfig(viewport_width=cfg.viewport_width, viewport_height=cfg.viewport_height,
+                            current_viewport_only=cfg.current_viewport_only, extra_ignored_properties=("url",))
+    env_config = EnvConfig(task_file=cfg.test_config_base_dir, max_steps=cfg.max_steps,
+                           parsing_failure_th=cfg.parsing_failure_th,
+                           repeating_action_failure_th=cfg.repeating_action_failure_th, browser=browser)
+    from agentenv_webarena.webarena.evaluation_harness.judge import LLMJudge
+
+    return WebarenaWorld.load(env_config, judge=LLMJudge.from_env())
+
+
+# -- one episode ------------------------------------------------------------------------------------
+
+def run_episode(env: Any, agent: Agent, index: int, task: dict, site_urls: dict[str, str],
+                save_screenshots: bool = False, step_cap: int = 200) -> EpisodeRecord:
+    """Play task `index` to its end; the env decides when it ends and scores it.
+
+    An agent that raises (e.g. a reference element missing) ends the episode as WebArena's run.py
+    does, with `stop [ERROR: ...]`, and the error goes into the record; so does an env failure.
+
+    Args:
+        env: `_LocalEnv` or `_RemoteEnv`.
+        agent: the worker's agent.
+        index: task index on the env.
+        task: the task config (for the agent and the record).
+        site_urls: the env's site URLs (the teacher-forcing agent substitutes them).
+        save_screenshots: keep a PNG of the page before every action.
+        step_cap: a guard against an env that never ends an episode.
+    """
+    record = EpisodeRecord(task_id=int(task.get("task_id", index)), index=index, intent=str(task.get("intent", "")))
+    start = time.perf_counter()
+    try:
+        text = env.reset(index)
+        agent.reset(task, site_urls)
+        for _ in range(step_cap):
+            state = split_prompt_text(text)
+            shot = env.screenshot() if save_screenshots else None
+            try:
+                out = agent.next_action(state, env.metadata() if agent.needs_metadata else None)
+            except Exception as exc:  # the agent failed: stop as WebArena does, keep the reason
+                record.error = f"agent: {type(exc).__name__}: {exc}"
+                out = AgentOutput(action=f"stop [ERROR: {type(exc).__name__}]", response=f"(agent error) {exc}")
+            result = env.step(out.env_text)
+            info = result.info or {}
+            record.steps.append(StepRecord(observation=state.observation, url=state.url,
+                                           previous_action=state.previous_action, response=out.response,
+                                           action=out.action, attempts=out.attempts, parse_error=out.parse_error,
+                                           env_error=str(info.get("error", "")), screenshot_png=shot))
+            text = result.observation
+            if result.done:
+                record.score = result.reward
+                record.eval_status = str(info.get("eval_status", ""))
+                record.early_stop = str(info.get("early_stop", ""))
+                break
+        else:
+            record.error = record.error or f"the env did not end the episode within {step_cap} steps"
+    except Exception as exc:  # one broken task must not stop the run
+        logger.exception("task %s failed", record.task_id)
+        record.error = record.error or f"{type(exc).__name__}: {exc}"
+    record.seconds = time.perf_counter() - start
+    return record
+
+
+# -- the run ------------------------------------------------------------------------------------------
+
+def _load_tasks(cfg: RunConfig) -> list[dict]:
+    from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks
+
+    path = cfg.test_config_base_dir or EMBEDDED_TASK_FILE
+    if not os.path.exists(path):
+        raise ValueError(f"--test_config_base_dir {path!r} does not exist; give a directory of {{i}}.json files or "
+                         "a task JSON list (leave it out for the embedded suite)")
+    return load_tasks(path)
+
+
+def _attach_log(result_dir: str) -> logging.Handler:
+    handler = logging.FileHandler(os.path.join(result_dir, "log.txt"), encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.INFO)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    if root.level > logging.INFO or root.level == logging.NOTSET:
+        root.setLevel(logging.INFO)
+    return handler
+
+
+def run(cfg: RunConfig) -> dict:
+    """Run the selected tasks and write the results; returns `results.json`'s content."""
+    if not cfg.result_dir:
+        cfg = dataclasses.replace(cfg, result_dir=os.path.join("results", f"{cfg.agent_type}_{time.strftime('%Y%m%d_%H%M%S')}"))
+    os.makedirs(cfg.result_dir, exist_ok=True)
+    handler = _attach_log(cfg.result_dir)
+    with open(os.path.join(cfg.result_dir, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(dataclasses.asdict(cfg), f, indent=2)
+    tasks = _load_tasks(cfg)
+    world = None
+    llm = None
+    try:
+        if cfg.env_addr:
+            import httpx
+
+            served = httpx.get(cfg.env_addr.rstrip("/") + "/tasks", timeout=30).json()
+            if served["num_tasks"] != len(tasks):
+                raise ValueError(f"the env server has {served['num_tasks']} tasks but {cfg.test_config_base_dir or 'the embedded suite'} "
+                                 f"has {len(tasks)}; pass the server's task file as --test_config_base_dir")
+            site_urls = served["site_urls"]
+            logger.info("env server %s: its launch flags decide max_steps, the early stops and the browser", cfg.env_addr)
+        else:
+            world = _in_process_world(cfg)
+            site_urls = world.config.site_urls
+        indices = select_tasks(len(tasks), cfg.ids, cfg.test_start_idx, cfg.test_end_idx)
+        logger.info("running %d tasks with agent_type=%s model=%s on %d workers; results in %s", len(indices),
+                    cfg.agent_type, cfg.model or "-", cfg.num_workers, cfg.result_dir)
+        if cfg.agent_type == "prompt":
+            from agentenv_webarena.webarena.agent.llm import build_llm
+
+            llm = build_llm(cfg)
+        records = _run_workers(cfg, tasks, indices, world, site_urls, llm)
+        extra = {"agent_type": cfg.agent_type, "env": cfg.env_addr or "in-process"}
+        if cfg.agent_type == "prompt":
+            extra.update(model=cfg.model, provider=cfg.provider, mode=cfg.mode, instruction_path=cfg.instruction_path)
+        results = write_results(cfg.result_dir, records, extra)
+        with open(os.path.join(cfg.result_dir, "trajectories.jsonl"), "w", encoding="utf-8") as f:
+            for record in records:
+                f.write(json.dumps(record_dict(record)) + "\n")
+        ci = results["ci95"]
+        logger.info("success rate %.4f (%d/%d), 95%% CI [%.3f, %.3f]", results["success_rate"], results["success"],
+                    results["tasks"], ci[0], ci[1])
+        return results
+    finally:
+        if llm is not None:
+            llm.close()
+        if world is not None:
+            world.close()
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+
+
+def _run_workers(cfg: RunConfig, tasks: list[dict], indices: list[int], world: Any, site_urls: dict,
+                 llm: Any) -> list[EpisodeRecord]:
+    todo: queue.Queue = queue.Queue()
+    for position, index in enumerate(indices):
+        todo.put((position, index))
+    records: list[Optional[EpisodeRecord]] = [None] * len(indices)
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            agent = construct_agent(cfg, llm=llm)
+            env = _RemoteEnv(cfg.env_addr, len(tasks), cfg.http_timeout_s) if cfg.env_addr else _LocalEnv(world)
+        except BaseException as exc:  # noqa: BLE001 - reported after the join
+            failures.append(exc)
+            return
+        try:
+            while True:
+                try:
+                    position, index = todo.get_nowait()
+                except queue.Empty:
+                    return
+                record = run_episode(env, agent, index, tasks[index], site_urls, cfg.save_screenshots,
+                                     step_cap=cfg.max_steps + cfg.parsing_failure_th + 10)
+                records[position] = record
+                write_task_report(cfg.result_dir, record)
+                logger.info("[Result] (%s) task %d: score %g in %d steps%s", "PASS" if record.score >= 1 else "FAIL",
+                            record.task_id, record.score, len(record.steps), f" error={record.error}" if record.error else "")
+        finally:
+            agent.close()
+            env.close()
+
+    threads = [threading.Thread(target=worker, name=f"webarena-run-{i}", daemon=True)
+               for i in range(max(1, min(cfg.num_workers, len(indices))))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failures:
+        raise RuntimeError(f"a worker could not start: {type(failures[0]).__name__}: {failures[0]}") from failures[0]
+    return [r for r in records if r is not None]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """CLI entry point; prints the results summary (without per-task rows) as one JSON line."""
+    parser = build_arg_parser()
+    args = parser.parse_args(argv)
+    try:
+        cfg = RunConfig(**vars(args))
+    except ValueError as exc:
+        parser.error(str(exc))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    results = run(cfg)
+    print(json.dumps({k: v for k, v in results.items() if k != "per_task"}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
