@@ -51,7 +51,9 @@ EXTRAS = {
     "spacy": ["spacy>=3.7"],
     # wandb: the offline logger test runs, not skips; playwright: the WebArena tests drive Chromium
     # psutil: process checks in the env-server tests; openai: the WebArena benchmark CLI tests
-    "test": ["pytest>=8", "pytest-timeout", "wandb", "playwright>=1.45", "httpx", "psutil", "openai>=1.0"],
+    # ruff: the lint contract (`ruff check`, run by .ci/run)
+    "test": ["pytest>=8", "pytest-timeout", "wandb", "playwright>=1.45", "httpx", "psutil", "openai>=1.0",
+             "ruff==0.17.6"],
 }
 
 setup(
@@ -63,7 +65,8 @@ setup(
     include_package_data=True,
     package_data={
         "agentenv_webshop": ["data/*", "data/**/*"],
-        "agentenv_webarena": ["tasks/*.json", "agent/prompts/jsons/*.json"],
+        "agentenv_webarena": ["tasks/*.json", "webarena/agent/prompts/jsons/*.json", "sites/shop/*.sql",
+                              "sites/forum/*.sql", "webarena/environment_docker/*"],
         "verl": ["agent_trainer/config/*.yaml", "agent_trainer/config/**/*.yaml"],
     },
     install_requires=CORE,

@@ -50,7 +50,8 @@ def load_item_id_file(path: str, prompt_key: str = "item_id") -> list[dict]:
         elif isinstance(entry, dict) and prompt_key in entry:
             item_id = entry[prompt_key]
         else:
-            raise ValueError(f"{path}[{i}]: expected an object with key {prompt_key!r} (data.prompt_key), got {entry!r}")
+            raise ValueError(f"{path}[{i}]: expected an object with key {prompt_key!r} (data.prompt_key), "
+                             f"got {entry!r}")
         task, index = parse_item_id(item_id)
         rows.append({"item_id": str(item_id), "task_name": task, "index": index})
     return rows

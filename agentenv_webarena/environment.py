@@ -29,6 +29,7 @@ from typing import Any, Optional
 from urllib.parse import urlsplit
 
 from agentenv.controller.types import ResetResult, StepResult
+from agentenv_webarena.webarena.browser_env import ActionExecutionError, BrowserConfig, BrowserHost, BrowserSession
 from agentenv_webarena.webarena.browser_env.actions import (
     Action,
     ActionParsingError,
@@ -37,7 +38,6 @@ from agentenv_webarena.webarena.browser_env.actions import (
     is_equivalent,
     parse_action,
 )
-from agentenv_webarena.webarena.browser_env import ActionExecutionError, BrowserConfig, BrowserHost, BrowserSession
 
 __all__ = ["EnvConfig", "WebarenaWorld", "WebarenaSession", "URL_MAPPINGS", "TaskIndexError", "EpisodeStateError",
            "StartPageError"]

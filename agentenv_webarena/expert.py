@@ -104,9 +104,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
 
+    import httpx
+
     from agentenv.envs.webarena import WebarenaEnvClient
     from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks
-    import httpx
 
     tasks = load_tasks(args.task_file or EMBEDDED_TASK_FILE)
     served = httpx.get(args.env_addr.rstrip("/") + "/tasks", timeout=args.timeout).json()

@@ -68,9 +68,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     settings = settings_from_args(args)
     settings.max_action_chars = max(settings.max_action_chars, 8192)  # raw LLM text, reasoning included
 
+    from agentenv_webarena.server import create_app
     from agentenv_webarena.webarena.browser_env import BrowserConfig
     from agentenv_webarena.webarena.evaluation_harness.judge import LLMJudge
-    from agentenv_webarena.server import create_app
 
     browser = BrowserConfig(
         headless=not args.headful,

@@ -271,9 +271,9 @@ def run_actor_bench(args) -> None:
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
     def actor_for(model, dynamic: bool, offload: bool = False):
-        cfg = ActorConfig(ppo_mini_batch_size=mini, ppo_micro_batch_size_per_gpu=args.micro, use_dynamic_bsz=dynamic,
-                          ppo_max_token_len_per_gpu=max_token_len, entropy_coeff=0.0, use_kl_loss=False, grad_clip=1.0,
-                          loss_agg_mode="token-mean")
+        cfg = ActorConfig(ppo_mini_batch_size=mini, ppo_micro_batch_size_per_gpu=args.micro,
+                          use_dynamic_bsz=dynamic, ppo_max_token_len_per_gpu=max_token_len, entropy_coeff=0.0,
+                          use_kl_loss=False, grad_clip=1.0, loss_agg_mode="token-mean")
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)
         return DataParallelPPOActor(cfg, model, optimizer, activation_offload=offload)
 

@@ -38,8 +38,8 @@ sys.path.insert(0, ROOT)
 
 from agentenv.envs.webarena import WebarenaEnvClient  # noqa: E402
 from agentenv.health import wait_until_healthy  # noqa: E402
-from agentenv_webarena.tasks.reference import reference_actions  # noqa: E402
 from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
+from agentenv_webarena.tasks.reference import reference_actions  # noqa: E402
 
 
 def _free_port() -> int:

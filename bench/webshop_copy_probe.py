@@ -39,9 +39,9 @@ PRODUCT_ID_TOKEN = re.compile(r"B0[0-9A-Z]{8}")
 
 def expert_conversations(item_file: str, count: int) -> list[dict]:
     """Successful expert conversations (main_sft format) for the first `count` WebShop goals of `item_file`."""
+    from agentenv.item_ids import load_item_id_file
     from agentenv_webshop.environment import WebshopSession, WebshopWorld
     from agentenv_webshop.expert import ExpertPolicy, SessionEnv, to_conversation
-    from verl.utils.dataset import load_item_id_file
 
     world = WebshopWorld.load()
     env, policy = SessionEnv(WebshopSession(world)), ExpertPolicy(click_as_shown=True)

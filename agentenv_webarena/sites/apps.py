@@ -25,7 +25,7 @@ from agentenv_webarena.sites.store import InstanceStore, check_instance_name
 
 __all__ = ["SITE_MODULES", "build_database", "build_apps", "pristine_database"]
 
-# Modules owning tables (SCHEMA + seed), in build order; admin shares the shop's tables.
+# Site packages owning tables (SCHEMA + seed), in build order; the shop's admin side shares the shop's tables.
 SITE_MODULES = ("agentenv_webarena.sites.shop", "agentenv_webarena.sites.forum")
 
 
@@ -72,7 +72,8 @@ def _control_routes(store: InstanceStore) -> list[Route]:
 
 def build_apps(store: InstanceStore | None = None) -> tuple[InstanceStore, dict[str, Any]]:
     """The store and the three apps keyed by WebArena site name (shopping, shopping_admin, reddit)."""
-    from agentenv_webarena.sites import admin, forum, shop
+    from agentenv_webarena.sites import forum, shop
+    from agentenv_webarena.sites.shop import admin
 
     store = store or InstanceStore(build_database)
     control = _control_routes(store)

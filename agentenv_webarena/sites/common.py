@@ -19,8 +19,8 @@ from starlette.routing import Route
 
 from agentenv_webarena.sites.store import InstanceStore, instance_of
 
-__all__ = ["RequestContext", "esc", "html_page", "redirect", "db", "new_token", "query_url", "json_error", "form_fields",
-           "read_form", "to_int", "slash_routes"]
+__all__ = ["RequestContext", "esc", "html_page", "redirect", "db", "new_token", "query_url", "json_error",
+           "form_fields", "read_form", "to_int", "slash_routes"]
 
 
 class RequestContext:

@@ -22,8 +22,6 @@ import httpx
 
 from agentenv.server.launch import stop_process
 
-from agentenv_webarena.sites.store import INSTANCE_HEADER  # noqa: F401  (re-exported for callers)
-
 __all__ = ["EmbeddedSites", "reset_instance", "drop_instance", "control_url", "is_embedded_site"]
 
 logger = logging.getLogger(__name__)
@@ -119,11 +117,13 @@ def _control(base_url: str, verb: str, instance: str, client: Optional[httpx.Cli
     url = control_url(base_url, verb)
     resp = (client or httpx).post(url, params={"instance": instance}, timeout=timeout_s)
     if resp.status_code != 200:
-        raise RuntimeError(f"{verb} of site instance {instance!r} at {url} failed: HTTP {resp.status_code} {resp.text[:200]}")
+        raise RuntimeError(f"{verb} of site instance {instance!r} at {url} failed: "
+                           f"HTTP {resp.status_code} {resp.text[:200]}")
     return resp.json()
 
 
-def reset_instance(base_url: str, instance: str, client: Optional[httpx.Client] = None, timeout_s: float = 10.0) -> dict:
+def reset_instance(base_url: str, instance: str, client: Optional[httpx.Client] = None,
+                   timeout_s: float = 10.0) -> dict:
     """Restore `instance`'s data on the embedded sites at `base_url` to the seed (one call resets all sites)."""
     return _control(base_url, "reset", instance, client, timeout_s)
 

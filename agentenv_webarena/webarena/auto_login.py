@@ -1,4 +1,6 @@
-"""Log in to the sites once and save the cookies: `python -m agentenv_webarena.webarena.auto_login --site_list shopping reddit`.
+"""Log in to the sites once and save the cookies (WebArena's `auto_login.py`).
+
+    python -m agentenv_webarena.webarena.auto_login --site_list shopping reddit
 
 Writes WebArena's Playwright storage-state files under `--auth_folder` (default `.auth`): one per
 site (`.auth/shopping_state.json`) and one per pair of the listed sites
@@ -25,8 +27,8 @@ import sys
 from typing import Optional, Sequence
 
 from agentenv_webarena.tasks.auth import (
-    LOGIN_SITES,
     DEFAULT_LOGIN_TIMEOUT_MS,
+    LOGIN_SITES,
     is_logged_in,
     login_sites,
     save_storage_state,
@@ -114,7 +116,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--site_list", nargs="+", default=list(LOGIN_SITES),
                         help=f"sites to log in to (default: all of {list(LOGIN_SITES)})")
     parser.add_argument("--auth_folder", default=".auth", help="where the *_state.json files go (default: %(default)s)")
-    parser.add_argument("--chromium", default=None, help="Chromium executable (default: $WEBARENA_CHROMIUM, else Debian's)")
+    parser.add_argument("--chromium", default=None,
+                        help="Chromium executable (default: $WEBARENA_CHROMIUM, else Debian's)")
     parser.add_argument("--timeout_ms", type=int, default=DEFAULT_LOGIN_TIMEOUT_MS, help="per page or request")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

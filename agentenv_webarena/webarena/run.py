@@ -194,8 +194,8 @@ class _RemoteEnv:
 
 
 def _in_process_world(cfg: RunConfig) -> Any:
-    from agentenv_webarena.webarena.browser_env import BrowserConfig
     from agentenv_webarena.environment import EnvConfig, WebarenaWorld
+    from agentenv_webarena.webarena.browser_env import BrowserConfig
 
     browser = BrowserConfig(viewport_width=cfg.viewport_width, viewport_height=cfg.viewport_height,
                             current_viewport_only=cfg.current_viewport_only, extra_ignored_properties=("url",))
@@ -285,7 +285,8 @@ def _attach_log(result_dir: str) -> logging.Handler:
 def run(cfg: RunConfig) -> dict:
     """Run the selected tasks and write the results; returns `results.json`'s content."""
     if not cfg.result_dir:
-        cfg = dataclasses.replace(cfg, result_dir=os.path.join("results", f"{cfg.agent_type}_{time.strftime('%Y%m%d_%H%M%S')}"))
+        stamp = time.strftime("%Y%m%d_%H%M%S")
+        cfg = dataclasses.replace(cfg, result_dir=os.path.join("results", f"{cfg.agent_type}_{stamp}"))
     os.makedirs(cfg.result_dir, exist_ok=True)
     handler = _attach_log(cfg.result_dir)
     with open(os.path.join(cfg.result_dir, "config.json"), "w", encoding="utf-8") as f:
@@ -299,10 +300,12 @@ def run(cfg: RunConfig) -> dict:
 
             served = httpx.get(cfg.env_addr.rstrip("/") + "/tasks", timeout=30).json()
             if served["num_tasks"] != len(tasks):
-                raise ValueError(f"the env server has {served['num_tasks']} tasks but {cfg.test_config_base_dir or 'the embedded suite'} "
-                                 f"has {len(tasks)}; pass the server's task file as --test_config_base_dir")
+                raise ValueError(f"the env server has {served['num_tasks']} tasks but "
+                                 f"{cfg.test_config_base_dir or 'the embedded suite'} has {len(tasks)}; pass the "
+                                 "server's task file as --test_config_base_dir")
             site_urls = served["site_urls"]
-            logger.info("env server %s: its launch flags decide max_steps, the early stops and the browser", cfg.env_addr)
+            logger.info("env server %s: its launch flags decide max_steps, the early stops and the browser",
+                        cfg.env_addr)
         else:
             world = _in_process_world(cfg)
             site_urls = world.config.site_urls
@@ -360,7 +363,8 @@ def _run_workers(cfg: RunConfig, tasks: list[dict], indices: list[int], world: A
                 records[position] = record
                 write_task_report(cfg.result_dir, record)
                 logger.info("[Result] (%s) task %d: score %g in %d steps%s", "PASS" if record.score >= 1 else "FAIL",
-                            record.task_id, record.score, len(record.steps), f" error={record.error}" if record.error else "")
+                            record.task_id, record.score, len(record.steps),
+                            f" error={record.error}" if record.error else "")
         finally:
             agent.close()
             env.close()

@@ -22,8 +22,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
+from agentenv.item_ids import load_item_id_file  # noqa: E402
 from verl.utils.agentgym.client import envclient_classes  # noqa: E402
-from verl.utils.dataset import load_item_id_file  # noqa: E402
 from verl.workers.rollout.tokenizer import DEFAULT_SYSTEM_PROMPT, initial_messages  # noqa: E402
 
 __all__ = ["interaction_rows", "main"]

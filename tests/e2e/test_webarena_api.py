@@ -63,9 +63,10 @@ def test_agentgym_shapes_and_prompt_layout(server, tasks):
         reset = _post(server, "reset", {"env_idx": env_idx, "seed": 0, "idx": idx}).json()
         assert set(reset) >= {"observation", "sites", "object"}
         assert reset["object"] == tasks[idx]["intent"] and reset["sites"] == ["shopping"]
-        assert reset["observation"].startswith("Tab 0 (current): ")
+        assert reset["observation"].startswith("OBSERVATION:\nTab 0 (current): ")  # the prompt layout, as /step's
         assert "\n\n[" in reset["observation"]
         obs = requests.get(f"{server}/observation", params={"env_idx": env_idx}, timeout=30).json()
+        assert obs == reset["observation"]
         assert obs.startswith("OBSERVATION:\nTab 0 (current): ")
         assert "\nURL: http://onestopmarket.com" in obs  # WebArena's public name for the shop
         assert f"\nOBJECTIVE: {tasks[idx]['intent']}\nPREVIOUS ACTION: None" in obs

@@ -26,7 +26,7 @@ from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noq
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SITE_VARS = ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE")
-JSONS = os.path.join(ROOT, "agentenv_webarena", "agent", "prompts", "jsons")
+JSONS = os.path.join(ROOT, "agentenv_webarena", "webarena", "agent", "prompts", "jsons")
 
 
 def _env(**extra) -> dict:

@@ -57,9 +57,10 @@ def run_ppo(cfg: PPOConfig | Any) -> dict:
     """
     import ray
 
-    from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
+    from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer, check_config
 
     config = cfg if isinstance(cfg, PPOConfig) else load_config(cfg)
+    check_config(config)  # what needs the estimator registry, before Ray starts
     logger.info("device=%s rollout engine=%s estimator=%s", config.trainer.device,
                 config.actor_rollout_ref.rollout.name, config.algorithm.adv_estimator)
     init_ray(config)

@@ -12,14 +12,16 @@ class with their task's defaults.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from verl.agent_trainer.config.schema import AgentGymConfig
+from agentenv.item_ids import parse_item_id
+from verl.agent_trainer.config.interaction import EnvInteractionConfig
+from verl.agent_trainer.config.loader import as_section, to_dict
 from verl.interactions.base import BaseInteraction
 from verl.utils.agentgym.client import EnvClientPool
-from verl.utils.dataset import parse_item_id
 
 __all__ = ["EnvInteraction"]
 
@@ -38,24 +40,25 @@ class EnvInteraction(BaseInteraction):
     """Interaction backed by the env client of `task_name` (`verl.utils.agentgym.client.envclient_classes`).
 
     Args:
-        config: `task_name`, `env_server_base` (verl's recipe name; or `env_addr`, as in
-            `actor_rollout_ref.agentgym`), `timeout`, `max_retries`, optional `name` (default: the
-            task name); `client_factory` (a zero-argument callable) replaces the real client, e.g.
-            in tests.
+        config: an `EnvInteractionConfig` or a mapping of its keys (`env_server_base`, `timeout`,
+            `max_retries`, `task_name`, `name`, ...; an unknown key fails with close matches). In a
+            mapping, `client_factory` (a zero-argument callable, not a YAML key) replaces the real
+            client, e.g. in tests.
     """
 
     default_task = "webshop"
+    config_class = EnvInteractionConfig  # the registry types `interaction[i].config` with it
 
-    def __init__(self, config: dict):
-        config = dict(config or {})
-        if "env_server_base" in config:
-            config.setdefault("env_addr", config.pop("env_server_base"))
-        config.setdefault("task_name", self.default_task)
-        config.setdefault("name", config["task_name"])
-        super().__init__(config)
-        factory = config.pop("client_factory", None)
-        agentgym = {k: v for k, v in config.items() if k in AgentGymConfig.__dataclass_fields__}
-        self.pool = EnvClientPool(agentgym, factory=factory)
+    def __init__(self, config: Any = None):
+        factory = None
+        if not isinstance(config, EnvInteractionConfig):
+            config = dict(config or {})
+            factory = config.pop("client_factory", None)
+        cfg = as_section(EnvInteractionConfig, config, "interaction[].config")
+        task = cfg.task_name or self.default_task
+        self.settings = cfg = dataclasses.replace(cfg, task_name=task, name=cfg.name or task)
+        super().__init__(to_dict(cfg))
+        self.pool = EnvClientPool(cfg.agentgym(task), factory=factory)
         self._instances: dict[str, _Instance] = {}
 
     async def start_interaction(self, instance_id: Optional[str] = None, item_id: Optional[str] = None,

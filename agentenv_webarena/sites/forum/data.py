@@ -1,7 +1,7 @@
 """The forum's seed vocabulary: forums, users, and the phrase banks posts and comments are drawn from.
 
-Owns only static text; `forum.seed` turns it into rows with a fixed `random.Random`. Kept apart
-from `forum.py` so the site module holds routes and markup, not hundreds of lines of prose.
+Owns only static text; `seed` turns it into rows with a fixed `random.Random`. Kept apart so the
+page modules hold routes and markup, not hundreds of lines of prose.
 """
 from __future__ import annotations
 

@@ -12,25 +12,30 @@ Modules: `model` (constants, formats, shared queries), `layout` (request context
 
 URLs (Magento's shapes, so WebArena-style URL checks carry over):
 
-| Method & path                                   | Page / effect                                              |
-|-------------------------------------------------|------------------------------------------------------------|
-| GET  `/`                                        | home: categories and a product showcase                    |
-| GET  `/catalogsearch/result/` (also `.../index/`) | search `?q=`; sort `product_list_order` = relevance, name, price; `product_list_dir` = asc, desc; page `p` (12 a page) |
-| GET  `/<category-slug>.html`                    | a category's products, same sort and page parameters (default order: position) |
-| GET  `/<product-slug>.html`                     | product page: price, SKU, stock, options, add-to-cart and wish-list forms, reviews, review form |
-| POST `/checkout/cart/add/`                      | add to cart: `product` (id), `qty`, `size`, `color`         |
-| GET  `/checkout/cart/`                          | cart table; POST `/checkout/cart/updatePost/` (`cart[<item>][qty]`), `/checkout/cart/delete/` (`item_id`) |
-| GET  `/checkout/`; POST `/checkout/placeOrder/` | shipping address form and order summary; place the order   |
-| GET  `/checkout/onepage/success/`               | "Thank you for your purchase!" with the new order number   |
-| GET  `/sales/order/history/`                    | my orders (10 a page, `?p=`)                               |
-| GET  `/sales/order/view/order_id/<id>/`         | one of my orders                                           |
-| GET  `/customer/account/`                       | account dashboard                                          |
-| GET/POST `/customer/account/edit/`, POST `/customer/account/editPost/` | name and email               |
-| GET  `/customer/address/`; GET `/customer/address/edit/id/<id>/`; POST `/customer/address/formPost/id/<id>/` | address book |
-| GET  `/wishlist/`; POST `/wishlist/index/add/` (`product`), `/wishlist/index/remove/` (`item`), `/wishlist/index/cart/` (`item`) | wish list |
-| GET  `/review/customer/`                        | my product reviews                                         |
-| POST `/review/product/post/id/<product id>/`    | review: `rating` 1-5, `nickname`, `title`, `detail` (stored pending, as Magento) |
-| GET  `/customer/account/login/`; POST `/customer/account/loginPost/` (`login[username]`, `login[password]`); GET `/customer/account/logout/` | session cookie `shop_session` |
+- GET `/`: home: categories and a product showcase
+- GET `/catalogsearch/result/` (also `.../index/`): search `?q=`; sort `product_list_order` = relevance, name,
+  price; `product_list_dir` = asc, desc; page `p` (12 a page)
+- GET `/<category-slug>.html`: a category's products, same sort and page parameters (default order: position)
+- GET `/<product-slug>.html`: product page: price, SKU, stock, options, add-to-cart and wish-list forms, reviews,
+  review form
+- POST `/checkout/cart/add/`: add to cart: `product` (id), `qty`, `size`, `color`
+- GET `/checkout/cart/`: cart table; POST `/checkout/cart/updatePost/` (`cart[<item>][qty]`),
+  `/checkout/cart/delete/` (`item_id`)
+- GET `/checkout/`; POST `/checkout/placeOrder/`: shipping address form and order summary; place the order
+- GET `/checkout/onepage/success/`: "Thank you for your purchase!" with the new order number
+- GET `/sales/order/history/`: my orders (10 a page, `?p=`)
+- GET `/sales/order/view/order_id/<id>/`: one of my orders
+- GET `/customer/account/`: account dashboard
+- GET/POST `/customer/account/edit/`, POST `/customer/account/editPost/`: name and email
+- GET `/customer/address/`; GET `/customer/address/edit/id/<id>/`; POST `/customer/address/formPost/id/<id>/`:
+  address book
+- GET `/wishlist/`; POST `/wishlist/index/add/` (`product`), `/wishlist/index/remove/` (`item`),
+  `/wishlist/index/cart/` (`item`): wish list
+- GET `/review/customer/`: my product reviews
+- POST `/review/product/post/id/<product id>/`: review: `rating` 1-5, `nickname`, `title`, `detail` (stored pending,
+  as Magento)
+- GET `/customer/account/login/`; POST `/customer/account/loginPost/` (`login[username]`, `login[password]`); GET
+  `/customer/account/logout/`: session cookie `shop_session`
 
 Magento REST subset (JSON; `/rest/V1/...` and `/rest/default/V1/...` are the same):
 

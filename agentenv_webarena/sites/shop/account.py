@@ -13,11 +13,31 @@ from typing import Optional
 from starlette.responses import Response
 
 from agentenv_webarena.sites.common import esc, redirect, to_int
-from agentenv_webarena.sites.shop.layout import (ADDRESS_FIELDS, Ctx, account_page, address_inputs, address_lines,
-                                                 default_address, login_required, not_found, render_page, star_text)
-from agentenv_webarena.sites.shop.model import (ORDERS_PAGE_SIZE, REVIEW_STATUS_LABELS, STATUS_LABELS, hash_password,
-                                                long_date, money, option_text, order_items, product_options,
-                                                short_date, site_now)
+from agentenv_webarena.sites.shop.layout import (
+    ADDRESS_FIELDS,
+    Ctx,
+    account_page,
+    address_inputs,
+    address_lines,
+    default_address,
+    login_required,
+    not_found,
+    render_page,
+    star_text,
+)
+from agentenv_webarena.sites.shop.model import (
+    ORDERS_PAGE_SIZE,
+    REVIEW_STATUS_LABELS,
+    STATUS_LABELS,
+    hash_password,
+    long_date,
+    money,
+    option_text,
+    order_items,
+    product_options,
+    short_date,
+    site_now,
+)
 
 __all__ = ["order_history", "order_view", "dashboard", "account_edit", "account_edit_post", "address_book",
            "address_edit", "address_save", "wishlist_page", "wishlist_add", "wishlist_remove", "wishlist_to_cart",
@@ -30,7 +50,8 @@ def _order_table(orders: list[sqlite3.Row]) -> str:
         f'<td>{STATUS_LABELS.get(o["status"], o["status"])}</td><td><a href="/sales/order/view/order_id/{o["id"]}/" '
         f'aria-label="View Order {o["increment_id"]}">View Order</a></td></tr>' for o in orders)
     return ('<table id="my-orders-table"><caption>Orders</caption><thead><tr><th>Order #</th><th>Date</th>'
-            f'<th>Ship To</th><th>Order Total</th><th>Status</th><th>Action</th></tr></thead><tbody>{rows}</tbody></table>')
+            '<th>Ship To</th><th>Order Total</th><th>Status</th><th>Action</th></tr></thead>'
+            f'<tbody>{rows}</tbody></table>')
 
 
 def order_history(ctx: Ctx) -> Response:
@@ -56,6 +77,11 @@ def order_history(ctx: Ctx) -> Response:
     return account_page(ctx, "My Orders", amount + _order_table(shown) + pager)
 
 
+def _options_paragraph(item: sqlite3.Row) -> str:
+    """`<p>Size: M | Color: Blue</p>` for an ordered item with options, else ""."""
+    return f'<p>{esc(option_text(item["size"], item["color"]))}</p>' if item["size"] or item["color"] else ""
+
+
 def order_view(ctx: Ctx, order_id: int) -> Response:
     denied = login_required(ctx)
     if denied:
@@ -65,7 +91,7 @@ def order_view(ctx: Ctx, order_id: int) -> Response:
     if order is None:
         return not_found(ctx)
     rows = "".join(
-        f'<tr><td>{esc(i["name"])}{"<p>" + esc(option_text(i["size"], i["color"])) + "</p>" if i["size"] or i["color"] else ""}'
+        f'<tr><td>{esc(i["name"])}{_options_paragraph(i)}'
         f'</td><td>{esc(i["sku"])}</td><td>{money(i["price"])}</td><td>Ordered: {i["qty"]}</td>'
         f'<td>{money(i["price"] * i["qty"])}</td></tr>' for i in order_items(ctx.conn, order["id"]))
     main = (f'<p>Status: <span id="order-status">{STATUS_LABELS.get(order["status"], order["status"])}</span></p>'
@@ -192,7 +218,8 @@ def wishlist_page(ctx: Ctx) -> Response:
     if not rows:
         return account_page(ctx, "My Wish List", "<p>You have no items in your wish list.</p>")
     items = "".join(
-        f'<li class="wishlist-item" data-name="{esc(r["name"])}"><a class="product-item-link" href="/{esc(r["slug"])}.html">'
+        f'<li class="wishlist-item" data-name="{esc(r["name"])}">'
+        f'<a class="product-item-link" href="/{esc(r["slug"])}.html">'
         f'{esc(r["name"])}</a> <span class="price">{money(r["price"])}</span>'
         f'<form method="post" action="/wishlist/index/cart/"><input type="hidden" name="item" value="{r["item_id"]}">'
         f'<button type="submit" aria-label="Add {esc(r["name"])} to Cart">Add to Cart</button></form>'
@@ -256,16 +283,17 @@ def my_reviews(ctx: Ctx) -> Response:
     denied = login_required(ctx)
     if denied:
         return denied
-    rows = ctx.conn.execute("SELECT r.*, p.name, p.slug FROM shop_reviews r JOIN shop_products p ON p.id = r.product_id "
-                            "WHERE r.customer_id = ? ORDER BY r.created_at DESC, r.id DESC", (ctx.customer["id"],)).fetchall()
+    rows = ctx.conn.execute("SELECT r.*, p.name, p.slug FROM shop_reviews r JOIN shop_products p "
+                            "ON p.id = r.product_id WHERE r.customer_id = ? ORDER BY r.created_at DESC, r.id DESC",
+                            (ctx.customer["id"],)).fetchall()
     if not rows:
         return account_page(ctx, "My Product Reviews", "<p>You have submitted no reviews.</p>")
     body = "".join(f'<tr><td>{short_date(r["created_at"])}</td><td><a href="/{esc(r["slug"])}.html">{esc(r["name"])}'
                    f'</a></td><td>{star_text(r["rating_percent"])}</td><td>{esc(r["title"])}</td>'
                    f'<td>{REVIEW_STATUS_LABELS[r["status"]]}</td></tr>' for r in rows)
     return account_page(ctx, "My Product Reviews", '<table id="my-reviews-table"><thead><tr><th>Created</th>'
-                         '<th>Product Name</th><th>Rating</th><th>Review</th><th>Status</th></tr></thead>'
-                         f'<tbody>{body}</tbody></table>')
+                        '<th>Product Name</th><th>Rating</th><th>Review</th><th>Status</th></tr></thead>'
+                        f'<tbody>{body}</tbody></table>')
 
 
 def login_page(ctx: Ctx) -> Response:
@@ -302,5 +330,5 @@ def logout(ctx: Ctx) -> Response:
     if ctx.token:
         ctx.conn.execute("UPDATE shop_sessions SET customer_id = NULL WHERE token = ?", (ctx.token,))
         ctx.customer = None
-    return render_page(ctx, "You are signed out", "<h1>You are signed out</h1><p>You have signed out and will go to our "
-                 'homepage.</p><p><a href="/">Continue Shopping</a></p>')
+    return render_page(ctx, "You are signed out", "<h1>You are signed out</h1><p>You have signed out and will go "
+                       'to our homepage.</p><p><a href="/">Continue Shopping</a></p>')

@@ -2,21 +2,24 @@
 
 Owns the admin pages over the shop's tables (`shop.seed` owns the schema and seed). The app is
 mounted at `/admin`, so every path below is served as `{SHOPPING_ADMIN}/...` with
-`SHOPPING_ADMIN = http://host:port/admin`.
+`SHOPPING_ADMIN = http://host:port/admin`. Pages (paths under `/admin`):
 
-| Method & path (under /admin)                         | Page / effect                                         |
-|------------------------------------------------------|-------------------------------------------------------|
-| GET `/`, GET `/login`; POST `/login` (`login[username]`, `login[password]`); GET `/logout` | sign-in form; session cookie `admin_session` |
-| GET `/dashboard/`                                    | lifetime sales, average order, last orders, bestsellers |
-| GET `/sales/order/`                                  | orders grid: `q` keyword (order #, name, email), `status`, `p` (10 a page, as every grid) |
-| GET `/sales/order/view/order_id/<id>/`               | order view; POST `.../cancel/`, `.../hold/`, `.../unhold/`, `.../invoice/`, `.../ship/` (`/sales/order/<action>/order_id/<id>/`), `/sales/order/addComment/order_id/<id>/` (`history[comment]`) |
-| GET `/catalog/product/`                              | products grid: `q` keyword (name, SKU), `p`           |
-| GET `/catalog/product/edit/id/<id>/`; POST `/catalog/product/save/id/<id>/` | `product[status]` (checkbox, 1), `product[name]`, `product[sku]`, `product[price]`, `product[qty]`, `product[description]` |
-| GET `/review/product/`, `/review/product/pending/`   | reviews grid (all / pending): `q`, `p`                |
-| GET `/review/product/edit/id/<id>/`; POST `/review/product/save/id/<id>/` (`status`, `nickname`, `title`, `detail`), `/review/product/delete/id/<id>/` | one review |
-| GET `/customer/index/`, `/customer/index/edit/id/<id>/` | customers grid (`q`, `p`) and customer view with orders |
-| GET `/reports/report_sales/sales/`                   | orders report per `period` (day, month, year) with `from` / `to` (YYYY-MM-DD) |
-| GET `/reports/report_sales/bestsellers/`             | top 5 products by quantity per `period` (month, year), `from` / `to` |
+- GET `/`, GET `/login`; POST `/login` (`login[username]`, `login[password]`); GET `/logout`: sign-in form; session
+  cookie `admin_session`
+- GET `/dashboard/`: lifetime sales, average order, last orders, bestsellers
+- GET `/sales/order/`: orders grid: `q` keyword (order #, name, email), `status`, `p` (10 a page, as every grid)
+- GET `/sales/order/view/order_id/<id>/`: order view; POST `.../cancel/`, `.../hold/`, `.../unhold/`,
+  `.../invoice/`, `.../ship/` (`/sales/order/<action>/order_id/<id>/`), `/sales/order/addComment/order_id/<id>/`
+  (`history[comment]`)
+- GET `/catalog/product/`: products grid: `q` keyword (name, SKU), `p`
+- GET `/catalog/product/edit/id/<id>/`; POST `/catalog/product/save/id/<id>/`: `product[status]` (checkbox, 1),
+  `product[name]`, `product[sku]`, `product[price]`, `product[qty]`, `product[description]`
+- GET `/review/product/`, `/review/product/pending/`: reviews grid (all / pending): `q`, `p`
+- GET `/review/product/edit/id/<id>/`; POST `/review/product/save/id/<id>/` (`status`, `nickname`, `title`,
+  `detail`), `/review/product/delete/id/<id>/`: one review
+- GET `/customer/index/`, `/customer/index/edit/id/<id>/`: customers grid (`q`, `p`) and customer view with orders
+- GET `/reports/report_sales/sales/`: orders report per `period` (day, month, year) with `from` / `to` (YYYY-MM-DD)
+- GET `/reports/report_sales/bestsellers/`: top 5 products by quantity per `period` (month, year), `from` / `to`
 
 Reports count every order except canceled ones (Magento's default "Order Status: Any" minus
 canceled). CSS hooks for `program_html` locators: `#order-status`, `#order-history`, `#order-items`
@@ -35,8 +38,18 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from agentenv_webarena.sites.common import (RequestContext, db, esc, form_fields, html_page, new_token, query_url,
-                                            redirect, slash_routes, to_int)
+from agentenv_webarena.sites.common import (
+    RequestContext,
+    db,
+    esc,
+    form_fields,
+    html_page,
+    new_token,
+    query_url,
+    redirect,
+    slash_routes,
+    to_int,
+)
 from agentenv_webarena.sites.shop.model import (
     REVIEW_STATUS_LABELS,
     STATUS_LABELS,
@@ -189,7 +202,8 @@ def _grid(ctx: _Ctx, path: str, rows: list, params: dict[str, Any], head: list[s
     if page < pages:
         links.append(f'<a href="{esc(query_url(PREFIX + path, **params, p=page + 1))}">Next page</a>')
     head_html = "".join(f"<th>{h}</th>" for h in head)
-    body = "".join(render(r) for r in shown) or f'<tr><td colspan="{len(head)}">We couldn\'t find any records.</td></tr>'
+    body = ("".join(render(r) for r in shown)
+            or f'<tr><td colspan="{len(head)}">We couldn\'t find any records.</td></tr>')
     return (f'<p id="records-found">{total} records found</p><nav class="pager" aria-label="Pages">{" ".join(links)}'
             f'</nav><table class="data-grid"><caption>{esc(caption)}</caption><thead><tr>{head_html}</tr></thead>'
             f'<tbody>{body}</tbody></table>')
@@ -199,7 +213,8 @@ def _search_form(path: str, value: str, hidden: dict[str, str] | None = None) ->
     extra = "".join(f'<input type="hidden" name="{esc(k)}" value="{esc(v)}">' for k, v in (hidden or {}).items() if v)
     return (f'<form class="data-grid-search" method="get" action="{PREFIX}{path}" role="search">{extra}'
             '<label for="fulltext">Search by keyword</label>'
-            f'<input id="fulltext" type="text" name="q" value="{esc(value)}"><button type="submit">Search</button></form>')
+            f'<input id="fulltext" type="text" name="q" value="{esc(value)}">'
+            '<button type="submit">Search</button></form>')
 
 
 def _like(text: str) -> str:
@@ -248,8 +263,8 @@ def _dashboard(ctx: _Ctx) -> Response:
                               "WHERE status != 'canceled'").fetchone()
     average = totals[1] / totals[0] if totals[0] else 0.0
     last = ctx.conn.execute("SELECT o.*, c.firstname, c.lastname, (SELECT SUM(qty) FROM shop_order_items WHERE "
-                            "order_id = o.id) AS items FROM shop_orders o JOIN shop_customers c ON c.id = o.customer_id "
-                            "ORDER BY o.created_at DESC, o.id DESC LIMIT 5").fetchall()
+                            "order_id = o.id) AS items FROM shop_orders o JOIN shop_customers c "
+                            "ON c.id = o.customer_id ORDER BY o.created_at DESC, o.id DESC LIMIT 5").fetchall()
     last_rows = "".join(f'<tr><td>{esc(o["firstname"])} {esc(o["lastname"])}</td><td>{o["items"]}</td>'
                         f'<td>{money(o["grand_total"])}</td></tr>' for o in last)
     best = bestsellers(ctx.conn, period="year", date_from="", date_to="", limit=1000)
@@ -284,8 +299,8 @@ def _orders(ctx: _Ctx) -> Response:
     rows = ctx.conn.execute(sql + " ORDER BY o.created_at DESC, o.id DESC", args).fetchall()
     filters = [f'<a href="{PREFIX}/sales/order/">All Orders</a>' if status else '<strong>All Orders</strong>']
     for key, label in STATUS_LABELS.items():
-        filters.append(f'<strong>{label}</strong>' if key == status else
-                       f'<a href="{esc(query_url(PREFIX + "/sales/order/", status=key, q=keyword or None))}">{label}</a>')
+        href = query_url(PREFIX + "/sales/order/", status=key, q=keyword or None)
+        filters.append(f'<strong>{label}</strong>' if key == status else f'<a href="{esc(href)}">{label}</a>')
     grid = _grid(ctx, "/sales/order/", rows, {"status": status or None, "q": keyword or None},
                  ["ID", "Purchase Date", "Bill-to Name", "Ship-to Name", "Grand Total", "Status", "Action"],
                  lambda o: (f'<tr><td>{o["increment_id"]}</td><td>{long_date(o["created_at"])}</td>'
@@ -329,7 +344,8 @@ def _order_view(ctx: _Ctx, order_id: int) -> Response:
             f'<tr><th>Customer Name</th><td><a href="{PREFIX}/customer/index/edit/id/{o["customer_id"]}/">'
             f'{esc(o["firstname"])} {esc(o["lastname"])}</a></td></tr><tr><th>Email</th><td>{esc(o["email"])}</td></tr>'
             '</tbody></table></section><section><h2>Shipping Address</h2><address>'
-            f'{esc(o["ship_firstname"])} {esc(o["ship_lastname"])}<br>{esc(o["ship_street"])}<br>{esc(o["ship_city"])}, '
+            f'{esc(o["ship_firstname"])} {esc(o["ship_lastname"])}<br>{esc(o["ship_street"])}<br>'
+            f'{esc(o["ship_city"])}, '
             f'{esc(o["ship_region"])}, {esc(o["ship_postcode"])}<br>{esc(o["ship_country"])}<br>'
             f'T: {esc(o["ship_telephone"])}</address></section><section><h2>Payment &amp; Shipping Method</h2>'
             f'<p>{esc(o["payment_method"])}</p><p>Flat Rate - Fixed</p></section>'
@@ -400,7 +416,8 @@ def _product_edit(ctx: _Ctx, product_id: int) -> Response:
     checked = " checked" if p["enabled"] else ""
     main = (f'<div class="page-actions"><a href="{PREFIX}/catalog/product/">Back</a></div>'
             f'<form id="product-form" method="post" action="{PREFIX}/catalog/product/save/id/{p["id"]}/">'
-            f'<div class="field"><label><input type="checkbox" name="product[status]" value="1"{checked}> Enable Product'
+            '<div class="field"><label>'
+            f'<input type="checkbox" name="product[status]" value="1"{checked}> Enable Product'
             '</label></div>'
             f'<div class="field"><label for="product-name">Product Name</label><input id="product-name" type="text" '
             f'name="product[name]" value="{esc(p["name"])}"></div>'
@@ -476,8 +493,9 @@ def _review_edit(ctx: _Ctx, review_id: int) -> Response:
     if r is None:
         return _not_found(ctx, "This review no longer exists.")
     author = "Guest" if r["customer_id"] is None else "Customer"
-    radios = "".join(f'<label><input type="radio" name="status" value="{key}"{" checked" if key == r["status"] else ""}>'
-                     f' {label}</label>' for key, label in REVIEW_STATUS_LABELS.items())
+    radios = "".join(f'<label><input type="radio" name="status" value="{key}"'
+                     f'{" checked" if key == r["status"] else ""}> {label}</label>'
+                     for key, label in REVIEW_STATUS_LABELS.items())
     main = (f'<div class="page-actions"><a href="{PREFIX}/review/product/">Back</a>'
             f'<form method="post" action="{PREFIX}/review/product/delete/id/{r["id"]}/"><button type="submit">'
             'Delete Review</button></form></div><section><h2>Review Details</h2><table><tbody>'
@@ -545,7 +563,8 @@ def _customer_view(ctx: _Ctx, customer_id: int) -> Response:
     orders = ctx.conn.execute("SELECT * FROM shop_orders WHERE customer_id = ? ORDER BY created_at DESC, id DESC",
                               (c["id"],)).fetchall()
     address = (f'{esc(a["street"])}<br>{esc(a["city"])}, {esc(a["region"])}, {esc(a["postcode"])}<br>'
-               f'{esc(a["country"])}<br>T: {esc(a["telephone"])}') if a else "The customer does not have a default address."
+               f'{esc(a["country"])}<br>T: {esc(a["telephone"])}'
+               if a else "The customer does not have a default address.")
     order_rows = "".join(f'<tr><td>{o["increment_id"]}</td><td>{long_date(o["created_at"])}</td>'
                          f'<td>{esc(o["ship_firstname"])} {esc(o["ship_lastname"])}</td><td>{money(o["grand_total"])}'
                          f'</td><td>{STATUS_LABELS[o["status"]]}</td><td><a href="{PREFIX}/sales/order/view/order_id/'
@@ -556,7 +575,8 @@ def _customer_view(ctx: _Ctx, customer_id: int) -> Response:
             f'<tr><th>Email</th><td>{esc(c["email"])}</td></tr>'
             f'<tr><th>Customer Since</th><td>{long_date(c["created_at"])}</td></tr></tbody></table></section>'
             f'<section><h2>Default Billing Address</h2><address>{address}</address></section>'
-            f'<section><h2>Orders</h2><p>{len(orders)} orders</p><table id="customer-orders"><thead><tr><th>Order #</th>'
+            f'<section><h2>Orders</h2><p>{len(orders)} orders</p>'
+            '<table id="customer-orders"><thead><tr><th>Order #</th>'
             '<th>Purchased</th><th>Ship-to Name</th><th>Order Total</th><th>Status</th><th>Action</th></tr></thead>'
             f'<tbody>{order_rows}</tbody></table></section>')
     return _page(ctx, f'{c["firstname"]} {c["lastname"]}', main)
@@ -594,7 +614,8 @@ def _sales_report(ctx: _Ctx) -> Response:
     total = (f'<tr><th>Total</th><td>{sum(r["orders"] for r in rows)}</td><td>{sum(r["items"] for r in rows)}</td>'
              f'<td>{money(sum(r["total"] for r in rows))}</td></tr>')
     table = ('<table id="report-table"><caption>Orders Report</caption><thead><tr><th>Interval</th><th>Orders</th>'
-             f'<th>Sales Items</th><th>Sales Total</th></tr></thead><tbody>{body}</tbody><tfoot>{total}</tfoot></table>')
+             '<th>Sales Items</th><th>Sales Total</th></tr></thead>'
+             f'<tbody>{body}</tbody><tfoot>{total}</tfoot></table>')
     return _page(ctx, "Orders Report", form + table)
 
 
@@ -653,5 +674,6 @@ def create_app(store: InstanceStore) -> Starlette:
     ):
         routes += slash_routes(path, endpoint, methods)
     for action in ORDER_ACTIONS:
-        routes += slash_routes(f"/sales/order/{action}/order_id/{{order_id:int}}/", page(_order_action, action=action), ("POST",))
+        routes += slash_routes(f"/sales/order/{action}/order_id/{{order_id:int}}/",
+                               page(_order_action, action=action), ("POST",))
     return Starlette(routes=routes)

@@ -132,15 +132,15 @@ def home(ctx: Ctx) -> Response:
     rows = ctx.conn.execute("SELECT * FROM shop_products WHERE enabled = 1 AND id % 25 = 3 ORDER BY id").fetchall()
     items = "".join(_product_item(ctx, p) for p in rows[:8])
     return render_page(ctx, "One Stop Market", '<h1>One Stop Market</h1><p>Welcome to One Stop Market: thousands of '
-                 'products across every department.</p><h2>Product Showcases</h2>'
-                 f'<ol class="products">{items}</ol>')
+                       'products across every department.</p><h2>Product Showcases</h2>'
+                       f'<ol class="products">{items}</ol>')
 
 
 def search_results(ctx: Ctx) -> Response:
     q = ctx.q.get("q", "").strip()
     if not q:
         return render_page(ctx, "Search results", "<h1>Search results</h1>"
-                     '<div class="message message-notice" role="status">Please enter a search term.</div>')
+                           '<div class="message message-notice" role="status">Please enter a search term.</div>')
     rows = [row for _, row in search_products(ctx.conn, q)]
     listing = _listing(ctx, "/catalogsearch/result/index/", rows, {"q": q},
                        [("relevance", "Relevance"), ("name", "Product Name"), ("price", "Price")], "relevance")

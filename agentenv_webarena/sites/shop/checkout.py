@@ -10,9 +10,23 @@ import re
 from starlette.responses import Response
 
 from agentenv_webarena.sites.common import esc, redirect, to_int
-from agentenv_webarena.sites.shop.layout import (ADDRESS_FIELDS, Ctx, address_inputs, back_to_product, default_address,
-                                                 login_required, render_page)
-from agentenv_webarena.sites.shop.model import SHIPPING_PER_ITEM, cart_lines, money, option_text, product_options, site_now
+from agentenv_webarena.sites.shop.layout import (
+    ADDRESS_FIELDS,
+    Ctx,
+    address_inputs,
+    back_to_product,
+    default_address,
+    login_required,
+    render_page,
+)
+from agentenv_webarena.sites.shop.model import (
+    SHIPPING_PER_ITEM,
+    cart_lines,
+    money,
+    option_text,
+    product_options,
+    site_now,
+)
 
 __all__ = ["cart_add", "cart_page", "cart_update", "cart_delete", "checkout_page", "place_order", "success_page"]
 
@@ -52,7 +66,7 @@ def cart_page(ctx: Ctx) -> Response:
     lines = cart_lines(ctx.conn, ctx.cart_id())
     if not lines:
         return render_page(ctx, "Shopping Cart", "<h1>Shopping Cart</h1><p>You have no items in your shopping cart.</p>"
-                     '<p><a href="/">Continue Shopping</a></p>')
+                           '<p><a href="/">Continue Shopping</a></p>')
     rows = []
     subtotal = 0.0
     for line in lines:
@@ -65,7 +79,8 @@ def cart_page(ctx: Ctx) -> Response:
             f'<td><a class="product-item-name" href="/{esc(line["slug"])}.html">{esc(line["name"])}</a>{options}</td>'
             f'<td>{money(line["price"])}</td><td><input class="qty" type="number" min="0" '
             f'name="cart[{line["item_id"]}][qty]" value="{line["qty"]}" aria-label="Qty of {esc(line["name"])}"></td>'
-            f'<td>{money(line["price"] * line["qty"])}</td><td><button type="submit" formaction="/checkout/cart/delete/" '
+            f'<td>{money(line["price"] * line["qty"])}</td>'
+            '<td><button type="submit" formaction="/checkout/cart/delete/" '
             f'name="item_id" value="{line["item_id"]}" aria-label="Remove {esc(line["name"])}">Remove item</button>'
             '</td></tr>')
     main = ('<h1>Shopping Cart</h1><form method="post" action="/checkout/cart/updatePost/">'

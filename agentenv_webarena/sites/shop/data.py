@@ -1,6 +1,6 @@
 """Vocabulary the embedded shop's seed is drawn from: categories, product words, people, review text.
 
-Owns only constant data; `shop.seed` combines it with a fixed `random.Random` into the catalog,
+Owns only constant data; `seed` combines it with a fixed `random.Random` into the catalog,
 customers, orders and reviews. Product names are `<brand> <adjective> <noun>`; every noun carries
 its base price and the options (sizes, colours) its products offer.
 """
@@ -92,12 +92,14 @@ CUSTOMERS: list[tuple[str, str, str, str, str, str, str, str]] = [
     ("Emma", "Lopez", "emma.lopez@gmail.com", "101 S San Mateo Dr", "San Mateo", "California", "94010", "6505551212"),
     ("Alex", "Martin", "alex.martin@yahoo.com", "42 Elm Street", "Springfield", "Illinois", "62704", "2175550143"),
     ("Grace", "Nguyen", "grace.nguyen@gmail.com", "780 Pine Ave", "Seattle", "Washington", "98101", "2065550177"),
-    ("Olivia", "Jackson", "olivia.jackson@outlook.com", "15 Harbor Rd", "Boston", "Massachusetts", "02110", "6175550190"),
+    ("Olivia", "Jackson", "olivia.jackson@outlook.com", "15 Harbor Rd", "Boston", "Massachusetts", "02110",
+     "6175550190"),
     ("Daniel", "Kim", "daniel.kim@gmail.com", "2300 Lakeshore Blvd", "Chicago", "Illinois", "60614", "3125550121"),
     ("Sophia", "Young", "sophia.young@hotmail.com", "9 Maple Court", "Austin", "Texas", "78701", "5125550165"),
     ("Liam", "Patel", "liam.patel@gmail.com", "501 Sunset Ave", "Phoenix", "Arizona", "85004", "6025550134"),
     ("Ava", "Thompson", "ava.thompson@yahoo.com", "77 Ocean Dr", "Miami", "Florida", "33139", "3055550112"),
-    ("Noah", "Garcia", "noah.garcia@gmail.com", "1200 Mission St", "San Francisco", "California", "94103", "4155550188"),
+    ("Noah", "Garcia", "noah.garcia@gmail.com", "1200 Mission St", "San Francisco", "California", "94103",
+     "4155550188"),
     ("Mia", "Robinson", "mia.robinson@outlook.com", "36 Birch Lane", "Denver", "Colorado", "80202", "3035550156"),
     ("Ethan", "Clark", "ethan.clark@gmail.com", "845 Peachtree St", "Atlanta", "Georgia", "30308", "4045550109"),
     ("Isabella", "Lewis", "isabella.lewis@yahoo.com", "18 Willow Way", "Portland", "Oregon", "97205", "5035550172"),

@@ -78,7 +78,8 @@ class Ctx(RequestContext):
     def cart_id(self, create: bool = False) -> Optional[int]:
         """The visitor's cart: the customer's when logged in, else the guest session's."""
         if self.customer is not None:
-            row = self.conn.execute("SELECT id FROM shop_carts WHERE customer_id = ?", (self.customer["id"],)).fetchone()
+            row = self.conn.execute("SELECT id FROM shop_carts WHERE customer_id = ?",
+                                    (self.customer["id"],)).fetchone()
             if row is None and create:
                 return self.conn.execute("INSERT INTO shop_carts (customer_id) VALUES (?)",
                                          (self.customer["id"],)).lastrowid
@@ -97,7 +98,8 @@ def _header(ctx: Ctx) -> str:
     if ctx.customer is not None:
         who = f'{esc(ctx.customer["firstname"])} {esc(ctx.customer["lastname"])}'
         links = (f'<li>Welcome, {who}!</li><li><a href="/customer/account/">My Account</a></li>'
-                 '<li><a href="/wishlist/">My Wish List</a></li><li><a href="/customer/account/logout/">Sign Out</a></li>')
+                 '<li><a href="/wishlist/">My Wish List</a></li>'
+                 '<li><a href="/customer/account/logout/">Sign Out</a></li>')
     else:
         links = '<li>Default welcome msg!</li><li><a href="/customer/account/login/">Sign In</a></li>'
     value = esc(ctx.q.get("q", "")) if ctx.request.url.path.startswith("/catalogsearch") else ""
@@ -124,13 +126,14 @@ def account_page(ctx: Ctx, title: str, main: str) -> HTMLResponse:
         ("/customer/account/", "My Account"), ("/sales/order/history/", "My Orders"),
         ("/wishlist/", "My Wish List"), ("/customer/address/", "Address Book"),
         ("/customer/account/edit/", "Account Information"), ("/review/customer/", "My Product Reviews")))
-    return render_page(ctx, title, f'<div class="layout"><nav class="sidebar" aria-label="My account"><ul>{nav}</ul></nav>'
-                             f'<div class="column-main"><h1>{esc(title)}</h1>{main}</div></div>')
+    main = (f'<div class="layout"><nav class="sidebar" aria-label="My account"><ul>{nav}</ul></nav>'
+            f'<div class="column-main"><h1>{esc(title)}</h1>{main}</div></div>')
+    return render_page(ctx, title, main)
 
 
 def not_found(ctx: Ctx) -> HTMLResponse:
     return render_page(ctx, "404 Not Found", "<h1>Whoops, our bad...</h1><p>The page you requested was not found.</p>",
-                 status_code=404)
+                       status_code=404)
 
 
 def login_required(ctx: Ctx) -> Optional[Response]:
@@ -148,8 +151,8 @@ def back_to_product(product: sqlite3.Row) -> Response:
 
 
 ADDRESS_FIELDS = (("firstname", "First Name"), ("lastname", "Last Name"), ("street", "Street Address"),
-                   ("city", "City"), ("region", "State/Province"), ("postcode", "Zip/Postal Code"),
-                   ("country", "Country"), ("telephone", "Phone Number"))
+                  ("city", "City"), ("region", "State/Province"), ("postcode", "Zip/Postal Code"),
+                  ("country", "Country"), ("telephone", "Phone Number"))
 
 
 def address_inputs(values: Any) -> str:
@@ -158,7 +161,11 @@ def address_inputs(values: Any) -> str:
 
 
 def address_lines(a: Any, prefix: str = "") -> str:
-    get = (lambda k: a[prefix + k])
+    """An address as `<address>` lines; `prefix` picks the columns (`"ship_"` on an order row)."""
+
+    def get(key: str) -> Any:
+        return a[prefix + key]
+
     return (f'{esc(get("firstname"))} {esc(get("lastname"))}<br>{esc(get("street"))}<br>{esc(get("city"))}, '
             f'{esc(get("region"))}, {esc(get("postcode"))}<br>{esc(get("country"))}<br>T: {esc(get("telephone"))}')
 

@@ -34,7 +34,8 @@ def rest_token(conn: sqlite3.Connection, body: bytes) -> Response:
         return json_error(400, "Decoding error: the request body is not JSON.")
     if not isinstance(data, dict):
         return json_error(400, 'The request body must be a JSON object {"username": ..., "password": ...}.')
-    user = conn.execute("SELECT * FROM shop_admin_users WHERE username = ?", (str(data.get("username", "")),)).fetchone()
+    user = conn.execute("SELECT * FROM shop_admin_users WHERE username = ?",
+                        (str(data.get("username", "")),)).fetchone()
     if user is None or user["password_hash"] != hash_password(str(data.get("password", ""))):
         return json_error(401, "The account sign-in was incorrect or your account is disabled temporarily. "
                                "Please wait and try again later.")
@@ -52,7 +53,8 @@ _CONDITIONS = {"eq": "=", "neq": "!=", "gt": ">", "gteq": ">=", "lt": "<", "lteq
 
 def _order_json(conn: sqlite3.Connection, o: sqlite3.Row) -> dict:
     items = [{"item_id": i["id"], "order_id": o["id"], "product_id": i["product_id"], "sku": i["sku"],
-              "name": i["name"], "price": i["price"], "qty_ordered": i["qty"], "row_total": round(i["price"] * i["qty"], 2),
+              "name": i["name"], "price": i["price"], "qty_ordered": i["qty"],
+              "row_total": round(i["price"] * i["qty"], 2),
               "product_options": {k: v for k, v in (("size", i["size"]), ("color", i["color"])) if v}}
              for i in order_items(conn, o["id"])]
     state = {"holded": "holded", "pending": "new"}.get(o["status"], o["status"])

@@ -23,7 +23,8 @@ CREATE TABLE shop_cart_items (
     product_id INTEGER NOT NULL REFERENCES shop_products(id), qty INTEGER NOT NULL,
     size TEXT NOT NULL DEFAULT '', color TEXT NOT NULL DEFAULT '');
 CREATE TABLE shop_orders (
-    id INTEGER PRIMARY KEY, increment_id TEXT NOT NULL UNIQUE, customer_id INTEGER NOT NULL REFERENCES shop_customers(id),
+    id INTEGER PRIMARY KEY, increment_id TEXT NOT NULL UNIQUE,
+    customer_id INTEGER NOT NULL REFERENCES shop_customers(id),
     status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, subtotal REAL NOT NULL,
     shipping REAL NOT NULL, grand_total REAL NOT NULL, ship_firstname TEXT NOT NULL, ship_lastname TEXT NOT NULL,
     ship_street TEXT NOT NULL, ship_city TEXT NOT NULL, ship_region TEXT NOT NULL, ship_postcode TEXT NOT NULL,

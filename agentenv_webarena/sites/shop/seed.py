@@ -20,6 +20,10 @@ SCHEMA = (Path(__file__).parent / "schema.sql").read_text(encoding="utf-8")
 SEED = 7770  # WebArena's shopping port
 
 
+_PRODUCT_NOTES = ['Ships in 1-2 business days.', 'Backed by a 1-year warranty.', 'A customer favorite.',
+                  'Great as a gift.']
+
+
 def _sku(rng: random.Random, used: set[str]) -> str:
     alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789"
     while True:
@@ -57,7 +61,7 @@ def _seed_products(conn: sqlite3.Connection, rng: random.Random) -> list[dict]:
                 material = rng.choice(["quality materials", "a sturdy build", "a sleek design", "everyday comfort",
                                        "long-lasting performance", "easy cleaning"])
                 description = (f"The {name} from {brand} is a {adjective.lower()} {noun.lower()} made for "
-                               f"{material}. {rng.choice(['Ships in 1-2 business days.', 'Backed by a 1-year warranty.', 'A customer favorite.', 'Great as a gift.'])}")
+                               f"{material}. {rng.choice(_PRODUCT_NOTES)}")
                 product = {
                     "id": pid, "sku": _sku(rng, used_skus), "name": name, "slug": slugify(name),
                     "price": _price(rng, base), "description": description, "category_id": position,
@@ -133,8 +137,8 @@ def _seed_orders(conn: sqlite3.Connection, rng: random.Random, products: list[di
         updated = format_ts(when + dt.timedelta(days=rng.randint(0, 6), hours=rng.randint(1, 20))) \
             if status in ("complete", "canceled", "closed") else created
         conn.execute(
-            "INSERT INTO shop_orders (id, increment_id, customer_id, status, created_at, updated_at, subtotal, shipping,"
-            " grand_total, ship_firstname, ship_lastname, ship_street, ship_city, ship_region, ship_postcode, "
+            "INSERT INTO shop_orders (id, increment_id, customer_id, status, created_at, updated_at, subtotal, "
+            "shipping, grand_total, ship_firstname, ship_lastname, ship_street, ship_city, ship_region, ship_postcode, "
             "ship_country, ship_telephone, payment_method) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
             "'Check / Money order')",
             (oid, f"{oid:09d}", cid, status, created, updated, round(subtotal, 2), shipping,
@@ -164,7 +168,8 @@ def _seed_reviews(conn: sqlite3.Connection, rng: random.Random, products: list[d
             when = _rand_ts(rng, dt.datetime(2021, 3, 1), dt.datetime(2023, 12, 20))
             noun = product["noun"].lower()
             rows.append((product["id"], customer_id, nickname, rng.choice(shop_data.REVIEW_TITLES[stars]),
-                         rng.choice(shop_data.REVIEW_DETAILS[stars]).format(noun=noun), stars * 20, status, format_ts(when)))
+                         rng.choice(shop_data.REVIEW_DETAILS[stars]).format(noun=noun), stars * 20, status,
+                         format_ts(when)))
     rows.sort(key=lambda r: r[7])  # ids follow time, as in Magento
     conn.executemany("INSERT INTO shop_reviews (product_id, customer_id, nickname, title, detail, rating_percent, "
                      "status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)

@@ -1,7 +1,7 @@
-"""Task templates on the embedded shop admin (`sites.admin`), template ids 2000-2099.
+"""Task templates on the embedded shop admin (`sites.shop.admin`), template ids 2000-2099.
 
 Each template reads the pristine seed (`db`) and returns its instances (`templates.base.task`).
-Report answers come from the same functions the report pages use (`sites.admin.bestsellers`,
+Report answers come from the same functions the report pages use (`sites.shop.admin.bestsellers`,
 `sales_report`); instances whose answer would be ambiguous (ties) are left out. State-changing
 tasks pick targets whose pristine state fails the check, so doing nothing scores 0.
 """
@@ -11,9 +11,9 @@ import calendar
 import random
 import sqlite3
 
-from agentenv_webarena.sites.admin import bestsellers, sales_report
+from agentenv_webarena.sites.shop.admin import bestsellers, sales_report
 from agentenv_webarena.sites.shop import ORDERS_PAGE_SIZE, long_date, money
-from agentenv_webarena.sites.shop_data import CUSTOMERS
+from agentenv_webarena.sites.shop.data import CUSTOMERS
 from agentenv_webarena.tasks.templates.base import (
     DONE, clear_and_type, click, html_eval, pick, stop, string_eval, tab_focus, target, task, type_text, url_eval,
 )

@@ -12,7 +12,7 @@ import sqlite3
 from typing import Optional
 
 from agentenv_webarena.sites import forum
-from agentenv_webarena.sites.forum_data import PRIMARY_USER
+from agentenv_webarena.sites.forum.data import PRIMARY_USER
 from agentenv_webarena.sites.shop import money, search_products
 from agentenv_webarena.tasks.auth import ACCOUNTS
 from agentenv_webarena.tasks.templates.base import (

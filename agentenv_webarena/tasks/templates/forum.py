@@ -3,7 +3,7 @@
 Each template is `(template_id, fn(db, rng) -> list[task dict])`: `fn` reads the pristine database
 (`db`, every site's tables) and instantiates WebArena-format tasks (reference B1) with a
 `reference_action_sequence` whose elements are named by their accessibility role and name, as
-Chromium exposes them on `sites/forum.py`'s pages (dict shape: `templates.base.task`; the
+Chromium exposes them on `sites/forum`'s pages (dict shape: `templates.base.task`; the
 generator adds the ids). Also exports the forum facts and locators `cross.py` shares.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sqlite3
 from typing import Any, Optional
 
 from agentenv_webarena.sites import forum
-from agentenv_webarena.sites.forum_data import PRIMARY_USER
+from agentenv_webarena.sites.forum.data import PRIMARY_USER
 from agentenv_webarena.tasks.templates.base import (
     DONE, click, clear_and_type, goto, html_eval, pick, stop, string_eval, target, task, type_text, url_eval,
 )

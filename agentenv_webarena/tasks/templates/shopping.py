@@ -25,7 +25,7 @@ from agentenv_webarena.sites.shop import (
     PAGE_SIZE,
     ORDERS_PAGE_SIZE,
 )
-from agentenv_webarena.sites.shop_data import CATEGORIES
+from agentenv_webarena.sites.shop.data import CATEGORIES
 from agentenv_webarena.tasks.templates.base import (
     DONE, clear_and_type, click, html_eval, pick, stop, string_eval, tab_focus, target, task, type_text,
     url_eval,

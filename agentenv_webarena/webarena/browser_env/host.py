@@ -15,9 +15,8 @@ import logging
 import threading
 from typing import Any, Awaitable, Coroutine, TypeVar
 
-from playwright.async_api import Browser, BrowserContext, Playwright, Request, Route
+from playwright.async_api import Browser, BrowserContext, Playwright, Request, Route, async_playwright
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import async_playwright
 
 from agentenv_webarena.webarena.browser_env.config import CHROMIUM_ARGS, BrowserConfig, url_allowed
 

@@ -71,50 +71,50 @@ def session(monkeypatch):
 
 def test_reset_returns_agentgym_fields_and_the_prompt_layout(session):
     out = session.reset(0)
-    assert out["observation"].startswith("Tab 0 (current): Home") and out["sites"] == ["shopping"]
-    assert out["object"] == "Say hi"
+    assert out.observation == session.observe() and out.info["sites"] == ["shopping"]
+    assert out.info["object"] == "Say hi"
     assert session.browser.opened[0] == ["http://127.0.0.1:9/a"]
-    assert session.observation_text() == ("OBSERVATION:\nTab 0 (current): Home\n\n[1] RootWebArea 'Home'\n\t[7] link 'Next'"
+    assert session.observe() == ("OBSERVATION:\nTab 0 (current): Home\n\n[1] RootWebArea 'Home'\n\t[7] link 'Next'"
                                           "\nURL: http://onestopmarket.com/a\nOBJECTIVE: Say hi\nPREVIOUS ACTION: None")
 
 
 def test_stop_is_scored_without_touching_the_browser(session):
     session.reset(0)
     out = session.step("The answer is clear. ```stop [Hi]```")
-    assert out["reward"] == 1.0 and out["terminated"] and not out["truncated"]
-    assert out["info"]["eval_status"] == "scored" and session.browser.executed == []
+    assert out.reward == 1.0 and out.terminated and not out.truncated
+    assert out.info["eval_status"] == "scored" and session.browser.executed == []
     again = session.step("```stop [hi]```")
-    assert again["reward"] == 0.0 and again["terminated"] and "reset" in again["info"]["error"]
+    assert again.reward == 0.0 and again.terminated and "reset" in again.info["error"]
     session.reset(0)
-    assert session.step("```stop [bye]```")["reward"] == 0.0
+    assert session.step("```stop [bye]```").reward == 0.0
 
 
 def test_previous_action_describes_the_element_and_goto_maps_public_urls(session):
     session.reset(1)
     out = session.step("```click [7]```")
-    assert out["observation"].endswith("PREVIOUS ACTION: click [7] where [7] is [7] link 'Next'")
+    assert out.observation.endswith("PREVIOUS ACTION: click [7] where [7] is [7] link 'Next'")
     out = session.step("```goto [http://onestopmarket.com/b]```")
     assert session.browser.executed[-1].url == "http://127.0.0.1:9/b"
-    assert out["info"]["url"] == "http://onestopmarket.com/b"
-    assert session.step("```stop []```")["reward"] == 1.0
+    assert out.info["url"] == "http://onestopmarket.com/b"
+    assert session.step("```stop []```").reward == 1.0
 
 
 def test_unknown_element_is_an_observation_not_an_exception(session):
     session.reset(1)
     out = session.step("```click [999]```")
-    assert out["reward"] == 0.0 and not out["terminated"]
-    assert "ActionExecutionError" in out["info"]["error"] and "[999]" in out["observation"]
+    assert out.reward == 0.0 and not out.terminated
+    assert "ActionExecutionError" in out.info["error"] and "[999]" in out.observation
 
 
 def test_parse_failures_hint_then_truncate(session):
     session.reset(0)
     first = session.step("click the link")
-    assert "format was incorrect" in first["observation"] and "```action [arg] ...```" in first["observation"]
-    assert not first["terminated"] and not first["truncated"]
+    assert "format was incorrect" in first.observation and "```action [arg] ...```" in first.observation
+    assert not first.terminated and not first.truncated
     session.step("```jump [3]```")
     third = session.step("nothing")
-    assert third["truncated"] and not third["terminated"]
-    assert third["info"]["early_stop"] == "Failed to parse actions for 3 times" and third["reward"] == 0.0
+    assert third.truncated and not third.terminated
+    assert third.info["early_stop"] == "Failed to parse actions for 3 times" and third.reward == 0.0
 
 
 def test_a_parsed_action_resets_the_parse_failure_count(session):
@@ -122,18 +122,18 @@ def test_a_parsed_action_resets_the_parse_failure_count(session):
     session.step("x")
     session.step("y")
     session.step("```scroll [down]```")
-    assert not session.step("z")["truncated"]
+    assert not session.step("z").truncated
 
 
 def test_repeated_actions_and_max_steps_truncate(session):
     session.reset(1)
     outs = [session.step("```click [7]```") for _ in range(3)]
-    assert [o["truncated"] for o in outs] == [False, False, True]
-    assert outs[-1]["info"]["early_stop"] == "Same action for 3 times"
+    assert [o.truncated for o in outs] == [False, False, True]
+    assert outs[-1].info["early_stop"] == "Same action for 3 times"
     session.reset(1)
     outs = [session.step(f"```scroll [{'up' if i % 2 else 'down'}]```") for i in range(5)]
-    assert outs[-1]["truncated"] and outs[-1]["info"]["early_stop"] == "Reach max steps 5"
-    assert not any(o["truncated"] for o in outs[:-1])
+    assert outs[-1].truncated and outs[-1].info["early_stop"] == "Reach max steps 5"
+    assert not any(o.truncated for o in outs[:-1])
 
 
 def test_typing_the_same_text_three_times_anywhere_truncates(session):
@@ -142,15 +142,15 @@ def test_typing_the_same_text_three_times_anywhere_truncates(session):
     session.step("```scroll [down]```")
     session.step("```type [7] [shoes] [1]```")
     out = session.step("```type [7] [shoes] [1]```")
-    assert out["truncated"] and out["info"]["early_stop"] == "Same typing action for 3 times"
+    assert out.truncated and out.info["early_stop"] == "Same typing action for 3 times"
 
 
 def test_judge_tasks_report_needs_judge_unless_the_answer_is_exact(session):
     session.reset(2)
-    assert session.step("```stop [Because]```")["reward"] == 1.0
+    assert session.step("```stop [Because]```").reward == 1.0
     session.reset(2)
     out = session.step("```stop [no reason]```")
-    assert out["reward"] == 0.0 and out["info"]["eval_status"] == "needs_judge"
+    assert out.reward == 0.0 and out.info["eval_status"] == "needs_judge"
 
 
 def test_errors_name_the_problem(session):
@@ -162,7 +162,7 @@ def test_errors_name_the_problem(session):
     with pytest.raises(envmod.StartPageError, match="ERR_CONNECTION_REFUSED"):
         session.reset(0)
     with pytest.raises(envmod.EpisodeStateError):  # a failed reset leaves no half-started episode
-        session.observation_text()
+        session.observe()
 
 
 def test_unconfigured_site_is_a_value_error_naming_the_variable(monkeypatch):

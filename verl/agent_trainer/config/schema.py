@@ -18,21 +18,57 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from verl.agent_trainer.config.algorithm import (KL_TYPES, AlgoConfig, FilterGroupsConfig, GiGPOConfig,
-                                                 KLCtrlConfig, RoundsCtrlConfig)
+from verl.agent_trainer.config.algorithm import (
+    KL_TYPES,
+    AlgoConfig,
+    FilterGroupsConfig,
+    GiGPOConfig,
+    KLCtrlConfig,
+    RoundsCtrlConfig,
+)
 from verl.agent_trainer.config.data import DataConfig
 from verl.agent_trainer.config.device import check_attn_implementation, resolve_device, resolve_model_and_rollout
-from verl.agent_trainer.config.loader import _WARNED_COMPAT  # noqa: F401  (tests reset the once-only warnings)
-from verl.agent_trainer.config.loader import (as_section, compat_only_keys, console_entry, from_dict,
-                                              load_dataclass_config, shipped_config_path, to_dict, warn_compat_keys)
+from verl.agent_trainer.config.loader import (
+    _WARNED_COMPAT,  # noqa: F401  (tests reset the once-only warnings)
+    as_section,
+    compat_only_keys,
+    console_entry,
+    from_dict,
+    load_dataclass_config,
+    shipped_config_path,
+    to_dict,
+    warn_compat_keys,
+)
 from verl.agent_trainer.config.loader import check_override_keys as _check_override_keys
-from verl.agent_trainer.config.models import (ATTN_IMPLEMENTATIONS, ActorConfig, CheckpointConfig, CriticConfig,
-                                              CriticModelConfig, FSDPConfig, ModelConfig, OptimConfig,
-                                              PolicyLossConfig, RefConfig, RefFSDPConfig)
-from verl.agent_trainer.config.reward import (REWARD_COMBINE_MODES, CodeSandboxConfig, CustomRewardFunctionConfig,
-                                              PrimeRewardConfig, RewardModelConfig, RewardModelModelConfig)
-from verl.agent_trainer.config.rollout import (AgentGymConfig, AgentLoopConfig, EnvServersConfig, MultiTurnConfig,
-                                               RolloutConfig, ValKwargsConfig)
+from verl.agent_trainer.config.models import (
+    ATTN_IMPLEMENTATIONS,
+    ActorConfig,
+    CheckpointConfig,
+    CriticConfig,
+    CriticModelConfig,
+    FSDPConfig,
+    ModelConfig,
+    OptimConfig,
+    PolicyLossConfig,
+    RefConfig,
+    RefFSDPConfig,
+)
+from verl.agent_trainer.config.reward import (
+    REWARD_COMBINE_MODES,
+    CodeSandboxConfig,
+    CustomRewardFunctionConfig,
+    PrimeRewardConfig,
+    RewardModelConfig,
+    RewardModelModelConfig,
+)
+from verl.agent_trainer.config.rollout import (
+    AgentGymConfig,
+    AgentLoopConfig,
+    EnvServersConfig,
+    MultiTurnConfig,
+    RolloutConfig,
+    ValKwargsConfig,
+)
 from verl.agent_trainer.config.trainer import RayInitConfig, TrainerConfig
 
 __all__ = [

@@ -6,10 +6,11 @@ signatures, behind two registries that are the only dispatch:
 * ``register_adv_est`` / ``get_adv_estimator_fn`` (YAML ``algorithm.adv_estimator``): each
   registration also records what the estimator needs from the trainer (``estimator_info``: a critic,
   groups of samples per prompt, extra inputs); the trainer derives ``critic.enable=null`` and its
-  ``rollout.n`` check from that record and nowhere else. Every estimator is called with keywords ``token_level_rewards (bs, T)``, ``response_mask (bs, T)``,
-  ``config`` (the ``algorithm`` section) plus what it needs (``values``, ``index`` = uid array,
-  ``reward_baselines``, GiGPO's ``anchor_obs`` / ``turn_rewards``), accepts and ignores other
-  keywords, and returns ``(advantages, returns)``, both (bs, T) and 0 where ``response_mask`` is 0.
+  ``rollout.n`` check from that record and nowhere else. Every estimator is called with keywords
+  ``token_level_rewards (bs, T)``, ``response_mask (bs, T)``, ``config`` (the ``algorithm`` section)
+  plus what it needs (``values``, ``index`` = uid array, ``reward_baselines``, GiGPO's ``anchor_obs``
+  / ``turn_rewards``), accepts and ignores other keywords, and returns ``(advantages, returns)``,
+  both (bs, T) and 0 where ``response_mask`` is 0.
 * ``register_policy_loss`` / ``get_policy_loss_fn`` (YAML ``actor.policy_loss.loss_mode``): every
   loss is ``fn(old_log_prob, log_prob, advantages, response_mask, loss_agg_mode, config,
   rollout_is_weights=None) -> (loss, metrics)``.
@@ -28,8 +29,8 @@ values at mask-0 positions do not change any result.
 from __future__ import annotations
 
 import logging
-from enum import Enum
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Callable, Optional
 
 import numpy as np

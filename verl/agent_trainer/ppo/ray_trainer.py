@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from agentenv.controller.types import is_success
+from verl.agent_trainer.config.device import check_attn_implementation, resolve_device
 from verl.agent_trainer.config.schema import PPOConfig, to_dict
 from verl.agent_trainer.ppo import core_algos, metric_utils
 from verl.agent_trainer.ppo.dynamic_sampling import GroupFilter
@@ -49,7 +50,7 @@ from verl.utils.ray_placement import NodePlacement, node_placement
 from verl.utils.tracking import Tracking
 from verl.workers.rollout.agent_loop import check_env_failures
 
-__all__ = ["RayPPOTrainer", "WorkerGroup"]
+__all__ = ["RayPPOTrainer", "WorkerGroup", "check_config", "use_critic"]
 
 logger = logging.getLogger(__name__)
 
@@ -178,6 +179,49 @@ def check_batch_divides_ranks(cfg: PPOConfig, world: int) -> None:
             f"{fits} or a rollout.n that makes the product a multiple of {world}")
 
 
+def use_critic(cfg: PPOConfig) -> bool:
+    """Whether a critic is trained: `critic.enable` when set, else whether the estimator's registry
+    entry says it needs values (`core_algos.estimator_info(...).needs_critic`)."""
+    if cfg.critic.enable is not None:
+        return bool(cfg.critic.enable)
+    return core_algos.estimator_info(cfg.algorithm.adv_estimator).needs_critic
+
+
+def check_config(cfg: PPOConfig) -> None:
+    """Start-up checks that need the estimator registry (the config package does not import it).
+
+    Raises:
+        ValueError: an unregistered estimator (listing the choices), one needing inputs this trainer
+            cannot produce, a group estimator with `rollout.n=1`, a critic-based one with
+            `critic.enable=false`, or a trained critic whose mini-batch or attention kernel cannot work.
+    """
+    algo, n = cfg.algorithm, cfg.actor_rollout_ref.rollout.n
+    info = core_algos.estimator_info(algo.adv_estimator)
+    unmet = info.needs - RayPPOTrainer._ESTIMATOR_NEEDS.keys()
+    if unmet:
+        raise ValueError(f"algorithm.adv_estimator={algo.adv_estimator} needs {sorted(unmet)}, which this trainer "
+                         f"cannot produce (it produces {sorted(RayPPOTrainer._ESTIMATOR_NEEDS)})")
+    if info.needs_groups and n < 2:
+        no_groups = sorted(k for k in core_algos.ADV_ESTIMATOR_REGISTRY
+                           if not core_algos.estimator_info(k).needs_groups)
+        raise ValueError(
+            f"algorithm.adv_estimator={algo.adv_estimator} compares the samples of one prompt, but "
+            f"actor_rollout_ref.rollout.n={n} gives each prompt a single sample (no baseline); set "
+            f"rollout.n >= 2 or use an estimator without groups ({', '.join(no_groups)})")
+    if info.needs_critic and cfg.critic.enable is False:
+        raise ValueError(f"algorithm.adv_estimator={algo.adv_estimator} needs values from a critic, but "
+                         "critic.enable=false; set critic.enable=true (or null), or use an estimator without one")
+    if not use_critic(cfg):
+        return
+    if cfg.data.train_batch_size % cfg.critic.ppo_mini_batch_size:
+        raise ValueError(
+            f"data.train_batch_size={cfg.data.train_batch_size} must be divisible by "
+            f"critic.ppo_mini_batch_size={cfg.critic.ppo_mini_batch_size} (or lower critic.ppo_mini_batch_size)")
+    attn = cfg.critic.model.attn_implementation
+    if attn == "flash_attention_2":  # eager and sdpa run anywhere: no device to resolve
+        check_attn_implementation("critic.model.attn_implementation", attn, resolve_device(cfg.trainer.device))
+
+
 def _free_port() -> int:
     import socket
 
@@ -203,13 +247,9 @@ class RayPPOTrainer:
         from verl.utils.reward_score import load_custom_score_fn
         from verl.workers.reward_manager import get_reward_manager_cls
 
-        core_algos.get_adv_estimator_fn(config.algorithm.adv_estimator)  # fail fast, listing the choices
+        check_config(config)
         if config.trainer.rollout_overlap:
             check_overlap_supported(config)
-        unmet = core_algos.estimator_needs(config.algorithm.adv_estimator) - self._ESTIMATOR_NEEDS.keys()
-        if unmet:
-            raise ValueError(f"algorithm.adv_estimator={config.algorithm.adv_estimator} needs {sorted(unmet)}, which "
-                             f"this trainer cannot produce (it produces {sorted(self._ESTIMATOR_NEEDS)})")
         self.train_loader = StatefulDataLoader(
             AgentDataset(config.data.train_paths, config.data.prompt_key),
             config.data.train_batch_size, shuffle=config.data.shuffle, seed=config.data.seed)
@@ -218,7 +258,7 @@ class RayPPOTrainer:
         steps = config.trainer.total_training_steps or len(self.train_loader) * config.trainer.total_epochs
         self.total_training_steps = steps
         self.config = config = _with_total_steps(config, steps)
-        self.use_critic, self.use_ref = config.use_critic, config.use_reference_policy
+        self.use_critic, self.use_ref = use_critic(config), config.use_reference_policy
         model = config.actor_rollout_ref.model
         self.tokenizer = load_tokenizer(os.path.expanduser(model.tokenizer_path or model.path), model.trust_remote_code)
         custom = config.custom_reward_function
@@ -366,7 +406,7 @@ class RayPPOTrainer:
     def _train_step(self, rows: list[dict], metrics: dict, timing: dict) -> DataProto | None:
         """One step's stages (`_stages`) in order, each under its named timer. Returns the trained batch (None:
         filter_groups kept no group, nothing to update). With rollout_overlap the next step's rollout starts once
-        this step's is in, and is joined, before the engine gets the new weights, at the end."""
+        this step's is in; it is joined at the end of the step, before the engine gets the new weights."""
         batch = self._new_batch(rows)
         for name, stage in self._stages():
             with timer(name, timing):

@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 
 from agentenv_webarena.sites import forum
 from agentenv_webarena.sites.apps import _control_routes, build_database
+from agentenv_webarena.sites.common import esc
 from agentenv_webarena.sites.store import INSTANCE_HEADER, InstanceStore
 
 USER, PASSWORD = "MarvelsGrantMan136", "test1234"
@@ -100,7 +101,7 @@ def test_post_page_by_canonical_and_short_urls(client, store):
     for url in (path, f"/f/{post['forum']}/{post['id']}/", f"/f/{post['forum']}/{post['id']}"):
         r = client.get(url)
         assert r.status_code == 200
-        assert 'class="submission__title"' in r.text and forum.esc(post["title"]) in r.text
+        assert 'class="submission__title"' in r.text and esc(post["title"]) in r.text
     comments = forum.comment_order(store.pristine(), post["id"])
     assert f'{len(comments)} comment' in client.get(path).text
 
@@ -194,7 +195,7 @@ def test_comment_vote(client, store):
 def test_edit_and_delete_own_post(client, store):
     post = _a_post(store, author=USER)
     edit = f"/f/{post['forum']}/{post['id']}/-/edit"
-    assert forum.esc(post["title"]) in client.get(edit).text
+    assert esc(post["title"]) in client.get(edit).text
     r = client.post(edit, data={"submission[title]": "Edited title here", "submission[body]": "New body",
                                 "submission[url]": ""}, follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == f"/f/{post['forum']}/{post['id']}/edited-title-here"
@@ -246,7 +247,7 @@ def test_search_and_pagination(client, store):
     first = client.get("/").text
     assert first.count('class="submission"') == forum.PAGE_SIZE and "Next page" in first
     second = client.get("/?page=2").text
-    assert forum.esc(rows[forum.PAGE_SIZE]["title"]) in second and "Previous page" in second
+    assert esc(rows[forum.PAGE_SIZE]["title"]) in second and "Previous page" in second
     hits = client.get("/search", params={"q": "Dune"}).text
     assert "Dune" in hits and "found" in hits
 

@@ -1,4 +1,4 @@
-"""The embedded shop (`sites.shop`) and its admin (`sites.admin`) through Starlette's TestClient.
+"""The embedded shop (`sites.shop`) and its admin (`sites.shop.admin`) through Starlette's TestClient.
 
 Search, product pages, login cookies, cart, checkout into the order history, account edits, the
 Magento REST subset the evaluators call, admin order/product/review actions, instance isolation
@@ -15,8 +15,10 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.testclient import TestClient
 
-from agentenv_webarena.sites import admin, shop
+from agentenv_webarena.sites import shop
 from agentenv_webarena.sites.apps import _control_routes, build_database
+from agentenv_webarena.sites.common import esc
+from agentenv_webarena.sites.shop import admin
 from agentenv_webarena.sites.store import INSTANCE_HEADER, InstanceStore
 from agentenv_webarena.tasks import auth
 
@@ -96,9 +98,9 @@ def test_seed_is_deterministic_and_realistic(store):
 def test_search_lists_matches_and_sorts_by_price(client, store):
     p = _product(store, options=False)
     html = client.get("/catalogsearch/result/", params={"q": p["name"]}).text
-    assert f"<h1>Search results for: '{shop.esc(p['name'])}'</h1>" in html
+    assert f"<h1>Search results for: '{esc(p['name'])}'</h1>" in html
     first = re.search(r'class="product-item-link" href="[^"]+">([^<]+)<', html).group(1)
-    assert first == shop.esc(p["name"])
+    assert first == esc(p["name"])
     html = client.get("/catalogsearch/result/index/", params={"q": "mug", "product_list_order": "price"}).text
     prices = [float(x.replace(",", "")) for x in re.findall(r'<div class="price">\$([\d,.]+)</div>', html)]
     assert len(prices) >= 2 and prices == sorted(prices)
@@ -112,7 +114,7 @@ def test_search_lists_matches_and_sorts_by_price(client, store):
 def test_category_page_paginates(client, store):
     category = store.pristine().execute("SELECT * FROM shop_categories ORDER BY position").fetchone()
     html = client.get(f"/{category['slug']}.html").text
-    assert f"<h1>{shop.esc(category['name'])}</h1>" in html
+    assert f"<h1>{esc(category['name'])}</h1>" in html
     assert html.count('class="product-item"') == shop.PAGE_SIZE
     assert "Page 2" in html and f"Items 1-{shop.PAGE_SIZE} of" in html
     assert client.get("/no-such-thing.html").status_code == 404
@@ -124,12 +126,12 @@ def test_product_page_has_price_options_reviews_and_forms(client, store):
     assert shop.money(p["price"]) in html and p["sku"] in html
     sizes, colors = shop.product_options(p)
     for value in sizes + colors:
-        assert f'value="{shop.esc(value)}"' in html
+        assert f'value="{esc(value)}"' in html
     assert 'name="nickname" value="Emma"' in html and "Submit Review" in html
     approved = store.pristine().execute("SELECT title FROM shop_reviews WHERE product_id = ? AND status = 'approved'",
                                         (p["id"],)).fetchall()
     for row in approved:
-        assert shop.esc(row["title"]) in html
+        assert esc(row["title"]) in html
 
 
 def test_login_rejects_a_wrong_password(shop_app):
@@ -146,15 +148,15 @@ def test_cart_add_update_remove(client, store):
     assert "You need to choose options for your item" in r.text  # options are required
     form = {"product": p["id"], "qty": "2", "size": sizes[0] if sizes else "", "color": colors[0] if colors else ""}
     r = client.post("/checkout/cart/add/", data=form)
-    assert f"You added {shop.esc(p['name'])} to your shopping cart." in r.text
+    assert f"You added {esc(p['name'])} to your shopping cart." in r.text
     summary = p["name"] + " | " + shop.option_text(form["size"], form["color"])
-    assert shop.esc(summary) in _cart_summaries(client)
+    assert esc(summary) in _cart_summaries(client)
     html = client.get("/checkout/cart/").text
-    item = re.search(rf'data-summary="{re.escape(shop.esc(summary))}".*?name="cart\[(\d+)\]\[qty\]" value="2"', html).group(1)
+    item = re.search(rf'data-summary="{re.escape(esc(summary))}".*?name="cart\[(\d+)\]\[qty\]" value="2"', html).group(1)
     client.post("/checkout/cart/updatePost/", data={f"cart[{item}][qty]": "5"})
     assert f'name="cart[{item}][qty]" value="5"' in client.get("/checkout/cart/").text
     client.post("/checkout/cart/delete/", data={"item_id": item})
-    assert shop.esc(summary) not in _cart_summaries(client)
+    assert esc(summary) not in _cart_summaries(client)
 
 
 def test_place_order_appears_in_history_and_rest(client, store):
@@ -169,7 +171,7 @@ def test_place_order_appears_in_history_and_rest(client, store):
     order_id, increment = int(number.group(1)), number.group(2)
     assert f"View Order {increment}" in client.get("/sales/order/history/").text
     view = client.get(f"/sales/order/view/order_id/{order_id}/").text
-    assert shop.esc(p["name"]) in view and 'id="order-status">Pending<' in view
+    assert esc(p["name"]) in view and 'id="order-status">Pending<' in view
     assert _cart_summaries(client) == []
     token = client.post("/rest/default/V1/integration/admin/token",
                         json={"username": ADMIN_USER, "password": ADMIN_PASSWORD}).json()
@@ -192,10 +194,10 @@ def test_address_account_and_wishlist_edits(client, store):
     assert "Emma Chen" in r.text
     p = _product(store, options=False)
     r = client.post("/wishlist/index/add/", data={"product": p["id"]})
-    assert f'data-name="{shop.esc(p["name"])}"' in r.text
-    item = re.search(rf'data-name="{re.escape(shop.esc(p["name"]))}".*?name="item" value="(\d+)"', r.text).group(1)
+    assert f'data-name="{esc(p["name"])}"' in r.text
+    item = re.search(rf'data-name="{re.escape(esc(p["name"]))}".*?name="item" value="(\d+)"', r.text).group(1)
     r = client.post("/wishlist/index/remove/", data={"item": item})
-    assert f'data-name="{shop.esc(p["name"])}"' not in r.text
+    assert f'data-name="{esc(p["name"])}"' not in r.text
 
 
 def test_review_is_stored_pending_and_served_by_rest(client, store):
@@ -240,7 +242,7 @@ def test_instances_have_separate_carts_and_reset_restores(shop_app, store):
         _login(c)
     before = _cart_summaries(b)
     a.post("/checkout/cart/add/", data={"product": p["id"], "qty": "1"})
-    assert shop.esc(p["name"]) in _cart_summaries(a)
+    assert esc(p["name"]) in _cart_summaries(a)
     assert _cart_summaries(b) == before
     r = a.post("/__control/reset", params={"instance": "t-iso-a"})
     assert r.status_code == 200 and "reset_ms" in r.json()
@@ -305,7 +307,7 @@ def test_admin_reports_match_the_report_functions(admin_client, store):
     best = admin.bestsellers(db, "year")
     html = admin_client.get("/admin/reports/report_sales/bestsellers/", params={"period": "year"}).text
     for row in best:
-        assert shop.esc(row["name"]) in html
+        assert esc(row["name"]) in html
     sales = admin.sales_report(db, "month", "2023-01-01", "2023-03-31")
     assert [r["interval"] for r in sales] == ["2023-01", "2023-02", "2023-03"]
     html = admin_client.get("/admin/reports/report_sales/sales/", params={"from": "2023-01-01", "to": "2023-03-31"}).text

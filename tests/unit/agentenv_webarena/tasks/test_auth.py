@@ -24,8 +24,8 @@ from agentenv_webarena.tasks.auth import (
     save_storage_state,
     storage_state_path,
 )
-
 from agentenv_webarena.webarena.browser_env import default_chromium  # noqa: E402
+
 CHROMIUM = default_chromium()
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",

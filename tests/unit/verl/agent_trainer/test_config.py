@@ -58,7 +58,9 @@ def test_agentgym_rl_script_overrides_load():
     check_override_keys(overrides)
     cfg = load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(overrides)))
     assert cfg.algorithm.rounds_ctrl.rounds == [8, 12, 15]
-    assert cfg.use_reference_policy and not cfg.use_critic
+    from verl.agent_trainer.ppo.ray_trainer import use_critic
+
+    assert cfg.use_reference_policy and not use_critic(cfg)
     assert cfg.trainer.device in ("cpu", "cuda") and cfg.actor_rollout_ref.rollout.name in ("hf", "vllm")
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.data.train_batch_size = 3

@@ -122,10 +122,14 @@ def test_max_failed_frac_is_settable_and_checked():
 
 @pytest.mark.parametrize("estimator", ["grpo", "rloo", "opo", "gigpo", "grpo_passk"])
 def test_group_estimators_without_a_group_fail_at_start_up(estimator):
+    from verl.agent_trainer.ppo.ray_trainer import check_config
+
     with pytest.raises(ValueError, match=rf"adv_estimator={estimator} compares .*rollout\.n=1"):
-        _cfg(f"algorithm.adv_estimator={estimator}", "actor_rollout_ref.rollout.n=1")
-    assert _cfg(f"algorithm.adv_estimator={estimator}", "actor_rollout_ref.rollout.n=2").actor_rollout_ref.rollout.n == 2
-    assert _cfg("algorithm.adv_estimator=reinforce_plus_plus", "actor_rollout_ref.rollout.n=1")  # no groups: fine
+        check_config(_cfg(f"algorithm.adv_estimator={estimator}", "actor_rollout_ref.rollout.n=1"))
+    cfg = _cfg(f"algorithm.adv_estimator={estimator}", "actor_rollout_ref.rollout.n=2")
+    check_config(cfg)
+    assert cfg.actor_rollout_ref.rollout.n == 2
+    check_config(_cfg("algorithm.adv_estimator=reinforce_plus_plus", "actor_rollout_ref.rollout.n=1"))  # no groups
 
 
 def test_kl_modes_are_those_core_algos_implements():
@@ -196,18 +200,19 @@ def test_critic_attn_implementation_is_selectable_and_reaches_the_value_model():
 
 
 def test_flash_attention_2_fails_at_start_up_where_it_cannot_run(monkeypatch):
-    from verl.agent_trainer.config import schema
+    from verl.agent_trainer.config import device
+    from verl.agent_trainer.ppo.ray_trainer import check_config
 
     for key in ("actor_rollout_ref.model.attn_implementation", "critic.model.attn_implementation"):
         cfg = OmegaConf.merge(OmegaConf.load(default_config_path()),
                               OmegaConf.from_dotlist([f"{key}=flash_attention_2", "trainer.device=cpu"]))
         with pytest.raises(ValueError, match=rf"{key.replace('.', '[.]')}=flash_attention_2 needs a CUDA device"):
-            load_config(cfg)
+            check_config(load_config(cfg))  # the critic's is checked with the trainer's start-up checks
     # on a GPU without the package: the message names the extra to install
-    monkeypatch.setattr(schema.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(device.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ValueError, match=r"needs the flash-attn package \(pip install '\.\[gpu\]'\)"):
-        schema.check_attn_implementation("actor_rollout_ref.model.attn_implementation", "flash_attention_2", "cuda")
-    schema.check_attn_implementation("critic.model.attn_implementation", "sdpa", "cpu")  # sdpa/eager run anywhere
+        device.check_attn_implementation("actor_rollout_ref.model.attn_implementation", "flash_attention_2", "cuda")
+    device.check_attn_implementation("critic.model.attn_implementation", "sdpa", "cpu")  # sdpa/eager run anywhere
     # a critic that is not trained is not checked
     cfg = OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist(
         ["critic.model.attn_implementation=flash_attention_2", "trainer.device=cpu", "critic.enable=false"]))

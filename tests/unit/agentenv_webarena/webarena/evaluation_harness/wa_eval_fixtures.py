@@ -12,6 +12,7 @@ import pytest
 from helpers import serve_in_thread
 
 from agentenv_webarena.webarena.browser_env import default_chromium  # noqa: E402
+
 CHROMIUM = default_chromium()
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",

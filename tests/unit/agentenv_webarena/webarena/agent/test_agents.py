@@ -6,10 +6,10 @@ import math
 
 import pytest
 
+from agentenv_webarena.tasks.reference import ReplayError
 from agentenv_webarena.webarena.agent import PromptAgent, TeacherForcingAgent, construct_agent
 from agentenv_webarena.webarena.agent.prompts import DEFAULT_INSTRUCTION
 from agentenv_webarena.webarena.agent.prompts.prompt_constructor import CharCodec, PromptState, build_prompt_constructor
-from agentenv_webarena.tasks.reference import ReplayError
 from agentenv_webarena.webarena.report import EpisodeRecord, StepRecord, render_html, summarize, wilson_interval
 from agentenv_webarena.webarena.run import RunConfig, build_arg_parser, select_tasks
 

@@ -16,7 +16,8 @@ from agentenv_webarena.webarena.agent.prompts.prompt_constructor import (
     build_prompt_constructor,
     split_prompt_text,
 )
-from agentenv_webarena.webarena.agent.prompts.to_json import load_raw, main as to_json_main, template_names
+from agentenv_webarena.webarena.agent.prompts.to_json import load_raw, template_names
+from agentenv_webarena.webarena.agent.prompts.to_json import main as to_json_main
 from agentenv_webarena.webarena.browser_env.actions import ActionParsingError
 
 STATE = PromptState(observation="Tab 0 (current): Home\n\n[1] RootWebArea 'Home'\n\t[7] link 'Next'",

@@ -1,0 +1,214 @@
+"""The forum's request context and shared markup: header, page frame, votes, submission listings, sidebars.
+
+Owns `Ctx` (one request: its instance DB and the signed-in user) and every piece of markup more
+than one page uses (Postmill's class names, for WebArena-style `program_html` locators). The pages
+live in `listing`, `threads` and `account`.
+"""
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any, Iterable, Optional
+from urllib.parse import quote, urlsplit
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from agentenv_webarena.sites.common import esc, html_page, query_url, redirect
+from agentenv_webarena.sites.forum.model import COOKIE, PAGE_SIZE, SORT_LABELS, SORTS, parse_ts, post_path
+
+__all__ = ["Ctx", "render_page", "not_found", "paragraphs", "when", "vote_form", "my_votes", "submission_info",
+           "submission_listing", "pagination", "page_number", "sort_nav", "subscriptions_section", "forum_sidebar",
+           "login_required", "safe_next"]
+
+_CSS = (
+    ".site-nav{display:flex;gap:1em;align-items:center;padding:.5em 0;border-bottom:1px solid #ccc}"
+    ".site-nav form{margin:0}.layout{display:flex;gap:2em}#main{flex:1;min-width:0}#sidebar{width:18em}"
+    ".submission{display:flex;gap:.8em;margin:.8em 0}.submission__title{font-size:1.1em;margin:0}"
+    "h1.submission__title{font-size:1.5em}.submission__info,.comment__info{color:#555;font-size:.9em;margin:.2em 0}"
+    ".vote{display:flex;flex-direction:column;align-items:center;margin:0}.vote__button{font-size:.75em}"
+    ".vote--user-upvoted .vote__up{color:#f80}.vote--user-downvoted .vote__down{color:#08f}"
+    ".comment{margin:.5em 0}.comment__row{display:flex;gap:.6em}.comment__replies{margin-left:2em}"
+    "label{display:block;margin-top:.6em}textarea{width:32em;max-width:100%}"
+    "input[type=text],input[type=url]{width:32em}"
+    ".pagination{display:flex;gap:1em;margin:1em 0}.sort-nav{display:flex;gap:1em}.flash{background:#dfd;padding:.3em}"
+    ".errors{color:#b00}table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left}"
+)
+
+
+class Ctx:
+    """What every page needs: the request, its instance DB and the logged-in user (or None)."""
+
+    def __init__(self, request: Request, conn: sqlite3.Connection):
+        self.request = request
+        self.conn = conn
+        self.user: Optional[sqlite3.Row] = None
+        token = request.cookies.get(COOKIE)
+        if token:
+            self.user = conn.execute(
+                "SELECT u.* FROM forum_sessions s JOIN forum_users u ON u.id = s.user_id WHERE s.token = ?",
+                (token,)).fetchone()
+
+    @property
+    def here(self) -> str:
+        path = self.request.url.path
+        return path + ("?" + self.request.url.query if self.request.url.query else "")
+
+
+def _header(ctx: Ctx) -> str:
+    if ctx.user is not None:
+        name = esc(ctx.user["username"])
+        account = (f'<a href="/user/{quote(ctx.user["username"])}" class="site-nav__user">{name}</a>'
+                   '<form action="/logout" method="post"><button type="submit">Log out</button></form>')
+    else:
+        account = '<a href="/login">Log in</a>'
+    return ('<header class="site-header"><nav class="site-nav" aria-label="Site">'
+            '<a href="/" class="site-nav__home"><strong>Postmill</strong></a>'
+            '<a href="/forums">Forums</a><a href="/submit">Submit</a>'
+            '<form role="search" action="/search" method="get" class="search-form">'
+            '<input type="search" name="q" aria-label="Search" placeholder="Search"></form>'
+            f"{account}</nav></header>")
+
+
+def render_page(ctx: Ctx, title: str, main: str, sidebar: str = "", status_code: int = 200) -> HTMLResponse:
+    aside = f'<aside id="sidebar">{sidebar}</aside>' if sidebar else ""
+    body = f'{_header(ctx)}<div class="layout"><main id="main">{main}</main>{aside}</div>'
+    return html_page(title, body, status_code=status_code, css=_CSS)
+
+
+def not_found(ctx: Ctx, what: str) -> HTMLResponse:
+    return render_page(ctx, "Page not found", f"<h1>Page not found</h1><p>{esc(what)}</p>", status_code=404)
+
+
+def paragraphs(text: str) -> str:
+    parts = [p.strip() for p in re.split(r"\n\s*\n", text or "") if p.strip()]
+    return "".join(f"<p>{esc(p)}</p>" for p in parts)
+
+
+def when(ts: str) -> str:
+    t = parse_ts(ts)
+    return f'<time datetime="{t.isoformat()}+00:00">{t.strftime("%Y-%m-%d %H:%M")}</time>'
+
+
+def vote_form(kind: str, target_id: int, score: int, mine: int, back: str) -> str:
+    state = {1: " vote--user-upvoted", -1: " vote--user-downvoted"}.get(mine, "")
+    up_label, up_value = ("Retract upvote", 0) if mine == 1 else ("Upvote", 1)
+    down_label, down_value = ("Retract downvote", 0) if mine == -1 else ("Downvote", -1)
+    action = f"/{'sv' if kind == 'submission' else 'cv'}/{target_id}"
+    return (f'<form action="{action}" method="post" class="vote{state}">'
+            f'<input type="hidden" name="next" value="{esc(back)}">'
+            f'<button type="submit" class="vote__button vote__up" name="choice" value="{up_value}">{up_label}</button>'
+            f'<span class="vote__net-score">{score} point{"" if abs(score) == 1 else "s"}</span>'
+            f'<button type="submit" class="vote__button vote__down" name="choice" value="{down_value}">'
+            f'{down_label}</button>'
+            "</form>")
+
+
+def my_votes(ctx: Ctx, table: str, column: str, ids: Iterable[int]) -> dict[int, int]:
+    ids = list(ids)
+    if ctx.user is None or not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = ctx.conn.execute(f"SELECT {column}, choice FROM {table} WHERE user_id = ? AND {column} IN ({marks})",
+                            (ctx.user["id"], *ids)).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def submission_info(row: Any) -> str:
+    edited = ' <span class="submission__edited">(edited)</span>' if row["edited_at"] else ""
+    return (f'<p class="submission__info">Submitted by <a class="submission__author" '
+            f'href="/user/{quote(row["author"])}">{esc(row["author"])}</a> on {when(row["created_at"])} in '
+            f'<a class="submission__forum" href="/f/{quote(row["forum"])}">f/{esc(row["forum"])}</a>{edited}</p>')
+
+
+def submission_listing(ctx: Ctx, rows: list[dict]) -> str:
+    if not rows:
+        return '<p class="empty">There are no submissions here.</p>'
+    mine = my_votes(ctx, "forum_submission_votes", "submission_id", (r["id"] for r in rows))
+    items = []
+    for row in rows:
+        path = post_path(row["forum"], row["id"], row["title"])
+        url = ""
+        if row["url"]:
+            host = urlsplit(row["url"]).netloc
+            url = f' <span class="submission__host">({esc(host)})</span>'
+        n = row["comment_count"]
+        items.append(
+            f'<article class="submission" id="submission-{row["id"]}">'
+            '<div class="submission__vote">'
+            f'{vote_form("submission", row["id"], row["score"], mine.get(row["id"], 0), ctx.here)}</div>'
+            f'<div class="submission__inner"><h2 class="submission__title"><a class="submission__link" '
+            f'href="{esc(path)}">{esc(row["title"])}</a>{url}</h2>{submission_info(row)}'
+            f'<nav class="submission__nav"><a href="{esc(path)}">{n} comment{"" if n == 1 else "s"}</a></nav>'
+            "</div></article>")
+    return '<div class="submission-list">' + "".join(items) + "</div>"
+
+
+def pagination(ctx: Ctx, page: int, total: int) -> str:
+    links = []
+    path = ctx.request.url.path
+    params = {k: v for k, v in ctx.request.query_params.items() if k != "page"}
+    if page > 1:
+        previous = query_url(path, **params, page=page - 1 if page > 2 else None)
+        links.append(f'<a href="{esc(previous)}">Previous page</a>')
+    if page * PAGE_SIZE < total:
+        links.append(f'<a href="{esc(query_url(path, **params, page=page + 1))}">Next page</a>')
+    return f'<nav class="pagination" aria-label="Pages">{"".join(links)}</nav>' if links else ""
+
+
+def page_number(request: Request) -> int:
+    try:
+        return max(1, int(request.query_params.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+def sort_nav(base: str, current: str) -> str:
+    links = []
+    for sort in SORTS:
+        label = SORT_LABELS[sort]
+        href = f"{base.rstrip('/')}/{sort}" if base != "/" else f"/{sort}"
+        current_attr = ' aria-current="page"' if sort == current else ""
+        links.append(f'<a href="{esc(href)}"{current_attr}>{label}</a>')
+    return f'<nav class="sort-nav" aria-label="Sort">{"".join(links)}</nav>'
+
+
+def subscriptions_section(ctx: Ctx) -> str:
+    if ctx.user is None:
+        return ('<section class="subscriptions"><h2>Subscribed forums</h2>'
+                '<p><a href="/login">Log in</a> to subscribe to forums.</p></section>')
+    rows = ctx.conn.execute(
+        "SELECT f.name FROM forum_subscriptions s JOIN forum_forums f ON f.id = s.forum_id WHERE s.user_id = ? "
+        "ORDER BY f.name COLLATE NOCASE", (ctx.user["id"],)).fetchall()
+    items = "".join(f'<li><a href="/f/{quote(r["name"])}">{esc(r["name"])}</a></li>' for r in rows)
+    inner = f"<ul>{items}</ul>" if rows else "<p>You are not subscribed to any forum.</p>"
+    return f'<section class="subscriptions"><h2>Subscribed forums</h2>{inner}</section>'
+
+
+def forum_sidebar(ctx: Ctx, forum: sqlite3.Row) -> str:
+    subscribers = ctx.conn.execute("SELECT COUNT(*) FROM forum_subscriptions WHERE forum_id = ?",
+                                   (forum["id"],)).fetchone()[0]
+    subscribed = ctx.user is not None and ctx.conn.execute(
+        "SELECT 1 FROM forum_subscriptions WHERE forum_id = ? AND user_id = ?",
+        (forum["id"], ctx.user["id"])).fetchone() is not None
+    action, label = ("unsubscribe", "Unsubscribe") if subscribed else ("subscribe", "Subscribe")
+    name = quote(forum["name"])
+    return (f'<section class="forum-card"><h2><a href="/f/{name}">f/{esc(forum["name"])}</a></h2>'
+            f'<p class="forum-description">{esc(forum["description"])}</p>'
+            f'<form action="/f/{name}/{action}" method="post" class="subscribe-form">'
+            f'<button type="submit">{label}</button></form>'
+            f'<p class="forum-subscribers">{subscribers} subscriber{"" if subscribers == 1 else "s"}</p>'
+            f'<p><a href="/submit/{name}">Submit a post</a></p>'
+            f'<div class="forum-sidebar">{paragraphs(forum["sidebar"])}</div>'
+            f'<p class="forum-created">Created {when(forum["created_at"])}</p></section>')
+
+
+def login_required(ctx: Ctx) -> Optional[Response]:
+    return None if ctx.user is not None else redirect("/login")
+
+
+def safe_next(value: Optional[str], fallback: str) -> str:
+    """Only same-site paths are followed after a POST."""
+    if value and value.startswith("/") and not value.startswith("//"):
+        return value
+    return fallback
