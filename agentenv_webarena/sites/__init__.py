@@ -1,7 +1,12 @@
 """Embedded WebArena-style sites: a shopping storefront, its admin side and a Postmill-like forum.
 
-`python -m agentenv_webarena.sites` serves them; `EmbeddedSites` starts that process from Python
-(the env server does so when no site URLs are configured) and resets per-instance state over HTTP.
+One package per site: `shop` (the storefront, with its admin side in `shop.admin`) and `forum`, each
+with its SQL schema, seed, pages and app. `store` keeps the per-instance SQLite state, `common` the
+helpers every site shares, `apps` assembles the apps with their control endpoints.
+`python -m agentenv_webarena.sites` serves them; `EmbeddedSites` (`process`) starts that process
+from Python (the env server does so when no site URLs are configured) and resets per-instance
+state over HTTP. The sites import nothing of the environment, the browser, `webarena/` or the
+trainer, so they run on their own.
 """
 from agentenv_webarena.sites.process import EmbeddedSites, drop_instance, is_embedded_site, reset_instance
 

@@ -30,6 +30,7 @@ from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["user_page", "edit_biography", "login_page", "login_check", "logout"]
 
+
 def _user_row(conn: sqlite3.Connection, name: str) -> Optional[sqlite3.Row]:
     return conn.execute("SELECT * FROM forum_users WHERE username = ? COLLATE NOCASE", (name,)).fetchone()
 
@@ -53,6 +54,7 @@ def _comment_items(rows: list[sqlite3.Row]) -> str:
 
 
 def user_page(store: InstanceStore, request: Request) -> Response:
+    """GET `/user/<name>[/submissions|/comments]`: a user's biography, submissions and comments."""
     name = request.path_params["name"]
     section = request.path_params.get("section")
     page = page_number(request)
@@ -91,6 +93,7 @@ def user_page(store: InstanceStore, request: Request) -> Response:
 
 
 async def edit_biography(store: InstanceStore, request: Request) -> Response:
+    """GET or POST `/user/<name>/edit_biography`: edit one's own biography."""
     form = await read_form(request) if request.method == "POST" else None
     name = request.path_params["name"]
     with db(store, request) as conn:
@@ -116,6 +119,7 @@ async def edit_biography(store: InstanceStore, request: Request) -> Response:
 
 
 def login_page(store: InstanceStore, request: Request) -> Response:
+    """GET `/login`: the login form."""
     with db(store, request) as conn:
         ctx = Ctx(request, conn)
         failed = request.query_params.get("error")
@@ -130,6 +134,7 @@ def login_page(store: InstanceStore, request: Request) -> Response:
 
 
 async def login_check(store: InstanceStore, request: Request) -> Response:
+    """POST `/login_check`: log in (`_username`, `_password`) and set the session cookie."""
     form = await read_form(request)
     username = str(form.get("_username", ""))
     password = str(form.get("_password", ""))
@@ -147,6 +152,7 @@ async def login_check(store: InstanceStore, request: Request) -> Response:
 
 
 def logout(store: InstanceStore, request: Request) -> Response:
+    """POST `/logout`: end the session."""
     token = request.cookies.get(COOKIE)
     if token:
         with db(store, request) as conn:

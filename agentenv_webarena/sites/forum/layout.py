@@ -71,26 +71,31 @@ def _header(ctx: Ctx) -> str:
 
 
 def render_page(ctx: Ctx, title: str, main: str, sidebar: str = "", status_code: int = 200) -> HTMLResponse:
+    """A forum page: header, `main` and an optional sidebar."""
     aside = f'<aside id="sidebar">{sidebar}</aside>' if sidebar else ""
     body = f'{_header(ctx)}<div class="layout"><main id="main">{main}</main>{aside}</div>'
     return html_page(title, body, status_code=status_code, css=_CSS)
 
 
 def not_found(ctx: Ctx, what: str) -> HTMLResponse:
+    """The forum's 404 page saying what is missing."""
     return render_page(ctx, "Page not found", f"<h1>Page not found</h1><p>{esc(what)}</p>", status_code=404)
 
 
 def paragraphs(text: str) -> str:
+    """Text with blank-line-separated paragraphs as escaped `<p>` elements."""
     parts = [p.strip() for p in re.split(r"\n\s*\n", text or "") if p.strip()]
     return "".join(f"<p>{esc(p)}</p>" for p in parts)
 
 
 def when(ts: str) -> str:
+    """A stored timestamp as a `<time>` element."""
     t = parse_ts(ts)
     return f'<time datetime="{t.isoformat()}+00:00">{t.strftime("%Y-%m-%d %H:%M")}</time>'
 
 
 def vote_form(kind: str, target_id: int, score: int, mine: int, back: str) -> str:
+    """Postmill's vote form for a submission or comment, marked with the user's own vote."""
     state = {1: " vote--user-upvoted", -1: " vote--user-downvoted"}.get(mine, "")
     up_label, up_value = ("Retract upvote", 0) if mine == 1 else ("Upvote", 1)
     down_label, down_value = ("Retract downvote", 0) if mine == -1 else ("Downvote", -1)
@@ -105,6 +110,7 @@ def vote_form(kind: str, target_id: int, score: int, mine: int, back: str) -> st
 
 
 def my_votes(ctx: Ctx, table: str, column: str, ids: Iterable[int]) -> dict[int, int]:
+    """The signed-in user's votes on `ids` in `table`: id -> 1 or -1."""
     ids = list(ids)
     if ctx.user is None or not ids:
         return {}
@@ -115,6 +121,7 @@ def my_votes(ctx: Ctx, table: str, column: str, ids: Iterable[int]) -> dict[int,
 
 
 def submission_info(row: Any) -> str:
+    """The `Submitted by ... in f/...` line of a submission."""
     edited = ' <span class="submission__edited">(edited)</span>' if row["edited_at"] else ""
     return (f'<p class="submission__info">Submitted by <a class="submission__author" '
             f'href="/user/{quote(row["author"])}">{esc(row["author"])}</a> on {when(row["created_at"])} in '
@@ -122,6 +129,7 @@ def submission_info(row: Any) -> str:
 
 
 def submission_listing(ctx: Ctx, rows: list[dict]) -> str:
+    """Submissions as Postmill's list of `article.submission` elements."""
     if not rows:
         return '<p class="empty">There are no submissions here.</p>'
     mine = my_votes(ctx, "forum_submission_votes", "submission_id", (r["id"] for r in rows))
@@ -145,6 +153,7 @@ def submission_listing(ctx: Ctx, rows: list[dict]) -> str:
 
 
 def pagination(ctx: Ctx, page: int, total: int) -> str:
+    """Previous / next page links for a listing of `total` submissions."""
     links = []
     path = ctx.request.url.path
     params = {k: v for k, v in ctx.request.query_params.items() if k != "page"}
@@ -157,6 +166,7 @@ def pagination(ctx: Ctx, page: int, total: int) -> str:
 
 
 def page_number(request: Request) -> int:
+    """The `?page=` number of the request (1 when missing or invalid)."""
     try:
         return max(1, int(request.query_params.get("page", "1")))
     except ValueError:
@@ -164,6 +174,7 @@ def page_number(request: Request) -> int:
 
 
 def sort_nav(base: str, current: str) -> str:
+    """The links to the sorts of a listing at `base`."""
     links = []
     for sort in SORTS:
         label = SORT_LABELS[sort]
@@ -174,6 +185,7 @@ def sort_nav(base: str, current: str) -> str:
 
 
 def subscriptions_section(ctx: Ctx) -> str:
+    """The sidebar section listing the user's subscribed forums."""
     if ctx.user is None:
         return ('<section class="subscriptions"><h2>Subscribed forums</h2>'
                 '<p><a href="/login">Log in</a> to subscribe to forums.</p></section>')
@@ -186,6 +198,7 @@ def subscriptions_section(ctx: Ctx) -> str:
 
 
 def forum_sidebar(ctx: Ctx, forum: sqlite3.Row) -> str:
+    """A forum's sidebar card: description, subscribe button, sidebar text."""
     subscribers = ctx.conn.execute("SELECT COUNT(*) FROM forum_subscriptions WHERE forum_id = ?",
                                    (forum["id"],)).fetchone()[0]
     subscribed = ctx.user is not None and ctx.conn.execute(
@@ -204,6 +217,7 @@ def forum_sidebar(ctx: Ctx, forum: sqlite3.Row) -> str:
 
 
 def login_required(ctx: Ctx) -> Optional[Response]:
+    """The redirect to `/login` for an anonymous visitor, else None."""
     return None if ctx.user is not None else redirect("/login")
 
 

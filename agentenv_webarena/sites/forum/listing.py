@@ -39,7 +39,9 @@ from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["front", "forums", "forum_page", "search", "subscription", "create_forum"]
 
+
 def front(store: InstanceStore, request: Request) -> Response:
+    """GET `/` and `/<sort>`: every forum's submissions, sorted, 20 a page."""
     sort = request.path_params.get("sort", "hot")
     if sort not in SORTS:
         with db(store, request) as conn:
@@ -58,6 +60,7 @@ def front(store: InstanceStore, request: Request) -> Response:
 
 
 def forums(store: InstanceStore, request: Request) -> Response:
+    """GET `/forums`: the table of forums."""
     with db(store, request) as conn:
         ctx = Ctx(request, conn)
         rows = conn.execute(
@@ -75,6 +78,7 @@ def forums(store: InstanceStore, request: Request) -> Response:
 
 
 def forum_page(store: InstanceStore, request: Request) -> Response:
+    """GET `/f/<forum>[/<sort>]`: one forum's submissions and its sidebar card."""
     name = request.path_params["forum"]
     sort = request.path_params.get("sort", "hot")
     page = page_number(request)
@@ -96,6 +100,7 @@ def forum_page(store: InstanceStore, request: Request) -> Response:
 
 
 def search(store: InstanceStore, request: Request) -> Response:
+    """GET `/search?q=`: submissions whose title or body holds every word."""
     q = request.query_params.get("q", "").strip()
     page = page_number(request)
     with db(store, request) as conn:
@@ -110,6 +115,7 @@ def search(store: InstanceStore, request: Request) -> Response:
 
 
 async def subscription(store: InstanceStore, request: Request) -> Response:
+    """POST `/f/<forum>/subscribe` or `/unsubscribe`: (un)subscribe the signed-in user."""
     form = await read_form(request)
     subscribe = request.url.path.endswith("/subscribe")
     with db(store, request) as conn:
@@ -129,6 +135,7 @@ async def subscription(store: InstanceStore, request: Request) -> Response:
 
 
 async def create_forum(store: InstanceStore, request: Request) -> Response:
+    """GET or POST `/create_forum`: the new-forum form, and creating the forum."""
     form = await read_form(request) if request.method == "POST" else None
     with db(store, request) as conn:
         ctx = Ctx(request, conn)

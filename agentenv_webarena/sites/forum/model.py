@@ -26,10 +26,12 @@ SEED_START = dt.datetime(2023, 1, 2, 8, 0, 0)
 
 
 def format_ts(t: dt.datetime) -> str:
+    """A datetime as a stored timestamp (`TIME_FORMAT`)."""
     return t.strftime(TIME_FORMAT)
 
 
 def parse_ts(text: str) -> dt.datetime:
+    """A stored timestamp (`TIME_FORMAT`) as a datetime."""
     return dt.datetime.strptime(text, TIME_FORMAT)
 
 
@@ -102,6 +104,7 @@ def _dicts(cursor: sqlite3.Cursor) -> list[dict]:
 
 def count_submissions(conn: sqlite3.Connection, *, forum: Optional[str] = None, author: Optional[str] = None,
                       search: Optional[str] = None) -> int:
+    """How many submissions `submission_list` would list without a limit."""
     where, args = _filters(forum, author, search)
     return conn.execute("SELECT COUNT(*) FROM forum_submissions s JOIN forum_forums f ON f.id = s.forum_id "
                         "JOIN forum_users u ON u.id = s.user_id" + where, args).fetchone()[0]
@@ -139,8 +142,10 @@ def site_now(conn: sqlite3.Connection) -> str:
 
 
 def forum_row(conn: sqlite3.Connection, name: str) -> Optional[sqlite3.Row]:
+    """The forum named `name` (case-insensitive), or None."""
     return conn.execute("SELECT * FROM forum_forums WHERE name = ? COLLATE NOCASE", (name,)).fetchone()
 
 
 def submission_row(conn: sqlite3.Connection, submission_id: int) -> Optional[sqlite3.Row]:
+    """One submission with its score and comment count, or None."""
     return conn.execute(SUBMISSION_SELECT + " WHERE s.id = ?", (submission_id,)).fetchone()

@@ -33,6 +33,7 @@ from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["submission_page", "comment_post", "comment_page", "vote", "submit", "edit_submission", "delete_submission"]
 
+
 def _load_post(ctx: Ctx, request: Request) -> tuple[Optional[sqlite3.Row], Optional[Response]]:
     name = request.path_params["forum"]
     post = submission_row(ctx.conn, request.path_params["id"])
@@ -89,6 +90,7 @@ def _comment_tree(ctx: Ctx, post: sqlite3.Row, comments: list[dict], root: Optio
 
 
 def submission_page(store: InstanceStore, request: Request) -> Response:
+    """GET `/f/<forum>/<id>[/<slug>]`: a submission, its comment tree and the comment form."""
     with db(store, request) as conn:
         ctx = Ctx(request, conn)
         post, missing = _load_post(ctx, request)
@@ -110,6 +112,7 @@ def submission_page(store: InstanceStore, request: Request) -> Response:
 
 
 async def comment_post(store: InstanceStore, request: Request) -> Response:
+    """POST `/f/<forum>/<id>/-/comment`: a top-level comment."""
     form = await read_form(request)
     with db(store, request) as conn:
         ctx = Ctx(request, conn)
@@ -127,6 +130,7 @@ async def comment_post(store: InstanceStore, request: Request) -> Response:
 
 
 async def comment_page(store: InstanceStore, request: Request) -> Response:
+    """GET or POST `/f/<forum>/<id>/-/comment/<cid>`: one comment's thread, and replying to it."""
     form = await read_form(request) if request.method == "POST" else None
     with db(store, request) as conn:
         ctx = Ctx(request, conn)
@@ -169,6 +173,7 @@ def _add_comment(conn: sqlite3.Connection, user_id: int, submission_id: int, par
 
 
 async def vote(store: InstanceStore, request: Request) -> Response:
+    """POST `/sv/<id>` or `/cv/<cid>`: vote on a submission or comment (`choice` 1, -1 or 0)."""
     form = await read_form(request)
     kind = "submission" if request.url.path.startswith("/sv/") else "comment"
     target = request.path_params["id"]
@@ -237,6 +242,7 @@ def _check_submission(values: dict[str, str]) -> list[str]:
 
 
 async def submit(store: InstanceStore, request: Request) -> Response:
+    """GET or POST `/submit[/<forum>]`: the submission form, and creating the submission."""
     preset = request.path_params.get("forum")
     form = await read_form(request) if request.method == "POST" else None
     with db(store, request) as conn:
@@ -267,6 +273,7 @@ async def submit(store: InstanceStore, request: Request) -> Response:
 
 
 async def edit_submission(store: InstanceStore, request: Request) -> Response:
+    """GET or POST `/f/<forum>/<id>/-/edit`: edit one's own submission."""
     form = await read_form(request) if request.method == "POST" else None
     with db(store, request) as conn:
         ctx = Ctx(request, conn)
@@ -296,6 +303,7 @@ async def edit_submission(store: InstanceStore, request: Request) -> Response:
 
 
 def delete_submission(store: InstanceStore, request: Request) -> Response:
+    """POST `/f/<forum>/<id>/-/delete`: delete one's own submission."""
     with db(store, request) as conn:
         ctx = Ctx(request, conn)
         need = login_required(ctx)

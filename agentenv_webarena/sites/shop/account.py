@@ -43,6 +43,7 @@ __all__ = ["order_history", "order_view", "dashboard", "account_edit", "account_
            "address_edit", "address_save", "wishlist_page", "wishlist_add", "wishlist_remove", "wishlist_to_cart",
            "my_reviews", "login_page", "login_post", "logout"]
 
+
 def _order_table(orders: list[sqlite3.Row]) -> str:
     rows = "".join(
         f'<tr><td>{o["increment_id"]}</td><td>{short_date(o["created_at"])}</td>'
@@ -55,6 +56,7 @@ def _order_table(orders: list[sqlite3.Row]) -> str:
 
 
 def order_history(ctx: Ctx) -> Response:
+    """GET `/sales/order/history/`: the customer's orders, newest first, 10 a page."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -83,6 +85,7 @@ def _options_paragraph(item: sqlite3.Row) -> str:
 
 
 def order_view(ctx: Ctx, order_id: int) -> Response:
+    """GET `/sales/order/view/order_id/<id>/`: one of the customer's orders."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -108,6 +111,7 @@ def order_view(ctx: Ctx, order_id: int) -> Response:
 
 
 def dashboard(ctx: Ctx) -> Response:
+    """GET `/customer/account/`: contact information, default address and recent orders."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -127,6 +131,7 @@ def dashboard(ctx: Ctx) -> Response:
 
 
 def account_edit(ctx: Ctx) -> Response:
+    """GET `/customer/account/edit/`: the name and email form."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -141,6 +146,7 @@ def account_edit(ctx: Ctx) -> Response:
 
 
 def account_edit_post(ctx: Ctx) -> Response:
+    """POST `/customer/account/editPost/`: save the name and email."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -161,6 +167,7 @@ def account_edit_post(ctx: Ctx) -> Response:
 
 
 def address_book(ctx: Ctx) -> Response:
+    """GET `/customer/address/`: the default shipping address."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -184,6 +191,7 @@ def _owned_address(ctx: Ctx, address_id: int) -> "sqlite3.Row | Response":
 
 
 def address_edit(ctx: Ctx, address_id: int) -> Response:
+    """GET `/customer/address/edit/id/<id>/`: the address form."""
     address = _owned_address(ctx, address_id)
     if not isinstance(address, sqlite3.Row):
         return address  # the login page or 404
@@ -194,6 +202,7 @@ def address_edit(ctx: Ctx, address_id: int) -> Response:
 
 
 def address_save(ctx: Ctx, address_id: int) -> Response:
+    """POST `/customer/address/formPost/id/<id>/`: save an address."""
     address = _owned_address(ctx, address_id)
     if not isinstance(address, sqlite3.Row):
         return address  # the login page or 404
@@ -210,6 +219,7 @@ def address_save(ctx: Ctx, address_id: int) -> Response:
 
 
 def wishlist_page(ctx: Ctx) -> Response:
+    """GET `/wishlist/`: the wish list."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -229,6 +239,7 @@ def wishlist_page(ctx: Ctx) -> Response:
 
 
 def wishlist_add(ctx: Ctx) -> Response:
+    """POST `/wishlist/index/add/`: add a product to the wish list."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -252,6 +263,7 @@ def _wishlist_item(ctx: Ctx) -> Optional[sqlite3.Row]:
 
 
 def wishlist_remove(ctx: Ctx) -> Response:
+    """POST `/wishlist/index/remove/`: remove a wish-list item."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -263,6 +275,7 @@ def wishlist_remove(ctx: Ctx) -> Response:
 
 
 def wishlist_to_cart(ctx: Ctx) -> Response:
+    """POST `/wishlist/index/cart/`: move a wish-list item (without options) to the cart."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -280,6 +293,7 @@ def wishlist_to_cart(ctx: Ctx) -> Response:
 
 
 def my_reviews(ctx: Ctx) -> Response:
+    """GET `/review/customer/`: the customer's reviews, any status."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -297,6 +311,7 @@ def my_reviews(ctx: Ctx) -> Response:
 
 
 def login_page(ctx: Ctx) -> Response:
+    """GET `/customer/account/login/`: the sign-in form."""
     if ctx.customer is not None:
         return redirect("/customer/account/")
     main = ('<h1>Customer Login</h1><section><h2>Registered Customers</h2><p>If you have an account, sign in with your '
@@ -308,6 +323,7 @@ def login_page(ctx: Ctx) -> Response:
 
 
 def login_post(ctx: Ctx) -> Response:
+    """POST `/customer/account/loginPost/`: sign in, merging the guest cart into the customer's."""
     email = ctx.form.get("login[username]", "").strip()
     password = ctx.form.get("login[password]", "")
     customer = ctx.conn.execute("SELECT * FROM shop_customers WHERE email = ? COLLATE NOCASE", (email,)).fetchone()
@@ -327,6 +343,7 @@ def login_post(ctx: Ctx) -> Response:
 
 
 def logout(ctx: Ctx) -> Response:
+    """GET or POST `/customer/account/logout/`: sign out."""
     if ctx.token:
         ctx.conn.execute("UPDATE shop_sessions SET customer_id = NULL WHERE token = ?", (ctx.token,))
         ctx.customer = None

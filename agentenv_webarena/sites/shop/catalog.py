@@ -129,6 +129,7 @@ def _listing(ctx: Ctx, path: str, rows: list[sqlite3.Row], params: dict[str, Any
 
 
 def home(ctx: Ctx) -> Response:
+    """GET `/`: the home page with a product showcase."""
     rows = ctx.conn.execute("SELECT * FROM shop_products WHERE enabled = 1 AND id % 25 = 3 ORDER BY id").fetchall()
     items = "".join(_product_item(ctx, p) for p in rows[:8])
     return render_page(ctx, "One Stop Market", '<h1>One Stop Market</h1><p>Welcome to One Stop Market: thousands of '
@@ -137,6 +138,7 @@ def home(ctx: Ctx) -> Response:
 
 
 def search_results(ctx: Ctx) -> Response:
+    """GET `/catalogsearch/result/`: products matching `?q=`, sorted and paged."""
     q = ctx.q.get("q", "").strip()
     if not q:
         return render_page(ctx, "Search results", "<h1>Search results</h1>"
@@ -205,6 +207,7 @@ def _product(ctx: Ctx, p: sqlite3.Row) -> Response:
 
 
 def slug_page(ctx: Ctx, slug: str) -> Response:
+    """GET `/<slug>.html`: a category's listing or a product's page (404 for neither)."""
     category = ctx.conn.execute("SELECT * FROM shop_categories WHERE slug = ?", (slug,)).fetchone()
     if category is not None:
         return _category(ctx, category)
@@ -215,6 +218,7 @@ def slug_page(ctx: Ctx, slug: str) -> Response:
 
 
 def review_post(ctx: Ctx, product_id: int) -> Response:
+    """POST `/review/product/post/id/<id>/`: store a review, pending moderation as in Magento."""
     product = ctx.conn.execute("SELECT * FROM shop_products WHERE id = ? AND enabled = 1", (product_id,)).fetchone()
     if product is None:
         return not_found(ctx)

@@ -30,7 +30,9 @@ from agentenv_webarena.sites.shop.model import (
 
 __all__ = ["cart_add", "cart_page", "cart_update", "cart_delete", "checkout_page", "place_order", "success_page"]
 
+
 def cart_add(ctx: Ctx) -> Response:
+    """POST `/checkout/cart/add/`: add a product (with its options and quantity) to the cart."""
     product = ctx.conn.execute("SELECT * FROM shop_products WHERE id = ? AND enabled = 1",
                                (to_int(ctx.form.get("product")),)).fetchone()
     if product is None:
@@ -63,6 +65,7 @@ def cart_add(ctx: Ctx) -> Response:
 
 
 def cart_page(ctx: Ctx) -> Response:
+    """GET `/checkout/cart/`: the cart table and its subtotal."""
     lines = cart_lines(ctx.conn, ctx.cart_id())
     if not lines:
         return render_page(ctx, "Shopping Cart", "<h1>Shopping Cart</h1><p>You have no items in your shopping cart.</p>"
@@ -93,6 +96,7 @@ def cart_page(ctx: Ctx) -> Response:
 
 
 def cart_update(ctx: Ctx) -> Response:
+    """POST `/checkout/cart/updatePost/`: set line quantities (0 removes the line)."""
     cart = ctx.cart_id()
     for key, value in ctx.form.items():
         match = re.fullmatch(r"cart\[(\d+)\]\[qty\]", key)
@@ -108,6 +112,7 @@ def cart_update(ctx: Ctx) -> Response:
 
 
 def cart_delete(ctx: Ctx) -> Response:
+    """POST `/checkout/cart/delete/`: remove one cart line."""
     cart = ctx.cart_id()
     if cart is not None:
         ctx.conn.execute("DELETE FROM shop_cart_items WHERE id = ? AND cart_id = ?",
@@ -116,6 +121,7 @@ def cart_delete(ctx: Ctx) -> Response:
 
 
 def checkout_page(ctx: Ctx) -> Response:
+    """GET `/checkout/`: the shipping address form and the order summary (signed-in customers)."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -137,6 +143,7 @@ def checkout_page(ctx: Ctx) -> Response:
 
 
 def place_order(ctx: Ctx) -> Response:
+    """POST `/checkout/placeOrder/`: turn the cart into a pending order."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -171,6 +178,7 @@ def place_order(ctx: Ctx) -> Response:
 
 
 def success_page(ctx: Ctx) -> Response:
+    """GET `/checkout/onepage/success/`: the new order's number."""
     row = ctx.conn.execute("SELECT last_order_id FROM shop_sessions WHERE token = ?", (ctx.token,)).fetchone() \
         if ctx.token else None
     if not row or row["last_order_id"] is None:

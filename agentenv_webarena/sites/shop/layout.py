@@ -116,12 +116,14 @@ def _header(ctx: Ctx) -> str:
 
 
 def render_page(ctx: Ctx, title: str, main: str, status_code: int = 200) -> HTMLResponse:
+    """A storefront page: header, flash message, `main`, footer."""
     body = f'{_header(ctx)}<main id="maincontent">{ctx.take_flash()}{main}</main>' \
            '<footer><p>Copyright 2013-present Magento, Inc. All rights reserved.</p></footer>'
     return html_page(title, body, status_code=status_code, css=_CSS)
 
 
 def account_page(ctx: Ctx, title: str, main: str) -> HTMLResponse:
+    """A page of the customer account: the account sidebar, then `title` and `main`."""
     nav = "".join(f'<li><a href="{href}">{label}</a></li>' for href, label in (
         ("/customer/account/", "My Account"), ("/sales/order/history/", "My Orders"),
         ("/wishlist/", "My Wish List"), ("/customer/address/", "Address Book"),
@@ -132,21 +134,25 @@ def account_page(ctx: Ctx, title: str, main: str) -> HTMLResponse:
 
 
 def not_found(ctx: Ctx) -> HTMLResponse:
+    """The storefront's 404 page."""
     return render_page(ctx, "404 Not Found", "<h1>Whoops, our bad...</h1><p>The page you requested was not found.</p>",
                        status_code=404)
 
 
 def login_required(ctx: Ctx) -> Optional[Response]:
+    """The redirect to the sign-in page for a guest, else None."""
     if ctx.customer is None:
         return redirect("/customer/account/login/")
     return None
 
 
 def star_text(percent: int) -> str:
+    """`80` -> `4 out of 5 stars`."""
     return f"{percent // 20} out of 5 stars"
 
 
 def back_to_product(product: sqlite3.Row) -> Response:
+    """A redirect to the product's page."""
     return redirect(f'/{product["slug"]}.html')
 
 
@@ -156,6 +162,7 @@ ADDRESS_FIELDS = (("firstname", "First Name"), ("lastname", "Last Name"), ("stre
 
 
 def address_inputs(values: Any) -> str:
+    """The address form fields, filled from `values` (a row or None)."""
     return "".join(f'<div class="field"><label for="addr-{key}">{label}</label><input id="addr-{key}" type="text" '
                    f'name="{key}" value="{esc(values[key] if values else "")}"></div>' for key, label in ADDRESS_FIELDS)
 
@@ -171,5 +178,6 @@ def address_lines(a: Any, prefix: str = "") -> str:
 
 
 def default_address(ctx: Ctx) -> Optional[sqlite3.Row]:
+    """The signed-in customer's default address, or None."""
     return ctx.conn.execute("SELECT * FROM shop_addresses WHERE customer_id = ? ORDER BY is_default DESC, id LIMIT 1",
                             (ctx.customer["id"],)).fetchone()

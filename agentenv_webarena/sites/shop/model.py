@@ -39,10 +39,12 @@ def money(value: float) -> str:
 
 
 def parse_ts(text: str) -> dt.datetime:
+    """A stored `YYYY-MM-DD HH:MM:SS` timestamp as a datetime."""
     return dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
 
 
 def format_ts(t: dt.datetime) -> str:
+    """A datetime as a stored `YYYY-MM-DD HH:MM:SS` timestamp."""
     return t.strftime("%Y-%m-%d %H:%M:%S")
 
 

@@ -19,7 +19,9 @@ from agentenv_webarena.sites.shop.model import REVIEW_STATUS, hash_password, ord
 
 __all__ = ["rest_admin", "rest_token", "rest_orders", "rest_reviews", "rest_product"]
 
+
 def rest_admin(conn: sqlite3.Connection, request: Request) -> Optional[sqlite3.Row]:
+    """The admin whose bearer token the request carries, else None."""
     auth = request.headers.get("authorization", "")
     if not auth.lower().startswith("bearer "):
         return None
@@ -28,6 +30,7 @@ def rest_admin(conn: sqlite3.Connection, request: Request) -> Optional[sqlite3.R
 
 
 def rest_token(conn: sqlite3.Connection, body: bytes) -> Response:
+    """POST `.../integration/admin/token`: a new admin bearer token for valid credentials."""
     try:
         data = json.loads(body or b"{}")
     except ValueError:
@@ -73,6 +76,7 @@ def _order_json(conn: sqlite3.Connection, o: sqlite3.Row) -> dict:
 
 
 def rest_orders(conn: sqlite3.Connection, request: Request) -> Response:
+    """GET `.../orders`: orders filtered, sorted and paged by Magento's `searchCriteria`."""
     params = request.query_params
     where, args = [], []
     groups: dict[tuple[str, str], dict[str, str]] = {}
@@ -108,6 +112,7 @@ def rest_orders(conn: sqlite3.Connection, request: Request) -> Response:
 
 
 def rest_reviews(conn: sqlite3.Connection, sku: str) -> Response:
+    """GET `.../products/<sku>/reviews`: every review of a product, oldest first."""
     product = conn.execute("SELECT * FROM shop_products WHERE sku = ?", (sku,)).fetchone()
     if product is None:
         return json_error(404, "The product that was requested doesn't exist. Verify the product and try again.")
@@ -123,6 +128,7 @@ def rest_reviews(conn: sqlite3.Connection, sku: str) -> Response:
 
 
 def rest_product(conn: sqlite3.Connection, sku: str) -> Response:
+    """GET `.../products/<sku>`: one product."""
     p = conn.execute("SELECT * FROM shop_products WHERE sku = ?", (sku,)).fetchone()
     if p is None:
         return json_error(404, "The product that was requested doesn't exist. Verify the product and try again.")

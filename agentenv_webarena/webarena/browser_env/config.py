@@ -139,4 +139,3 @@ def url_allowed(url: str, allowed_hosts: tuple[str, ...]) -> bool:
         if allowed_host == host and (allowed_port is None or allowed_port == port):
             return True
     return False
-

@@ -238,4 +238,3 @@ class BrowserHost:
 
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
-

@@ -60,7 +60,6 @@ class ActionExecutionError(RuntimeError):
     """An action could not be executed; the message is meant for the agent (what and why)."""
 
 
-
 @dataclasses.dataclass
 class Observation:
     """What the agent sees after a step.
@@ -78,7 +77,6 @@ class Observation:
     nodes_info: dict[str, dict[str, Any]]
     url: str
     tabs: list[str]
-
 
 
 class _PageState:
