@@ -119,7 +119,7 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"# reward managers: {args.rows} rows (gsm8k / numina / apps, 1/3 each), median of {args.repeats}; "
           f"{os.cpu_count()} cores, {platform.python_version()}, commit {commit}, load {os.getloadavg()[0]:.1f}")
-    print(f"| manager | first call s (pool start + batch) | batch s | rows/s |\n|---|---:|---:|---:|")
+    print("| manager | first call s (pool start + batch) | batch s | rows/s |\n|---|---:|---:|---:|")
     for name, start, secs in results:
         print(f"| {name} | {start} | {secs:.2f} | {args.rows / secs:.1f} |")
     print(f"| prime, {args.processes[-1]} processes, + 1 hung row (timeout_s=2) | - | {hung_s:.2f} | "

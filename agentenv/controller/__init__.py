@@ -5,13 +5,13 @@ from agentenv.controller.http import EnvClientError, EnvHttp
 from agentenv.controller.http_env import HttpEnvClient
 from agentenv.controller.task import BaseTask, Policy
 from agentenv.controller.types import (
+    SUCCESS_REWARD,
     ActionFormat,
     ActionWithThought,
     ConversationMessage,
     ExperienceOutput,
     ResetResult,
     StepResult,
-    SUCCESS_REWARD,
     is_success,
 )
 

@@ -10,8 +10,15 @@ from agentenv.server.app import (
     json_response,
 )
 from agentenv.server.errors import EnvServerError, error_body, install_error_handlers
-from agentenv.server.launch import (CPU_ONLY_ENV, build_arg_parser, hide_accelerators, parse, serve, settings_from_args,
-                                   stop_process)
+from agentenv.server.launch import (
+    CPU_ONLY_ENV,
+    build_arg_parser,
+    hide_accelerators,
+    parse,
+    serve,
+    settings_from_args,
+    stop_process,
+)
 from agentenv.server.models import EnvIdxRequest, ResetRequest, StepRequest
 from agentenv.server.session import ResetResult, Session, StepResult, check_session
 from agentenv.server.session_registry import SessionRegistry

@@ -154,4 +154,4 @@ def sample_goal_index(goals: list[dict], rng: random.Random, cum_weights: list[f
     return min(bisect.bisect(cum_weights, pos), len(cum_weights) - 2)
 
 
-from agentenv_webshop.engine.reward import get_reward, get_type_reward, get_attribute_reward, get_option_reward  # noqa: F401,E402  (WebShop's engine/goal.py exposes these)
+from agentenv_webshop.engine.reward import get_attribute_reward, get_option_reward, get_reward, get_type_reward  # noqa: F401,E402  (WebShop's engine/goal.py exposes these)

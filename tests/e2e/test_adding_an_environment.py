@@ -14,7 +14,6 @@ import sys
 
 import pytest
 import requests
-
 from helpers import launched_server
 
 pytestmark = pytest.mark.timeout(400)

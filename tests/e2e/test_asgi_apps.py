@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from helpers import launched_server
 
 from agentenv.envs.webshop import WebshopEnvClient
-from helpers import launched_server
 
 
 def test_uvicorn_serves_the_webshop_app():

@@ -7,7 +7,6 @@ import time
 
 import pytest
 import torch
-
 from helpers import free_port
 from unit.verl.workers.agent_actor.test_fsdp_workers import actor_worker, dict_config, make_batch
 
@@ -135,10 +134,10 @@ def test_seeds_unique_across_two_ranks_when_n_does_not_divide_the_share(tok):
 
 def test_uneven_env_failures_across_ranks_are_masked_and_leave_their_groups(webshop_url, tok):
     import numpy as np
+    from scripted_engine import ScriptedWebshopEngine
 
     from verl.agent_trainer.ppo import core_algos
     from verl.protocol import DataProto
-    from scripted_engine import ScriptedWebshopEngine
 
     batch = _prompts_times_n(3, 2, item_ids=["webshop_0", "webshop_1", "webshop_2"])  # 6 rows -> 3 + 3
     shares = _split_like_call_dp(batch)
@@ -167,8 +166,9 @@ def test_uneven_env_failures_across_ranks_are_masked_and_leave_their_groups(webs
 
 
 def test_a_rollout_where_most_env_calls_fail_stops_the_step(tok):
-    from verl.workers.rollout.agent_loop import TooManyEnvFailures, check_env_failures
     from scripted_engine import ScriptedWebshopEngine
+
+    from verl.workers.rollout.agent_loop import TooManyEnvFailures, check_env_failures
 
     batch = _prompts_times_n(2, 2, item_ids=["webshop_0", "webshop_1"])
     loop = _loop(ScriptedWebshopEngine(tok), tok)  # nothing listens: every reset fails
@@ -279,14 +279,13 @@ class _MetricsWorker:
 
 
 def test_call_dp_reduces_rollout_and_update_metrics_over_all_ranks():
+    import sys
+
     import ray
+    from ray import cloudpickle
 
     from verl.agent_trainer.ppo.ray_trainer import WorkerGroup
     from verl.protocol import DataProto
-
-    import sys
-
-    from ray import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import a test module
     ray.init(num_cpus=1, include_dashboard=False, object_store_memory=100_000_000, log_to_driver=False)

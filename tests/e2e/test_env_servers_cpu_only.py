@@ -9,9 +9,9 @@ import sys
 
 import psutil
 import pytest
+from helpers import launched_server
 
 from agentenv.server import CPU_ONLY_ENV
-from helpers import launched_server
 
 # libraries that would mean a GPU runtime or JAX's XLA backend was loaded into the process
 _GPU_LIBS = ("libcuda.so", "libcudart", "libnvidia", "libamdhip", "xla_extension", "libtpu")

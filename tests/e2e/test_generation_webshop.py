@@ -133,7 +133,7 @@ def _plans(url, n_items=3):
     (the latter measured by playing them on the server)."""
     from agentenv_webshop.engine.catalog import load_catalog
     from agentenv_webshop.engine.goal import build_goals
-    from agentenv_webshop.expert import ExpertPolicy, ClientEnv, candidate_queries
+    from agentenv_webshop.expert import ClientEnv, ExpertPolicy, candidate_queries
 
     goals = build_goals(load_catalog().products)
     env = ClientEnv(url)

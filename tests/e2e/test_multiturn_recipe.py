@@ -8,7 +8,6 @@ import os
 import subprocess
 
 import pytest
-
 from helpers import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

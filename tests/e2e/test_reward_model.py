@@ -15,7 +15,6 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import build_tiny_reward_model
 
 pytestmark = pytest.mark.timeout(300)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from helpers import launched_server
+from scripted_engine import ScriptedWebshopEngine
+
 from verl.protocol import DataProto
 from verl.workers.rollout.agent_loop import AgentLoop
-from scripted_engine import ScriptedWebshopEngine
 
 
 @pytest.fixture(scope="module")

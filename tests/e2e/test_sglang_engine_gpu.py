@@ -13,7 +13,6 @@ import asyncio
 
 import pytest
 import torch
-
 from helpers import hf_greedy
 
 pytestmark = pytest.mark.gpu

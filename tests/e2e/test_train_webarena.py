@@ -9,7 +9,6 @@ import os
 import subprocess
 
 import pytest
-
 from helpers import free_port, require_chromium
 
 pytestmark = pytest.mark.timeout(600)

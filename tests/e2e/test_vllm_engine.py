@@ -15,7 +15,6 @@ import time
 
 import pytest
 import torch
-
 from helpers import hf_greedy
 
 pytestmark = pytest.mark.vllm

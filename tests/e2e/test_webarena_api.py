@@ -11,7 +11,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
-
 from helpers import launched_server, require_chromium
 
 require_chromium()

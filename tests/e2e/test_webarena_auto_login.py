@@ -9,14 +9,12 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import require_chromium
 
 require_chromium()
-from agentenv_webarena.webarena.browser_env import CHROMIUM_ARGS, default_chromium  # noqa: E402
-
 from agentenv_webarena.sites import EmbeddedSites  # noqa: E402
 from agentenv_webarena.tasks.auth import is_logged_in  # noqa: E402
+from agentenv_webarena.webarena.browser_env import CHROMIUM_ARGS, default_chromium  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

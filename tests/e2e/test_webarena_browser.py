@@ -28,6 +28,7 @@ from agentenv_webarena.webarena.browser_env import (
 
 PAGES_DIR = Path(__file__).resolve().parents[1] / "data" / "webarena_pages"
 from agentenv_webarena.webarena.browser_env import default_chromium  # noqa: E402
+
 CHROMIUM = default_chromium()
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM}")

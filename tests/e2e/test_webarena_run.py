@@ -16,13 +16,11 @@ import threading
 import time
 
 import pytest
-
-from helpers import launched_server, serve_in_thread, require_chromium
+from helpers import launched_server, require_chromium, serve_in_thread
 
 require_chromium()
-from agentenv_webarena.webarena.browser_env import CHROMIUM_ARGS, default_chromium  # noqa: E402
-
 from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
+from agentenv_webarena.webarena.browser_env import CHROMIUM_ARGS, default_chromium  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SITE_VARS = ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE")

@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import launched_server, require_chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]

@@ -7,11 +7,11 @@ import time
 
 import pytest
 import requests
+from helpers import launched_server
 
 from agentenv.controller import EnvClientError
 from agentenv.envs import WebshopEnvClient
 from agentenv.envs.webshop import INVALID_ACTION_PREFIX
-from helpers import launched_server
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from e2e.test_train_webshop import check_two_steps, grpo_args, run_main_ppo, tiny_model  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.gpu, pytest.mark.timeout(400)]

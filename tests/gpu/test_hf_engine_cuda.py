@@ -8,7 +8,6 @@ import asyncio
 
 import pytest
 import torch
-
 from helpers import mixed_sampling_params
 
 from verl.workers.rollout.base import SamplingParams

@@ -210,8 +210,8 @@ def run_generation(cfg: Any = None, engine=None, env_client_factory=None) -> dic
     from verl.utils import model_utils
     from verl.utils.agentgym.client import wait_for_env_server
     from verl.utils.agentgym.servers import EnvServerSet
-    from verl.workers.rollout.base import build_rollout_engine
     from verl.workers.rollout.agent_loop import AgentLoop
+    from verl.workers.rollout.base import build_rollout_engine
 
     config = cfg if isinstance(cfg, GenerationConfig) else load_generation_config(cfg)
     data, agentgym = config.data, config.agentgym

@@ -37,8 +37,14 @@ import torch
 from verl.agent_trainer.config.schema import console_entry
 from verl.agent_trainer.config.sft_schema import SFTConfig, load_sft_config
 from verl.agent_trainer.sft_batch import collate_sft_examples, sft_nll_sum
-from verl.workers.rollout.tokenizer import (DEFAULT_SYSTEM_PROMPT, chat_template_pieces, encode_text,
-                                             initial_messages, observation_token_ids, render_chat)
+from verl.workers.rollout.tokenizer import (
+    DEFAULT_SYSTEM_PROMPT,
+    chat_template_pieces,
+    encode_text,
+    initial_messages,
+    observation_token_ids,
+    render_chat,
+)
 
 __all__ = ["main", "run_sft", "load_conversations", "tokenize_conversation", "is_trained_turn", "SFT_METRICS_FILE"]
 

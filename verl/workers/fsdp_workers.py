@@ -25,9 +25,19 @@ from typing import Any
 
 import torch
 
-from verl.agent_trainer.config.schema import (ActorRolloutRefConfig, AgentGymConfig, CheckpointConfig, CriticConfig,
-                                              DataConfig, FSDPConfig, ModelConfig, OptimConfig, RewardModelConfig,
-                                              RolloutConfig, TrainerConfig)
+from verl.agent_trainer.config.schema import (
+    ActorRolloutRefConfig,
+    AgentGymConfig,
+    CheckpointConfig,
+    CriticConfig,
+    DataConfig,
+    FSDPConfig,
+    ModelConfig,
+    OptimConfig,
+    RewardModelConfig,
+    RolloutConfig,
+    TrainerConfig,
+)
 from verl.protocol import DataProto
 from verl.utils import model_utils
 from verl.utils.checkpoint import capture_rng_state, restore_rng_state

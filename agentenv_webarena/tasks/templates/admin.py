@@ -11,11 +11,22 @@ import calendar
 import random
 import sqlite3
 
-from agentenv_webarena.sites.shop.admin import bestsellers, sales_report
 from agentenv_webarena.sites.shop import ORDERS_PAGE_SIZE, long_date, money
+from agentenv_webarena.sites.shop.admin import bestsellers, sales_report
 from agentenv_webarena.sites.shop.data import CUSTOMERS
 from agentenv_webarena.tasks.templates.base import (
-    DONE, clear_and_type, click, html_eval, pick, stop, string_eval, tab_focus, target, task, type_text, url_eval,
+    DONE,
+    clear_and_type,
+    click,
+    html_eval,
+    pick,
+    stop,
+    string_eval,
+    tab_focus,
+    target,
+    task,
+    type_text,
+    url_eval,
 )
 
 __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]

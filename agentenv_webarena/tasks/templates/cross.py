@@ -16,10 +16,25 @@ from agentenv_webarena.sites.forum.data import PRIMARY_USER
 from agentenv_webarena.sites.shop import money, search_products
 from agentenv_webarena.tasks.auth import ACCOUNTS
 from agentenv_webarena.tasks.templates.base import (
-    DONE, click, goto, html_eval, pick, stop, string_eval, tab_focus, target, task, type_text,
+    DONE,
+    click,
+    goto,
+    html_eval,
+    pick,
+    stop,
+    string_eval,
+    tab_focus,
+    target,
+    task,
+    type_text,
 )
 from agentenv_webarena.tasks.templates.forum import (
-    ALL_COMMENT_BODIES, INSTANCES, MINE_ONLY, POST_URL_FUNC, REDDIT, rows,
+    ALL_COMMENT_BODIES,
+    INSTANCES,
+    MINE_ONLY,
+    POST_URL_FUNC,
+    REDDIT,
+    rows,
 )
 
 __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]

@@ -15,7 +15,18 @@ from typing import Any, Optional
 from agentenv_webarena.sites import forum
 from agentenv_webarena.sites.forum.data import PRIMARY_USER
 from agentenv_webarena.tasks.templates.base import (
-    DONE, click, clear_and_type, goto, html_eval, pick, stop, string_eval, target, task, type_text, url_eval,
+    DONE,
+    clear_and_type,
+    click,
+    goto,
+    html_eval,
+    pick,
+    stop,
+    string_eval,
+    target,
+    task,
+    type_text,
+    url_eval,
 )
 
 __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "rows", "REDDIT", "INSTANCES", "POST_URL_FUNC", "MINE_ONLY",

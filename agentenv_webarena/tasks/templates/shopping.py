@@ -14,6 +14,8 @@ import sqlite3
 from urllib.parse import urlencode
 
 from agentenv_webarena.sites.shop import (
+    ORDERS_PAGE_SIZE,
+    PAGE_SIZE,
     STATUS_LABELS,
     long_date,
     money,
@@ -22,12 +24,20 @@ from agentenv_webarena.sites.shop import (
     rating_summary,
     search_index,
     search_products,
-    PAGE_SIZE,
-    ORDERS_PAGE_SIZE,
 )
 from agentenv_webarena.sites.shop.data import CATEGORIES
 from agentenv_webarena.tasks.templates.base import (
-    DONE, clear_and_type, click, html_eval, pick, stop, string_eval, tab_focus, target, task, type_text,
+    DONE,
+    clear_and_type,
+    click,
+    html_eval,
+    pick,
+    stop,
+    string_eval,
+    tab_focus,
+    target,
+    task,
+    type_text,
     url_eval,
 )
 

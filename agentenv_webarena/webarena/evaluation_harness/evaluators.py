@@ -32,9 +32,9 @@ import re
 from typing import Any, Mapping, Sequence
 from urllib.parse import parse_qs, urlparse
 
+from agentenv_webarena.tasks.config import EVAL_TYPES, load_task_config
 from agentenv_webarena.webarena.evaluation_harness.helper_functions import HelperContext, call_helper
 from agentenv_webarena.webarena.evaluation_harness.judge import LLMJudge, NeedsJudge
-from agentenv_webarena.tasks.config import EVAL_TYPES, load_task_config
 
 __all__ = [
     "EvaluationError",

@@ -6,7 +6,6 @@ import threading
 import time
 
 import pytest
-
 from helpers import serve_in_thread
 
 

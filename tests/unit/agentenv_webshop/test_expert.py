@@ -8,8 +8,15 @@ import re
 import pytest
 
 from agentenv_webshop.environment import WebshopSession, WebshopWorld
-from agentenv_webshop.expert import (ExpertPolicy, ClientEnv, SessionEnv, candidate_queries, evaluate,
-                                     request_text, to_conversation)
+from agentenv_webshop.expert import (
+    ClientEnv,
+    ExpertPolicy,
+    SessionEnv,
+    candidate_queries,
+    evaluate,
+    request_text,
+    to_conversation,
+)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 

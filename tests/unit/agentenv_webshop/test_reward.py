@@ -5,8 +5,13 @@ import pytest
 
 from agentenv_webshop.engine import nouns, reward
 from agentenv_webshop.engine.colors import COLOR_SET, normalize_color
-from agentenv_webshop.engine.reward import (fuzzy_score, get_attribute_reward, get_option_reward, get_reward,
-                                            get_type_reward)
+from agentenv_webshop.engine.reward import (
+    fuzzy_score,
+    get_attribute_reward,
+    get_option_reward,
+    get_reward,
+    get_type_reward,
+)
 
 # Noun lists for the type-reward tests, so the ladder is tested independently of the noun backend.
 _NOUNS = {

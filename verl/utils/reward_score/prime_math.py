@@ -69,8 +69,12 @@ def _expand(s: str) -> str:
 def latex_to_sympy(answer: str):
     """A sympy expression for a short LaTeX answer, or None when it is not one we can read."""
     import sympy
-    from sympy.parsing.sympy_parser import (convert_xor, implicit_multiplication_application, parse_expr,
-                                            standard_transformations)
+    from sympy.parsing.sympy_parser import (
+        convert_xor,
+        implicit_multiplication_application,
+        parse_expr,
+        standard_transformations,
+    )
 
     # MATH's normaliser would rewrite "\sqrt[3]{x}" as "\sqrt{[}3]{x}"; keep the index as "\root{3}{x}"
     s = math_score.normalize_answer(re.sub(r"\\sqrt\[([^\]]*)\]", r"\\root{\1}", str(answer)))

@@ -15,8 +15,15 @@ import torch
 from verl.agent_trainer.config.schema import ActorConfig
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import entropy_from_logits, logprobs_from_logits
-from verl.workers.agent_actor.base import (BasePPOActor, MicroBatching, effective_agg_mode, map_micro_batches,
-                                          micro_batching_from_meta, response_forward, run_ppo_epochs)
+from verl.workers.agent_actor.base import (
+    BasePPOActor,
+    MicroBatching,
+    effective_agg_mode,
+    map_micro_batches,
+    micro_batching_from_meta,
+    response_forward,
+    run_ppo_epochs,
+)
 from verl.workers.copy_only import CopyOnlyRule
 
 __all__ = ["DataParallelPPOActor", "logprobs_and_entropy"]

@@ -14,8 +14,13 @@ import torch
 from verl.agent_trainer.config.schema import CriticConfig
 from verl.agent_trainer.ppo import core_algos
 from verl.utils.torch_functional import masked_mean
-from verl.workers.agent_actor.base import (MicroBatching, map_micro_batches, micro_batching_from_meta, response_forward,
-                                          run_ppo_epochs)
+from verl.workers.agent_actor.base import (
+    MicroBatching,
+    map_micro_batches,
+    micro_batching_from_meta,
+    response_forward,
+    run_ppo_epochs,
+)
 from verl.workers.agent_critic.base import BasePPOCritic
 
 __all__ = ["DataParallelPPOCritic"]

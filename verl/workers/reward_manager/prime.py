@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 
+from verl.utils.scorer_pool import ScorerPool
 from verl.workers.reward_manager.naive import NaiveRewardManager, ScoreJob
 from verl.workers.reward_manager.registry import register_reward_manager
-from verl.utils.scorer_pool import ScorerPool
 
 __all__ = ["PrimeRewardManager"]
 

@@ -49,17 +49,23 @@ import numpy as np
 import torch
 
 from agentenv.controller.types import ResetResult, StepResult, is_success
+from verl.agent_trainer.config.schema import AgentGymConfig, DataConfig, RolloutConfig, as_section
 from verl.protocol import DataProto, to_object_array
 from verl.utils.agentgym.client import EnvClientPool
 from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.dataset import parse_item_id
-from verl.agent_trainer.config.schema import AgentGymConfig, DataConfig, RolloutConfig, as_section
 from verl.workers.copy_only import banned_in_context, copy_only_token_ids
 from verl.workers.rollout.base import RolloutEngine, SamplingParams
 from verl.workers.rollout.naive.naive_rollout import SingleTurnBudget, single_turn_trajectory
 from verl.workers.rollout.schemas import Trajectory
-from verl.workers.rollout.tokenizer import (DEFAULT_SYSTEM_PROMPT, chat_template_pieces, encode_text, initial_messages,
-                                            observation_token_ids, render_chat)
+from verl.workers.rollout.tokenizer import (
+    DEFAULT_SYSTEM_PROMPT,
+    chat_template_pieces,
+    encode_text,
+    initial_messages,
+    observation_token_ids,
+    render_chat,
+)
 
 __all__ = ["AgentLoop", "TooManyEnvFailures", "check_env_failures"]
 

@@ -53,8 +53,14 @@ import torch.nn.functional as F
 from verl.agent_trainer.config.schema import RolloutConfig, as_section
 from verl.utils import model_utils
 from verl.utils.device import resolve_device
-from verl.workers.rollout.base import (GenerationOutput, RolloutEngine, SamplingParams, engine_dtype, register_engine,
-                                       resolve_free_cache_engine)
+from verl.workers.rollout.base import (
+    GenerationOutput,
+    RolloutEngine,
+    SamplingParams,
+    engine_dtype,
+    register_engine,
+    resolve_free_cache_engine,
+)
 
 __all__ = ["HFEngine"]
 

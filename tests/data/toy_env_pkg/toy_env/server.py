@@ -6,8 +6,18 @@ from typing import Optional
 from fastapi import APIRouter, Depends, Query
 from pydantic import StrictInt
 
-from agentenv.server import (EnvIdxRequest, EnvServerError, ServerSettings, SessionRegistry, StepRequest,
-                             check_action, create_env_app, get_sessions, get_settings, json_response)
+from agentenv.server import (
+    EnvIdxRequest,
+    EnvServerError,
+    ServerSettings,
+    SessionRegistry,
+    StepRequest,
+    check_action,
+    create_env_app,
+    get_sessions,
+    get_settings,
+    json_response,
+)
 from toy_env.environment import EchoSession
 
 router = APIRouter()

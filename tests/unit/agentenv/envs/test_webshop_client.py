@@ -2,8 +2,7 @@
 import pytest
 
 from agentenv.controller import EnvClientError, ResetResult, StepResult
-from agentenv.envs import WebshopEnvClient, WebshopTask
-from agentenv.envs import webshop
+from agentenv.envs import WebshopEnvClient, WebshopTask, webshop
 from agentenv.envs.webshop import INVALID_ACTION_PREFIX
 
 

@@ -6,8 +6,13 @@ import os
 import pytest
 
 from agentenv_webshop.engine import catalog_gen
-from agentenv_webshop.engine.catalog import (EMBEDDED_DATA_DIR, clear_cache, load_catalog, parse_pricing,
-                                             product_purchase_price)
+from agentenv_webshop.engine.catalog import (
+    EMBEDDED_DATA_DIR,
+    clear_cache,
+    load_catalog,
+    parse_pricing,
+    product_purchase_price,
+)
 from agentenv_webshop.engine.goal import build_goals
 
 

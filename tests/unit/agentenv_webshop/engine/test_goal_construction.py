@@ -8,8 +8,15 @@ import sys
 import pytest
 
 from agentenv_webshop.engine.catalog import load_catalog
-from agentenv_webshop.engine.goal import (GOAL_SHUFFLE_SEED, build_goals, get_human_goals, get_reward,
-                                          get_synthetic_goals, price_upper_for, sample_goal_index)
+from agentenv_webshop.engine.goal import (
+    GOAL_SHUFFLE_SEED,
+    build_goals,
+    get_human_goals,
+    get_reward,
+    get_synthetic_goals,
+    price_upper_for,
+    sample_goal_index,
+)
 
 
 def _product(asin, options, price, instruction, attrs, instructions=None):

@@ -4,8 +4,7 @@ import dataclasses
 import pytest
 from omegaconf import OmegaConf
 
-from verl.agent_trainer.config.schema import (PPOConfig, check_override_keys, default_config_path, load_config,
-                                              to_dict)
+from verl.agent_trainer.config.schema import PPOConfig, check_override_keys, default_config_path, load_config, to_dict
 
 
 def _yaml():

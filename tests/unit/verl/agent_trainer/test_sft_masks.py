@@ -11,8 +11,8 @@ from agentenv.controller import ResetResult, StepResult
 from verl.agent_trainer.main_sft import load_conversations, tokenize_conversation
 from verl.protocol import DataProto
 from verl.workers.rollout.agent_loop import AgentLoop
-from verl.workers.rollout.tokenizer import DEFAULT_SYSTEM_PROMPT
 from verl.workers.rollout.base import GenerationOutput, RolloutEngine
+from verl.workers.rollout.tokenizer import DEFAULT_SYSTEM_PROMPT
 
 START = [{"from": "human", "loss": None, "value": "You are web shopping. Reply with Thought: and Action:."},
          {"from": "gpt", "loss": False, "value": "Ok."}]

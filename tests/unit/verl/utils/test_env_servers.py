@@ -4,9 +4,9 @@ import threading
 import time
 
 import pytest
+from toy_env_server import ToyWebshopServer
 
 from agentenv.controller import EnvClientError
-from toy_env_server import ToyWebshopServer
 from verl.utils.agentgym.client import EnvClientPool
 from verl.utils.agentgym.servers import EnvServerSet, EnvServerUnavailable, env_server_metrics
 

@@ -1,8 +1,8 @@
 """Hand-checked cases for the rule-based reward scores."""
 import pytest
 
-from verl.utils.reward_score import default_compute_score, get_score_fn
-from verl.utils.reward_score import gsm8k, math as math_score
+from verl.utils.reward_score import default_compute_score, get_score_fn, gsm8k
+from verl.utils.reward_score import math as math_score
 
 
 @pytest.mark.parametrize(

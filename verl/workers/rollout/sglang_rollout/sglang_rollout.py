@@ -58,9 +58,16 @@ from typing import Any, Iterable
 import torch
 
 from verl.agent_trainer.config.schema import RolloutConfig, as_section
-from verl.workers.rollout.base import (GenerationOutput, RolloutEngine, SamplingParams, engine_dtype,
-                                       iter_weight_buckets, missing_engine_error, register_engine,
-                                       resolve_free_cache_engine)
+from verl.workers.rollout.base import (
+    GenerationOutput,
+    RolloutEngine,
+    SamplingParams,
+    engine_dtype,
+    iter_weight_buckets,
+    missing_engine_error,
+    register_engine,
+    resolve_free_cache_engine,
+)
 
 __all__ = ["SGLangEngine", "sglang_engine_args", "sampling_params", "parse_output"]
 

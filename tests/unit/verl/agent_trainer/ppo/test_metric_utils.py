@@ -3,8 +3,12 @@ import numpy as np
 import pytest
 import torch
 
-from verl.agent_trainer.ppo.metric_utils import (compute_data_metrics, compute_throughout_metrics,
-                                                 compute_timing_metrics, reduce_metrics)
+from verl.agent_trainer.ppo.metric_utils import (
+    compute_data_metrics,
+    compute_throughout_metrics,
+    compute_timing_metrics,
+    reduce_metrics,
+)
 from verl.protocol import DataProto
 
 

@@ -8,12 +8,11 @@ import random
 
 import pytest
 import torch
-from tensordict import TensorDict
-
 from actor_testlib import make_batch, tiny_qwen2
-from verl.workers.agent_actor.base import (MicroBatching, activation_offload_context, run_ppo_epochs,
-                                           token_budget_bins)
+from tensordict import TensorDict
 from unit.verl.workers.agent_actor.test_dp_actor import make_actor, param_delta
+
+from verl.workers.agent_actor.base import MicroBatching, activation_offload_context, run_ppo_epochs, token_budget_bins
 
 AGG_MODES = ["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"]
 

@@ -252,7 +252,6 @@ def test_fsdp2_two_ranks_on_cpu(tiny_path, tmp_path):
     import json
 
     import torch.multiprocessing as mp
-
     from helpers import free_port
 
     mp.spawn(_fsdp_rank, args=(2, free_port(), tiny_path, str(tmp_path)), nprocs=2)

@@ -7,8 +7,8 @@ import os
 
 import pytest
 import torch
-
 from helpers import build_tiny_reward_model, free_port
+
 from verl.agent_trainer.config.schema import ModelConfig, RewardModelConfig, RewardModelModelConfig, TrainerConfig
 from verl.protocol import DataProto
 from verl.utils.tiny_model import build_tiny_model

@@ -1,8 +1,8 @@
 """AgentLoop over several real loopback env servers: rows record their server, per-server metrics
 count sessions and failures, and a server killed mid-rollout fails only its own trajectories."""
 import numpy as np
-
 from toy_env_server import ToyWebshopServer
+
 from verl.protocol import DataProto
 from verl.workers.rollout.agent_loop import AgentLoop
 

@@ -20,7 +20,6 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-
 from helpers import hf_greedy
 
 from verl.agent_trainer.config.schema import RolloutConfig
