@@ -5,19 +5,20 @@ process: tasks, the embedded sites, one Chromium; one `WebarenaSession` per env_
 context). Endpoints, with the request/response shapes of AgentGym's WebArena server (GET /,
 /list_envs, /create and /close are the kit's generic routes, `agentenv.server.app`):
 
-| Method & path                      | Request                            | Response                                            |
-|------------------------------------|------------------------------------|-----------------------------------------------------|
-| GET  /                             | -                                  | "ok"                                                |
-| GET  /list_envs                    | -                                  | [int, ...] live ids                                 |
-| POST /create                       | (no body)                          | {"env_idx": int}                                    |
-| POST /reset                        | {"env_idx", "seed"?, "idx"}        | {"observation", "sites", "object", "task_id", "info"} |
-| POST /step                         | {"env_idx", "action": raw LLM text}| {"observation", "reward", "terminated", "truncated", "info"} |
-| GET  /observation?env_idx=N        | -                                  | str (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION) |
-| GET  /observation_metadata?env_idx | -                                  | {"obs_nodes_info", "url", "display_url", "tabs"}    |
-| GET  /screenshot?env_idx=N         | -                                  | {"png_base64": str} (the current tab's viewport)    |
-| GET  /tasks                        | -                                  | {"num_tasks", "site_urls", "embedded"}              |
-| POST /close                        | {"env_idx": int}                   | {"closed": true, "env_idx": int}                    |
+| Method & path              | Request               | Response                                                     |
+|----------------------------|-----------------------|--------------------------------------------------------------|
+| GET  /                     | -                     | "ok"                                                         |
+| GET  /list_envs            | -                     | [int, ...] live ids                                          |
+| POST /create               | (no body)             | {"env_idx": int}                                             |
+| POST /reset                | {"env_idx", "idx"}    | {"observation", "sites", "object", "task_id", "info"}        |
+| POST /step                 | {"env_idx", "action"} | {"observation", "reward", "terminated", "truncated", "info"} |
+| GET  /observation          | ?env_idx=N            | str (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION)        |
+| GET  /observation_metadata | ?env_idx=N            | {"obs_nodes_info", "url", "display_url", "tabs"}             |
+| GET  /screenshot           | ?env_idx=N            | {"png_base64": str} (the current tab's viewport)             |
+| GET  /tasks                | -                     | {"num_tasks", "site_urls", "embedded"}                       |
+| POST /close                | {"env_idx": int}      | {"closed": true, "env_idx": int}                             |
 
+/reset also takes an optional "seed"; /step's "action" is the raw LLM text.
 The /reset observation is in the same prompt layout as /step's, so a client needs one request per
 reset. Errors use the kit's JSON schema: unknown env_idx -> 404 "unknown_env_idx"; task index out of
 range -> 422 "task_index_out_of_range"; a task needing an unconfigured site -> 422

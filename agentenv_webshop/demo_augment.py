@@ -42,7 +42,7 @@ def permute_product_ids(conversation: dict, catalog_ids: list[str], rng: random.
                 found.append(hit.upper())
     if len(found) > len(catalog_ids):
         raise ValueError(f"{len(found)} ids in one conversation but only {len(catalog_ids)} catalog ids")
-    mapping = dict(zip(found, rng.sample(catalog_ids, len(found))))
+    mapping = dict(zip(found, rng.sample(catalog_ids, len(found)), strict=True))
 
     def swap(match: re.Match) -> str:
         new = mapping[match.group(0).upper()]

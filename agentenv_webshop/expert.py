@@ -252,7 +252,8 @@ def to_conversation(episode: Episode, conversation_start: Sequence[dict] | None 
 
         conversation_start = WebshopEnvClient.conversation_start
     turns = [dict(m) for m in conversation_start]
-    for obs, thought, action in zip(episode.observations, episode.thoughts, episode.actions):
+    # one more observation than actions (the page after the last action): it gets no turn
+    for obs, thought, action in zip(episode.observations, episode.thoughts, episode.actions, strict=False):
         turns.append({"from": "human", "loss": None, "value": obs})
         turns.append({"from": "gpt", "loss": True, "value": f"Thought:\n{thought}\n\nAction:\n{action}"})
     return {"item_id": f"webshop_{episode.goal_index}", "conversations": turns}

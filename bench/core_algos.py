@@ -9,6 +9,7 @@ final reward sits on the last model token. One warm-up call, then the median of 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 from types import SimpleNamespace
@@ -69,7 +70,7 @@ def main() -> None:
     print(f"{'component':<42}{'wall s':>10}{'cpu s':>10}")
     for name in sorted(ca.ADV_ESTIMATOR_REGISTRY):
         fn = ca.get_adv_estimator_fn(name)
-        t = timed(lambda: fn(config=algo, **batch), args.repeats)
+        t = timed(functools.partial(fn, config=algo, **batch), args.repeats)
         print(f"{'adv/' + name:<42}{t[0]:>10.3f}{t[1]:>10.3f}")
 
     g = torch.Generator().manual_seed(1)
@@ -80,7 +81,7 @@ def main() -> None:
     for name in sorted(ca.POLICY_LOSS_REGISTRY):
         loss_fn = ca.get_policy_loss_fn(name)
 
-        def step():
+        def step(loss_fn=loss_fn):
             logp = (old + 0.05 * torch.randn(args.bs, args.T, generator=g)).requires_grad_(True)
             loss, _ = loss_fn(old, logp, adv, mask, "token-mean", cfg)
             loss.backward()
@@ -89,7 +90,7 @@ def main() -> None:
         print(f"{'loss+backward/' + name:<42}{t[0]:>10.3f}{t[1]:>10.3f}")
     ref = old + 0.1
     for kind in ("kl", "low_var_kl"):
-        t = timed(lambda: ca.kl_penalty(old, ref, kind), args.repeats)
+        t = timed(functools.partial(ca.kl_penalty, old, ref, kind), args.repeats)
         print(f"{'kl_penalty/' + kind:<42}{t[0]:>10.3f}{t[1]:>10.3f}")
 
 

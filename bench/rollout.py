@@ -52,8 +52,11 @@ def _server(url: str | None):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "agentenv_webshop.launch", "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentenv_webshop.launch", "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_healthy(base, timeout_s=120, proc=proc, interval_s=0.1, max_interval_s=0.1)
@@ -114,8 +117,10 @@ def _engine_vs_generate(name: str, args) -> tuple:
 
     def run_engine(ps, rep):
         async def go():
-            return await asyncio.gather(*(engine.generate(p, SamplingParams(max_tokens=args.new_tokens, seed=rep * 1000 + i))
-                                          for i, p in enumerate(ps)))
+            return await asyncio.gather(*(
+                engine.generate(p, SamplingParams(max_tokens=args.new_tokens, seed=rep * 1000 + i))
+                for i, p in enumerate(ps)
+            ))
         outs = asyncio.run(go())
         return sum(len(o.token_ids) for o in outs)
 
@@ -168,7 +173,8 @@ def _agent_loop(args) -> list[tuple]:
             hf = HFEngine(path, device=args.device)
             engine = hf if policy == "tiny" else ScriptedWebshopEngine(tok, inner=hf)
             loop = AgentLoop(engine, tok,
-                             {"max_tokens": args.max_tokens, "temperature": 1.0, "max_model_len": 8192, "max_concurrency": 64},
+                             {"max_tokens": args.max_tokens, "temperature": 1.0, "max_model_len": 8192,
+                              "max_concurrency": 64},
                              {"task_name": "webshop", "env_addr": url, "max_retries": 20, "timeout": 60},
                              {"max_prompt_length": 1024, "max_response_length": 4096})
             for step in range(args.steps):
@@ -229,7 +235,8 @@ def main() -> None:
     rows = _agent_loop(args)
     print(f"\nAgent loop + HF engine ({args.device}) against WebShop: {args.batch} trajectories, "
           f"{args.rounds} rounds, {args.max_tokens} tokens/turn")
-    head = ("policy", "step", "wall s", "traj/s", "gen tok/s", "gen s", "env s", "env-wait", "turns", "reward", "errors", "req/batch")
+    head = ("policy", "step", "wall s", "traj/s", "gen tok/s", "gen s", "env s", "env-wait", "turns", "reward",
+            "errors", "req/batch")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:

@@ -244,6 +244,7 @@ def run_actor_bench(args) -> None:
     """Print the actor-update table (see the module docstring)."""
     import contextlib
     import copy
+    import functools
 
     import torch
 
@@ -267,7 +268,8 @@ def run_actor_bench(args) -> None:
     max_token_len = args.max_token_len or int(args.micro * float(lens.float().mean()))
     mini = args.rows // args.mini_batches
     # GPU: fp32 master weights, bf16 compute (as the workers); CPU: fp32
-    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda" else contextlib.nullcontext
+    autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if device.type == "cuda"
+                else contextlib.nullcontext)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
     def actor_for(model, dynamic: bool, offload: bool = False):
@@ -295,13 +297,14 @@ def run_actor_bench(args) -> None:
         plan = []
         for sl in range(0, args.rows, mini):
             mini_rows = torch.arange(sl, min(sl + mini, args.rows), device=device)
-            plan.append((mini_rows, [mini_rows[i.to(device)] for i in batching.split(batch.batch["attention_mask"][mini_rows])]))
+            micro_sets = batching.split(batch.batch["attention_mask"][mini_rows])
+            plan.append((mini_rows, [mini_rows[i.to(device)] for i in micro_sets]))
         ours = actor_for(copy.deepcopy(model0), dynamic)
         plain_model = copy.deepcopy(model0)
         plain_opt = torch.optim.AdamW(plain_model.parameters(), lr=1e-6)
         plain_model.train()
-        run_ours = lambda: ours.update_policy(batch)  # noqa: E731
-        run_plain = lambda: _plain_update(plain_model, plain_opt, batch, plan)  # noqa: E731
+        run_ours = functools.partial(ours.update_policy, batch)
+        run_plain = functools.partial(_plain_update, plain_model, plain_opt, batch, plan)
         timed(run_ours), timed(run_plain)  # warm-up
         torch.manual_seed(0)
         t_ours, t_plain = [], []
@@ -323,15 +326,16 @@ def run_actor_bench(args) -> None:
 
     print(f"actor update on {device.type}: {args.rows} rows ({args.mini_batches} mini-batch(es)), P={args.prompt_len} "
           f"R={args.response_len}, {real_tokens} real tokens; model hidden={args.hidden} layers={args.layers} "
-          f"vocab={model0.config.vocab_size}; micro={args.micro}, max_token_len={max_token_len}; {args.threads} CPU thread(s); "
+          f"vocab={model0.config.vocab_size}; micro={args.micro}, max_token_len={max_token_len}; "
+          f"{args.threads} CPU thread(s); "
           f"best of {args.steps} updates after 1 warm-up")
     mem_name = "peak MiB (CUDA alloc)" if device.type == "cuda" else "peak RSS growth MiB"
     print(f"| policy | micro-batches | forwarded / real tokens | ours tok/s | plain tok/s | ours/plain wall "
           f"| ours/plain CPU | {mem_name}, offload off | on |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, n_micro, pad, ours_tps, plain_tps, ratio, cpu_ratio, m_off, m_on in rows:
-        print(f"| {name} | {n_micro} | {pad:.2f} | {ours_tps:,.0f} | {plain_tps:,.0f} | {ratio:.2f}x | {cpu_ratio:.2f}x "
-              f"| {m_off:,.1f} | {m_on:,.1f} |")
+        print(f"| {name} | {n_micro} | {pad:.2f} | {ours_tps:,.0f} | {plain_tps:,.0f} | {ratio:.2f}x "
+              f"| {cpu_ratio:.2f}x | {m_off:,.1f} | {m_on:,.1f} |")
 
 
 if __name__ == "__main__":

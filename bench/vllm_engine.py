@@ -96,7 +96,8 @@ def main() -> None:
     engine = VLLMEngine(path, {"max_model_len": 1024, "max_num_seqs": 64, "seed": 0})
     rows.append(("vllm", "engine start (import + init)", f"{time.perf_counter() - t0:.1f} s"))
     for b in batches:
-        rows.append(("vllm", f"{b} x {args.tokens} tokens", f"{_throughput(engine, b, args.tokens, args.repeats):,.0f} tok/s"))
+        tok_s = _throughput(engine, b, args.tokens, args.repeats)
+        rows.append(("vllm", f"{b} x {args.tokens} tokens", f"{tok_s:,.0f} tok/s"))
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(path)
@@ -114,7 +115,8 @@ def main() -> None:
     hf = HFEngine(path)
     rows.append(("hf", "engine start", f"{time.perf_counter() - t0:.1f} s"))
     for b in batches:
-        rows.append(("hf", f"{b} x {args.tokens} tokens", f"{_throughput(hf, b, args.tokens, args.repeats):,.0f} tok/s"))
+        tok_s = _throughput(hf, b, args.tokens, args.repeats)
+        rows.append(("hf", f"{b} x {args.tokens} tokens", f"{tok_s:,.0f} tok/s"))
     hf.shutdown()
     if args.sync_buckets:
         rows += _sync_rows(args)

@@ -68,7 +68,8 @@ def _chromium_binary(pid: int) -> str:
                 cmd = child.cmdline()
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
-            if cmd and "chrom" in os.path.basename(cmd[0]) and "crashpad" not in cmd[0] and not any(a.startswith("--type=") for a in cmd):
+            if (cmd and "chrom" in os.path.basename(cmd[0]) and "crashpad" not in cmd[0]
+                    and not any(a.startswith("--type=") for a in cmd)):
                 return cmd[0]
         time.sleep(0.2)
     return "unknown"
@@ -207,7 +208,12 @@ def main() -> None:
 
     cpu_step_ms = serial.cpu_s / max(serial.steps, 1) * 1e3
     cores = os.cpu_count() or 1
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout.strip()
     result = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "commit": commit,

@@ -75,7 +75,7 @@ def repeated_in_turn(loss_mask: list[int], targets: list[int]) -> list[bool]:
     """For each assistant position (mask 1) of one row: does its token already occur earlier in the same
     assistant turn (a run of 1s)? The expert names a product id in its Thought and repeats it in its Action."""
     out, seen, inside = [], set(), False
-    for m, t in zip(loss_mask, targets):
+    for m, t in zip(loss_mask, targets, strict=True):
         if m:
             if not inside:
                 seen = set()
@@ -102,8 +102,9 @@ def accuracy(model, examples: list[tuple[list[int], list[int]]], id_tokens: torc
     for start in range(0, len(examples), batch_size):
         batch = collate_sft_examples(examples[start:start + batch_size], pad_id)
         logits, targets, rows = _assistant_logits(model, batch)
-        repeat = torch.tensor([r for mask, tgt in zip(batch["loss_mask"][:, 1:].tolist(), batch["input_ids"][:, 1:].tolist())
-                               for r in repeated_in_turn(mask, tgt)], dtype=torch.bool)
+        masks, tgts = batch["loss_mask"][:, 1:].tolist(), batch["input_ids"][:, 1:].tolist()
+        repeat = torch.tensor([r for mask, tgt in zip(masks, tgts, strict=True) for r in repeated_in_turn(mask, tgt)],
+                              dtype=torch.bool)
         pred = logits.argmax(-1)
         hit = pred == targets
         is_id = id_tokens[targets]
@@ -144,6 +145,17 @@ def noise_steps(model, examples: list[tuple[list[int], list[int]]], pad_id: int,
     model.eval()
 
 
+def report(label: str, model, data: dict[str, list[tuple[list[int], list[int]]]], id_tokens: torch.Tensor,
+           pad_id: int) -> None:
+    """Print one table row per demo set in `data`: the probe's metrics for `model`, labelled `label`."""
+    for name, examples in data.items():
+        start = time.time()
+        r = accuracy(model, examples, id_tokens, pad_id)
+        print(f"| {label} | {name} | {len(examples)} | {r['page_id_acc']:.3f} | {r['page_id_shown']:.3f} | "
+              f"{r['repeat_id_acc']:.3f} | {r['tok_acc']:.4f} | {r['nll']:.4f} | {time.time() - start:.0f} |",
+              flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("models", nargs="+", help="HF model directories (e.g. agentenv_webshop/sft_policy)")
@@ -169,19 +181,10 @@ def main(argv: list[str] | None = None) -> None:
         data = {name: [tokenize_conversation(tokenizer, c["conversations"]) for c in convs]
                 for name, convs in sets.items()}
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-
-        def report(label: str) -> None:
-            for name, examples in data.items():
-                start = time.time()
-                r = accuracy(model, examples, id_tokens, pad)
-                print(f"| {path}{label} | {name} | {len(examples)} | {r['page_id_acc']:.3f} | {r['page_id_shown']:.3f} | "
-                      f"{r['repeat_id_acc']:.3f} | {r['tok_acc']:.4f} | {r['nll']:.4f} | {time.time() - start:.0f} |",
-                      flush=True)
-
-        report("")
+        report(path, model, data, id_tokens, pad)
         if args.noise_steps:
             noise_steps(model, data["training"], pad, args.noise_steps, args.noise_lr, seed=args.seed + 1)
-            report(f" + {args.noise_steps} noise steps at lr {args.noise_lr:g}")
+            report(f"{path} + {args.noise_steps} noise steps at lr {args.noise_lr:g}", model, data, id_tokens, pad)
 
 if __name__ == "__main__":
     main()

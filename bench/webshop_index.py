@@ -126,7 +126,7 @@ def main() -> None:
         for q in queries[:20]:
             engine.search(q)
         lat, cpu, hits = [], [], 0
-        for q, g in zip(queries, goals):
+        for q, g in zip(queries, goals, strict=True):
             t, c = time.perf_counter(), time.thread_time()
             res = engine.search(q, k=50)
             cpu.append(time.thread_time() - c)

@@ -141,7 +141,8 @@ def run_load(port, n_clients, args, num_goals, server: psutil.Process):
     start_at = time.time() + 0.5
     procs, first = [], 0
     for n in per:
-        p = mp.Process(target=client_proc, args=(port, first * 13, n, start_at, args.warmup, args.seconds, num_goals, queue))
+        p = mp.Process(target=client_proc,
+                       args=(port, first * 13, n, start_at, args.warmup, args.seconds, num_goals, queue))
         p.start()
         procs.append(p)
         first += n

@@ -21,6 +21,14 @@ def webshop_url():
         yield base
 
 
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    """Path of a freshly built tiny random model, one per test module (the e2e and GPU training tests)."""
+    from verl.utils.tiny_model import build_tiny_model
+
+    return build_tiny_model(str(tmp_path_factory.mktemp("tiny") / "model"))
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked `gpu` skip, with the reason, where torch sees no CUDA device (the default CPU run
     collects and skips them; `bash scripts/run_tests.sh -m gpu` selects only them)."""

@@ -28,7 +28,9 @@ def wait_until_healthy(url: str, timeout_s: float = 60.0, proc: subprocess.Popen
 
 
 @contextlib.contextmanager
-def launched_server(module: str, *args: str, timeout_s: float = 120.0, env: dict | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+def launched_server(
+    module: str, *args: str, timeout_s: float = 120.0, env: dict | None = None
+) -> Iterator[tuple[str, subprocess.Popen]]:
     """Start `python -m <module> --host 127.0.0.1 --port <free> *args`; yield (base_url, process)."""
     port = free_port()
     cmd = [sys.executable, "-m", module, "--host", "127.0.0.1", "--port", str(port), *args]
@@ -101,7 +103,8 @@ def mixed_sampling_params() -> list:
     from verl.workers.rollout.base import SamplingParams
 
     return [SamplingParams(max_tokens=20, seed=1), SamplingParams(max_tokens=14, temperature=0),
-            SamplingParams(max_tokens=18, temperature=0.7, top_k=5, seed=2), SamplingParams(max_tokens=20, top_p=0.8, seed=3),
+            SamplingParams(max_tokens=18, temperature=0.7, top_k=5, seed=2),
+            SamplingParams(max_tokens=20, top_p=0.8, seed=3),
             SamplingParams(max_tokens=25, temperature=1.3, seed=4, stop_token_ids=tuple(range(3, 400))),
             SamplingParams(max_tokens=9, temperature=0.5, top_k=3, top_p=0.9, seed=6)]
 

@@ -8,7 +8,7 @@ A ``DataProto`` holds three things that share the sample dimension (dim 0, lengt
 
 It owns the batch container and its verbs (select, slice, chunk/split, concat, repeat, union,
 pop, to(device), save/load, padding); it does not know what any key means. The keys below are the
-contract between rollout (D1), trainer (D2a) and workers (D2b); ``B`` = prompts x rollout.n,
+contract between the rollout, the trainer and the workers; ``B`` = prompts x rollout.n,
 ``P`` = ``data.max_prompt_length``, ``R`` = ``data.max_response_length``.
 
 ========================  ==========  =======  ======================================================
@@ -112,7 +112,7 @@ def _values_equal(a: Any, b: Any) -> bool:
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
             return False
         if a.dtype == object or b.dtype == object:
-            return all(_values_equal(x, y) for x, y in zip(a.ravel(), b.ravel()))
+            return all(_values_equal(x, y) for x, y in zip(a.ravel(), b.ravel(), strict=True))
         return bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
     try:
         eq = a == b
@@ -256,7 +256,9 @@ class DataProto:
             elif isinstance(val, (np.ndarray, list, tuple)):
                 non_tensors[key] = val
             else:
-                raise TypeError(f"data[{key!r}] has unsupported type {type(val).__name__}; use a tensor, ndarray or list")
+                raise TypeError(
+                    f"data[{key!r}] has unsupported type {type(val).__name__}; use a tensor, ndarray or list"
+                )
         return cls.from_dict(tensors=tensors, non_tensors=non_tensors, meta_info=meta_info)
 
     def check_consistency(self) -> None:
@@ -269,7 +271,9 @@ class DataProto:
             if not isinstance(self.batch, TensorDict):
                 raise TypeError(f"DataProto.batch must be a TensorDict or None, got {type(self.batch).__name__}")
             if len(self.batch.batch_size) != 1:
-                raise ValueError(f"DataProto.batch must have exactly 1 batch dim, got batch_size={tuple(self.batch.batch_size)}")
+                raise ValueError(
+                    f"DataProto.batch must have exactly 1 batch dim, got batch_size={tuple(self.batch.batch_size)}"
+                )
         ref_key, ref_len = None, None
         if self.batch is not None:
             ref_key, ref_len = "batch", int(self.batch.batch_size[0])
@@ -344,7 +348,9 @@ class DataProto:
         return DataProto(batch=batch, non_tensor_batch=non_tensor, meta_info=dict(self.meta_info))
 
     # ------------------------------------------------------------------ key-level verbs
-    def select(self, batch_keys=None, non_tensor_batch_keys=None, meta_info_keys=None, deepcopy: bool = False) -> "DataProto":
+    def select(
+        self, batch_keys=None, non_tensor_batch_keys=None, meta_info_keys=None, deepcopy: bool = False
+    ) -> "DataProto":
         """A DataProto with only the named keys (``None`` keeps all of that kind).
 
         Raises:
@@ -386,7 +392,7 @@ class DataProto:
         new_keys = [new_keys] if isinstance(new_keys, str) else list(new_keys)
         if len(old_keys) != len(new_keys):
             raise ValueError(f"rename: {len(old_keys)} old keys but {len(new_keys)} new keys")
-        for old, new in zip(old_keys, new_keys):
+        for old, new in zip(old_keys, new_keys, strict=True):
             if self.batch is None or old not in self.batch.keys():
                 raise KeyError(f"rename: batch key {old!r} not present; have {self._batch_keys()}")
             self.batch[new] = self.batch.pop(old)

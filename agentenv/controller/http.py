@@ -117,5 +117,6 @@ class EnvHttp:
 
     def _sleep_before_retry(self, attempt: int, method: str, url: str, reason: str) -> None:
         delay = self.backoff_s * (2 ** attempt)
-        logger.warning("%s %s failed (%s); retry %d/%d in %.2f s", method, url, reason, attempt + 1, self.max_retries, delay)
+        logger.warning("%s %s failed (%s); retry %d/%d in %.2f s",
+                       method, url, reason, attempt + 1, self.max_retries, delay)
         time.sleep(delay)

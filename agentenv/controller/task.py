@@ -70,7 +70,13 @@ class BaseTask:
                 reward, done = out.reward, out.done
                 conversation.append({"from": "human", "loss": None, "value": out.observation})
             logger.debug("episode idx=%s rounds=%d reward=%.3f done=%s", idx, rounds, reward, done)
-            results.append(ExperienceOutput(item_idx=idx, conversation=conversation, reward=reward, done=done, num_rounds=rounds))
+            results.append(ExperienceOutput(
+                item_idx=idx,
+                conversation=conversation,
+                reward=reward,
+                done=done,
+                num_rounds=rounds,
+            ))
         return results
 
     def close(self) -> None:

@@ -119,7 +119,13 @@ class WebshopEnvClient(HttpEnvClient):
         max_retries: int = 3,
         **kwargs: Any,
     ):
-        super().__init__(env_server_base, data_len, timeout=timeout, max_retries=max_retries, action_format=action_format)
+        super().__init__(
+            env_server_base,
+            data_len,
+            timeout=timeout,
+            max_retries=max_retries,
+            action_format=action_format,
+        )
         self.adapter = get_adapter(self.action_format, fallback_markers=_WEBSHOP_ACTION_MARKERS, tools=_WEBSHOP_TOOLS)
         self.conversation_start = _conversation_start(self.action_format)
         self._last_observation: Optional[str] = None

@@ -154,7 +154,8 @@ class _CatchAll:
                                      f"{scope.get('path')}: {type(exc).__name__}: {str(exc)[:200]}; "
                                      "this is a server bug, please report it"))
             await send({"type": "http.response.start", "status": 500,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
 
 
@@ -179,7 +180,8 @@ class _BodyLimit:
         for name, value in scope["headers"]:
             if name == b"content-length":
                 if value.isdigit() and int(value) > self.max_bytes:
-                    body = _dumps(error_body("body_too_large", self._message(str(int(value))), max_bytes=self.max_bytes))
+                    body = _dumps(error_body("body_too_large", self._message(str(int(value))),
+                                             max_bytes=self.max_bytes))
                     await send({"type": "http.response.start", "status": 413,
                                 "headers": [(b"content-type", b"application/json"),
                                             (b"content-length", str(len(body)).encode())]})

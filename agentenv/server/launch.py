@@ -8,7 +8,15 @@ from typing import Optional, Sequence
 
 from agentenv.server.app import ServerSettings
 
-__all__ = ["CPU_ONLY_ENV", "hide_accelerators", "stop_process", "build_arg_parser", "parse", "settings_from_args", "serve"]
+__all__ = [
+    "CPU_ONLY_ENV",
+    "hide_accelerators",
+    "stop_process",
+    "build_arg_parser",
+    "parse",
+    "settings_from_args",
+    "serve",
+]
 
 # An env server needs no GPU. Without these, `import bm25s` imports JAX when it is installed and JAX
 # preallocates 75% of every visible GPU (61 GB measured on an H100 node), and torch may create a CUDA
@@ -53,7 +61,8 @@ def build_arg_parser(description: str, default_port: int, default_max_sessions: 
     parser.add_argument("--log-level", default="info", choices=_LOG_LEVELS, type=str.lower,
                         help="logging level (debug also logs every request)")
     parser.add_argument("--max-sessions", type=int, default=default_max_sessions,
-                        help=f"live-session limit; /create answers 503 when full (default {default_max_sessions}; 0 = unlimited)")
+                        help=f"live-session limit; /create answers 503 when full "
+                             f"(default {default_max_sessions}; 0 = unlimited)")
     parser.add_argument("--session-ttl", type=float, default=default_ttl_s,
                         help=f"evict sessions idle for this many seconds (default {default_ttl_s:g}; 0 = never)")
     parser.add_argument("--max-action-chars", type=int, default=4096,

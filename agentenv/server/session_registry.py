@@ -217,7 +217,8 @@ class SessionRegistry:
         else:
             why = f"no such id was ever created (ids so far: 0..{self._next_id - 1})" if self._next_id else \
                 "no session was created yet"
-        return EnvServerError(404, "unknown_env_idx", f"env_idx {env_idx!r} is unknown: {why}; create one with POST /create",
+        return EnvServerError(404, "unknown_env_idx",
+                              f"env_idx {env_idx!r} is unknown: {why}; create one with POST /create",
                               env_idx=env_idx)
 
     def _free(self, env_idx: int, env: Any) -> None:

@@ -10,11 +10,13 @@ Two kinds of site:
   extra headers, e.g. `X-Webarena-Instance`, go with it). The sites builder matches these
   recipes; the forms take no CSRF token:
 
-  | site | POST to | form fields |
+  | site | POST to (a path under the site's base URL) | form fields |
   |---|---|---|
-  | shopping | `{SHOPPING}/customer/account/loginPost/` | `login[username]`=emma.lopez@gmail.com, `login[password]`=Password.123 |
-  | shopping_admin | `{SHOPPING_ADMIN}/login` (the base already ends in `/admin`) | `login[username]`=admin, `login[password]`=admin1234 |
-  | reddit | `{REDDIT}/login_check` | `_username`=MarvelsGrantMan136, `_password`=test1234 |
+  | shopping | `/customer/account/loginPost/` | `login[username]`=emma.lopez@gmail.com, `login[password]`=Password.123 |
+  | shopping_admin | `/login` | `login[username]`=admin, `login[password]`=admin1234 |
+  | reddit | `/login_check` | `_username`=MarvelsGrantMan136, `_password`=test1234 |
+
+  The base URLs are `{SHOPPING}`, `{SHOPPING_ADMIN}` (which already ends in `/admin`) and `{REDDIT}`.
 
   Success is any 2xx/3xx answer that does not redirect back to a login page.
 
@@ -261,7 +263,10 @@ async def save_storage_state(context: Any, sites: Iterable[str], auth_dir: str |
     return path
 
 
-def load_storage_state(sites_or_path: Iterable[str] | str | os.PathLike, auth_dir: str | os.PathLike = ".auth") -> dict | None:
+def load_storage_state(
+    sites_or_path: Iterable[str] | str | os.PathLike,
+    auth_dir: str | os.PathLike = ".auth",
+) -> dict | None:
     """Read a storage state (for `BrowserSession.open(storage_state=...)`).
 
     Args:

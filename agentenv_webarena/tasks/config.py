@@ -200,7 +200,8 @@ def validate_task(config: dict, where: str = "") -> dict:
     if "url_match" in eval_types:
         ref = ev.get("reference_url")
         if not isinstance(ref, str) or not ref.strip():
-            fail(f"eval.reference_url must be a non-empty URL (alternatives joined by ' |OR| ') for url_match, got {ref!r}")
+            fail("eval.reference_url must be a non-empty URL (alternatives joined by ' |OR| ') for url_match, "
+                 f"got {ref!r}")
         note = ev.get("url_note", "GOLD in PRED")
         if note not in ("GOLD in PRED", "", None):
             fail(f"eval.url_note {note!r} is not supported; the only rule is 'GOLD in PRED'")
@@ -287,7 +288,8 @@ def load_tasks(path: str | os.PathLike, *, validate: bool = True) -> list[dict]:
         logger.info("loaded %d task configs from directory %s", len(configs), path)
         return configs
     if not os.path.exists(path):
-        raise FileNotFoundError(f"task file {path} does not exist; pass a JSON list file or a directory of {{i}}.json files")
+        raise FileNotFoundError(f"task file {path} does not exist; "
+                                "pass a JSON list file or a directory of {i}.json files")
     with open(path, encoding="utf-8") as f:
         try:
             data = json.load(f)

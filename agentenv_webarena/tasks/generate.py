@@ -30,8 +30,21 @@ logger = logging.getLogger(__name__)
 
 SEED = 8  # fixed RNG seed of the suite: the same templates always give the same tasks
 TEST_EVERY = 5
-_KEY_ORDER = ("sites", "task_id", "require_login", "storage_state", "start_url", "geolocation", "intent_template",
-              "instantiation_dict", "intent", "require_reset", "eval", "intent_template_id", "reference_action_sequence")
+_KEY_ORDER = (
+    "sites",
+    "task_id",
+    "require_login",
+    "storage_state",
+    "start_url",
+    "geolocation",
+    "intent_template",
+    "instantiation_dict",
+    "intent",
+    "require_reset",
+    "eval",
+    "intent_template_id",
+    "reference_action_sequence",
+)
 _DEFAULTS = {"require_login": True, "storage_state": None, "geolocation": None, "require_reset": False}
 
 

@@ -91,7 +91,9 @@ def parse_pricing(pricing: Any) -> tuple[list[float], str]:
 
 
 def normalize_options(customization_options: Any) -> tuple[dict[str, list[str]], dict[str, Any]]:
-    """WebShop's option normalisation: ``({name.lower(): [value.strip().replace('/', ' | ').lower()]}, option_to_image)``.
+    """WebShop's option normalisation.
+
+    Returns ``({name.lower(): [value.strip().replace('/', ' | ').lower()]}, option_to_image)``.
 
     Option groups whose content is null are dropped.
     """
@@ -244,7 +246,8 @@ def load_catalog(data_dir: str | None = None, num_products: int | None = None,
             items = items[:num_products]
         attributes = _read_json(ins_path) if ins_path else {}
         if ins_path is None:
-            logger.warning("no items_ins_v2*.json in %s: every product gets Attributes=['DUMMY_ATTR'] and no goal", root)
+            logger.warning("no items_ins_v2*.json in %s: every product gets Attributes=['DUMMY_ATTR'] and no goal",
+                           root)
         human = _read_json(human_path) if (human_goals and human_path) else {}
         products = load_products(items, attributes, human, num_products, human_goals)
         attribute_to_asins: dict[str, set] = {}

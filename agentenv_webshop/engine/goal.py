@@ -82,7 +82,7 @@ def get_synthetic_goals(products: Iterable[dict], rng: random.Random | None = No
         options = product["options"]
         option_names = sorted(options)
         for combination in itertools.product(*(options[name] for name in option_names)):
-            goal_options = dict(zip(option_names, combination))
+            goal_options = dict(zip(option_names, combination, strict=True))
             option_text = ", and ".join(f"{k}: {v}" for k, v in goal_options.items())
             option_text = " with " + option_text if option_text else ""
             price_upper, price_text = price_upper_for(product["product_price"], rng)

@@ -229,7 +229,7 @@ def _score_top_k_py(terms, weights, data, indices, win_ptr, win_max, shift, k): 
 def _score_top_k_numpy(terms, weights, data, indices, indptr, num_docs, k):
     """Exhaustive top-k BM25 (score desc, doc asc): the reference the pruned scorer must equal."""
     acc = np.zeros(num_docs, dtype=np.float64)
-    for t, w in zip(terms, weights):
+    for t, w in zip(terms, weights, strict=True):
         lo, hi = indptr[t], indptr[t + 1]
         acc[indices[lo:hi]] += float(w) * data[lo:hi].astype(np.float64)
     docs = np.flatnonzero(acc > 0)
@@ -267,13 +267,14 @@ else:  # pragma: no cover
 
 def default_cache_dir() -> str:
     """``$AGENTENV_WEBSHOP_CACHE`` or ``~/.cache/agentenv_webshop``."""
-    return os.environ.get("AGENTENV_WEBSHOP_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "agentenv_webshop")
+    return (os.environ.get("AGENTENV_WEBSHOP_CACHE")
+            or os.path.join(os.path.expanduser("~"), ".cache", "agentenv_webshop"))
 
 
 def _documents_key(asins: Sequence[str], texts: Sequence[str], stemming: bool) -> str:
     h = hashlib.sha256()
     h.update(json.dumps([_INDEX_FORMAT, K1, B, stemming, bm25s.__version__]).encode())
-    for asin, text in zip(asins, texts):
+    for asin, text in zip(asins, texts, strict=True):
         h.update(asin.encode())
         h.update(b"\x00")
         h.update(text.encode("utf-8", "surrogatepass"))

@@ -78,7 +78,8 @@ def _prompts_times_n(num_prompts: int, n: int, item_ids=None):
     else:
         ntb["prompt"] = np.array([[{"role": "user", "content": f"question {i}"}] for i in range(num_prompts)],
                                  dtype=object)
-    batch = DataProto.from_dict(non_tensors=ntb, meta_info={"global_step": 3, "max_rounds": 5}).repeat(n, interleave=True)
+    batch = DataProto.from_dict(non_tensors=ntb, meta_info={"global_step": 3, "max_rounds": 5})
+    batch = batch.repeat(n, interleave=True)
     batch.non_tensor_batch["rollout_row"] = np.arange(len(batch))  # RayPPOTrainer._generate
     return batch
 
@@ -202,7 +203,8 @@ def _dynamic_overrides(budget: int | None) -> list[str]:
             "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1"]
     if budget is None:
         return base
-    return base + ["actor_rollout_ref.actor.use_dynamic_bsz=true", f"actor_rollout_ref.actor.ppo_max_token_len_per_gpu={budget}",
+    return base + ["actor_rollout_ref.actor.use_dynamic_bsz=true",
+                   f"actor_rollout_ref.actor.ppo_max_token_len_per_gpu={budget}",
                    f"actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={budget}"]
 
 

@@ -10,7 +10,8 @@ import math
 import time
 
 import pytest
-import requests
+
+from agentenv.health import server_answers
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -110,9 +111,7 @@ def test_rollout_overlap_on_two_ranks(two_node_cluster, tmp_path):
 def _stopped(addr: str, within_s: float = 20) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        try:
-            requests.get(addr + "/", timeout=2)
-        except requests.RequestException:
+        if not server_answers(addr, timeout_s=2):
             return True
         time.sleep(0.2)
     return False

@@ -59,7 +59,9 @@ def test_grpo_step_with_a_reward_model(webshop_url, models, tmp_path):
            "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, "-m", "verl.agent_trainer.main_ppo", *args], cwd=str(tmp_path), env=env,
                           capture_output=True, text=True, timeout=280)
-    assert proc.returncode == 0, f"main_ppo failed (rc {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    assert proc.returncode == 0, (
+        f"main_ppo failed (rc {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    )
 
     (row,) = [json.loads(line) for line in (logs / "metrics.jsonl").read_text().splitlines()]
     rm_mean, rm_min, rm_max = (row[f"reward/rm_score/{k}"] for k in ("mean", "min", "max"))

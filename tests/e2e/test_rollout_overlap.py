@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from e2e.test_train_webshop import TRAIN_IDS, _rollout_item_ids, grpo_args, read_metrics, run_main_ppo, tiny_model  # noqa: F401
+from e2e.test_train_webshop import _rollout_item_ids, grpo_args, read_metrics, run_main_ppo
 
 pytestmark = pytest.mark.timeout(600)
 

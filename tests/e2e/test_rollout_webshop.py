@@ -161,7 +161,8 @@ def test_parquet_interaction_rows_give_the_same_batch_as_item_ids(webshop_url, t
     via = AgentLoop(ScriptedWebshopEngine(tok), tok, rollout, direct.agentgym_config, direct.data_config,
                     env_client_factory=_interaction_factory(rollout, direct.agentgym_config))
     parquet_batch = DataProto.from_dict(non_tensors={
-        "prompt": np.array(list(rows.prompt), dtype=object), "extra_info": np.array(list(rows.extra_info), dtype=object),
+        "prompt": np.array(list(rows.prompt), dtype=object),
+        "extra_info": np.array(list(rows.extra_info), dtype=object),
         "uid": np.array([str(i) for i in ids], dtype=object)}, meta_info={"max_rounds": 5, "global_step": 1})
     try:
         a, b = direct.run(_batch(ids)), via.run(parquet_batch)

@@ -85,7 +85,7 @@ def test_sft_on_demos_with_permuted_product_id_copies(tmp_path, permuted_only, c
     if choice_rows:
         augmented = json.loads((tmp_path / "demos.permonly1.choices.json").read_text())
         assert len(augmented) == 3 and all(d["ids_permuted"] for d in augmented)
-        for row, demo in zip(augmented, demos):
+        for row, demo in zip(augmented, demos, strict=True):
             last = row["conversations"][-1]
             assert last["from"] == "gpt" and re.search(r"click\[B0[0-9A-Z]{8}\]", last["value"])
             assert len(row["conversations"]) < len(demo["conversations"])

@@ -50,12 +50,14 @@ def grpo_args(tmp_path, model: str, env_addr: str, device: str = "cpu") -> list[
         "actor_rollout_ref.rollout.max_model_len=2048", "actor_rollout_ref.rollout.max_concurrency=8",
         f"actor_rollout_ref.rollout.rollout_log_dir={tmp_path / 'rollouts'}",
         "actor_rollout_ref.agentgym.task_name=webshop", f"actor_rollout_ref.agentgym.env_addr={env_addr}",
-        "actor_rollout_ref.rollout.val_kwargs.do_sample=True", "actor_rollout_ref.agentgym.timeout=30", "actor_rollout_ref.agentgym.max_rounds=2",
+        "actor_rollout_ref.rollout.val_kwargs.do_sample=True", "actor_rollout_ref.agentgym.timeout=30",
+        "actor_rollout_ref.agentgym.max_rounds=2",
         "actor_rollout_ref.actor.ppo_mini_batch_size=1", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
         "actor_rollout_ref.actor.use_kl_loss=True", "actor_rollout_ref.actor.optim.lr=1e-4",
         "algorithm.rounds_ctrl.rounds=2", f"trainer.device={device}", "trainer.save_freq=2", "trainer.test_freq=2",
         *(["trainer.n_gpus_per_node=1"] if device == "cuda" else []),
-        "trainer.logger=[console,file]", f"trainer.default_local_dir={tmp_path / 'ckpt'}", f"trainer.log_dir={tmp_path / 'logs'}",
+        "trainer.logger=[console,file]", f"trainer.default_local_dir={tmp_path / 'ckpt'}",
+        f"trainer.log_dir={tmp_path / 'logs'}",
         "trainer.project_name=e2e", "trainer.experiment_name=webshop", "ray_init.num_cpus=2",
         "ray_init.object_store_memory=200000000",
     ]
@@ -90,13 +92,6 @@ def check_two_steps(tmp_path) -> list[dict]:
     assert torch.equal(model.state_dict()[name], tensor)  # the export holds the trained weights
     assert tok("Search").input_ids
     return rows
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    from verl.utils.tiny_model import build_tiny_model
-
-    return build_tiny_model(str(tmp_path_factory.mktemp("tiny") / "model"))
 
 
 def test_grpo_two_steps_checkpoint_resume_export(webshop_url, tiny_model, tmp_path):

@@ -56,7 +56,8 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
     for step, half in ((0, report["before"]), (1, report["after"])):
         assert val[step]["val/greedy/num_items"] == GOALS
         assert val[step]["val/greedy/success_rate"] == half["success_rate"]
-        assert [val[step]["val/greedy/success_ci95_lo"], val[step]["val/greedy/success_ci95_hi"]] == half["success_ci95"]
+        ci95 = [val[step]["val/greedy/success_ci95_lo"], val[step]["val/greedy/success_ci95_hi"]]
+        assert ci95 == half["success_ci95"]
         assert val[step]["val/greedy/mean_reward"] == half["mean_reward"]
     plots = sorted(p.name for p in (run / "logs" / "plots").iterdir())
     assert plots == ["env_errors.png", "length_turns.png", "reward_success.png", "validation.png"]

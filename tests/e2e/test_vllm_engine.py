@@ -120,7 +120,8 @@ def test_banned_ids_are_never_emitted_and_log_probs_exclude_them(engine, hf_mode
     with torch.no_grad():
         logits = hf_model(torch.tensor([prompt + out.token_ids])).logits[0, len(prompt) - 1:-1].float()
     logits[:, list(banned)] = float("-inf")
-    ref = torch.log_softmax(logits / (temperature or 1.0), -1).gather(1, torch.tensor(out.token_ids)[:, None]).squeeze(1)
+    logp = torch.log_softmax(logits / (temperature or 1.0), -1)
+    ref = logp.gather(1, torch.tensor(out.token_ids)[:, None]).squeeze(1)
     torch.testing.assert_close(torch.tensor(out.log_probs), ref, atol=2e-3, rtol=0)
     if temperature == 0:
         assert out.token_ids == logits.argmax(-1).tolist()
@@ -152,12 +153,13 @@ def test_concurrent_requests_batch_and_match_sequential(engine, hf_model):
     outs = _run(many())
     dt = time.perf_counter() - t0
     print(f"\n16 concurrent x 10 tokens: {dt:.2f} s ({160 / dt:.0f} tok/s)")
-    for p, o in zip(prompts[:4], outs[:4]):
+    for p, o in zip(prompts[:4], outs[:4], strict=True):
         assert o.token_ids == hf_greedy(hf_model, p, 10)[0]
     for o in outs:
         assert len(o.token_ids) == 10 and o.finish_reason == "length"
     # same answers one at a time
-    assert [_gen(engine, p, max_tokens=10, temperature=0).token_ids for p in prompts[4:8]] == [o.token_ids for o in outs[4:8]]
+    one_at_a_time = [_gen(engine, p, max_tokens=10, temperature=0).token_ids for p in prompts[4:8]]
+    assert one_at_a_time == [o.token_ids for o in outs[4:8]]
 
 
 def test_update_weights_changes_outputs_and_restores(engine, hf_model):
@@ -232,7 +234,7 @@ def test_bucketed_push_equals_full_push_and_respects_the_bucket_size(engine, hf_
             results[bucket].append(_gen(engine, PROMPTS[0], max_tokens=GEN_LEN, temperature=1.0, seed=7))
             print(f"\nbucket {bucket >> 10} KiB: {len(sent)} RPC buckets")
         full, bucketed = results.values()
-        for a, b in zip(full, bucketed):
+        for a, b in zip(full, bucketed, strict=True):
             assert a.token_ids == b.token_ids and a.log_probs == b.log_probs  # bit-identical weights
         hf_model.load_state_dict(perturbed, strict=False)
         try:
@@ -346,7 +348,8 @@ def test_model_override_config_reaches_vllm(model_dir, hf_model):
 
     override = {"rms_norm_eps": 1.0}  # same weights (vLLM refuses checkpoint tensors its model lacks)
     rollout = RolloutConfig(name="vllm", max_model_len=2048, max_num_seqs=8)
-    eng = build_rollout_engine(model_dir, rollout, torch.device("cpu"), ModelConfig(path=model_dir, override_config=override))
+    eng = build_rollout_engine(model_dir, rollout, torch.device("cpu"),
+                               ModelConfig(path=model_dir, override_config=override))
     try:
         out = _gen(eng, PROMPTS[0], max_tokens=GEN_LEN, temperature=0)
     finally:

@@ -274,7 +274,8 @@ def test_webarena_interaction_lifecycle(server, tasks):
             iid, [{"role": "assistant", "content": "I am not sure what to do yet."}])
         assert not done and score == 0.0 and "format was incorrect" in text
         done, text, score, extra = await interaction.generate_response(
-            iid, [{"role": "assistant", "content": "In summary, the next action I will perform is ```stop [no idea]```"}])
+            iid, [{"role": "assistant",
+                   "content": "In summary, the next action I will perform is ```stop [no idea]```"}])
         total = await interaction.calculate_score(iid)
         await interaction.finalize_interaction(iid)
         return first, done, extra, total

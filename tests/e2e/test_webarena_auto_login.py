@@ -44,8 +44,9 @@ def test_auto_login_writes_states_that_log_the_next_context_in(sites, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB")}
     env.update(SHOPPING=sites["shopping"], REDDIT=sites["reddit"])
     auth = tmp_path / ".auth"
-    proc = subprocess.run([sys.executable, "-m", "agentenv_webarena.webarena.auto_login", "--site_list", "shopping", "reddit",
-                           "--auth_folder", str(auth)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "agentenv_webarena.webarena.auto_login",
+                           "--site_list", "shopping", "reddit", "--auth_folder", str(auth)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # per site and per pair, named as WebArena names them; the embedded sites keep the reddit+shopping pair
     assert sorted(os.listdir(auth)) == ["reddit_state.json", "shopping.reddit_state.json", "shopping_state.json"]

@@ -152,7 +152,9 @@ def test_observation_of_a_static_page(host, session, base):
     assert obs.text.startswith("Tab 0 (current): Test Home\n\n")
     assert obs.url == f"{base}/index.html" and obs.tabs == ["Test Home"]
     lines = obs.text.split("\n")[2:]
-    assert re.fullmatch(r"\[\d+\] RootWebArea 'Test Home' focused: True url: " + re.escape(f"{base}/index.html"), lines[0])
+    assert re.fullmatch(
+        r"\[\d+\] RootWebArea 'Test Home' focused: True url: " + re.escape(f"{base}/index.html"), lines[0]
+    )
     body = "\n".join(lines)
     assert re.search(r"^\t\[\d+\] link 'Second page' url: " + re.escape(f"{base}/page2.html") + "$", body, re.M)
     # autofocus lands in a task after load: under heavy load the observation may come first

@@ -131,9 +131,10 @@ def test_prompt_agent_against_a_scripted_openai_server(tmp_path, tasks, server):
     pytest.importorskip("openai", reason="provider=openai needs the openai package (the browser/test extras)")
     answer, stuck = tasks[0]["intent"], tasks[5]["intent"]
     llm = ScriptedLLM({
-        answer: ["I am not sure yet.", "The price is shown. In summary, the next action I will perform is ```stop [$19.95]```"],
-        stuck: ["no action here", "still no action", "Let me look further. In summary, the next action I will perform is "
-                "```scroll [down]```"],
+        answer: ["I am not sure yet.",
+                 "The price is shown. In summary, the next action I will perform is ```stop [$19.95]```"],
+        stuck: ["no action here", "still no action",
+                "Let me look further. In summary, the next action I will perform is ```scroll [down]```"],
     })
     try:
         out = tmp_path / "prompt"
@@ -158,7 +159,8 @@ def test_prompt_agent_against_a_scripted_openai_server(tmp_path, tasks, server):
     assert stuck_prompts[0].endswith("PREVIOUS ACTION: None")
     assert "format was incorrect" in stuck_prompts[2].rsplit("PREVIOUS ACTION:", 1)[1]
 
-    traces = {json.loads(line)["task_id"]: json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()}
+    traces = {json.loads(line)["task_id"]: json.loads(line)
+              for line in (out / "trajectories.jsonl").read_text().splitlines()}
     retried = traces[0]["steps"][0]
     assert retried["attempts"][0] == "I am not sure yet." and retried["action"] == "stop [$19.95]"
     failed = traces[5]["steps"][0]

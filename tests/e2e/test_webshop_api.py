@@ -172,11 +172,11 @@ def test_many_concurrent_sessions(api):
         t.join(60)
     assert errors == [] and len(results) == 48
     assert len({env for env, *_ in results.values()}) == 48  # every client got its own session
-    for env, goal, obs, instruction in results.values():
+    for _env, _goal, obs, instruction in results.values():
         assert instruction in obs  # each session kept its own goal under concurrency
     # same goal index -> same instruction text, whatever session served it
     first = {}
-    for env, goal, obs, instruction in results.values():
+    for _env, goal, _obs, instruction in results.values():
         assert first.setdefault(goal, instruction) == instruction
 
 

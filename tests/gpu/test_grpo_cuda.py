@@ -8,12 +8,12 @@ from __future__ import annotations
 import math
 
 import pytest
-from e2e.test_train_webshop import check_two_steps, grpo_args, run_main_ppo, tiny_model  # noqa: F401  (fixture)
+from e2e.test_train_webshop import check_two_steps, grpo_args, run_main_ppo
 
 pytestmark = [pytest.mark.gpu, pytest.mark.timeout(400)]
 
 
-def test_grpo_two_steps_on_cuda(webshop_url, tiny_model, tmp_path):  # noqa: F811  (the imported fixture)
+def test_grpo_two_steps_on_cuda(webshop_url, tiny_model, tmp_path):
     import torch
     from transformers import AutoModelForCausalLM
 

@@ -46,7 +46,7 @@ def test_greedy_matches_generate_and_log_probs_match_forward(tiny_model_dir, pro
         assert eng._lookahead
         outs = _gather(eng, [(p, SamplingParams(max_tokens=16, temperature=0)) for p in prompts])
         model = AutoModelForCausalLM.from_pretrained(tiny_model_dir).cuda().eval()
-        for p, o in zip(prompts, outs):
+        for p, o in zip(prompts, outs, strict=True):
             with torch.no_grad():
                 want = model.generate(torch.tensor([p], device="cuda"), max_new_tokens=16, do_sample=False,
                                       eos_token_id=None, pad_token_id=0)[0, len(p):].tolist()
@@ -61,16 +61,18 @@ def test_greedy_matches_generate_and_log_probs_match_forward(tiny_model_dir, pro
 @pytest.mark.parametrize("lookahead", [True, False])
 def test_sampled_rows_do_not_depend_on_batch_or_lookahead(tiny_model_dir, prompts, lookahead):
     cfg = {"dtype": "float32", "free_cache_engine": False}
-    eng, alone = HFEngine(tiny_model_dir, cfg, device="cuda"), HFEngine(tiny_model_dir, cfg, device="cuda", prefix_cache_mb=0)
+    eng = HFEngine(tiny_model_dir, cfg, device="cuda")
+    alone = HFEngine(tiny_model_dir, cfg, device="cuda", prefix_cache_mb=0)
     eng._lookahead = lookahead
     sps = mixed_sampling_params()
     try:
-        batched = _gather(eng, list(zip(prompts, sps)))
-        for p, s, got in zip(prompts, sps, batched):
+        batched = _gather(eng, list(zip(prompts, sps, strict=True)))
+        for p, s, got in zip(prompts, sps, batched, strict=True):
             want = _gather(alone, [(p, s)])[0]
             assert got.token_ids == want.token_ids and got.finish_reason == want.finish_reason
             torch.testing.assert_close(torch.tensor(got.log_probs), torch.tensor(want.log_probs), atol=1e-4, rtol=0)
-        again = _gather(eng, list(zip(prompts, sps)))  # the same seeds reproduce (prefix KV reused this time)
+        # the same seeds reproduce (prefix KV reused this time)
+        again = _gather(eng, list(zip(prompts, sps, strict=True)))
         assert [o.token_ids for o in again] == [o.token_ids for o in batched]
     finally:
         eng.shutdown()

@@ -35,6 +35,9 @@ ENV_MODULES = (
     "agentenv_webarena.tasks.reference",
     *SITE_MODULES,
     "agentenv.item_ids",
+    "agentenv.registry",
+    "agentenv.health",
+    "agentenv.server",
     "agentenv_webshop.server",
 )
 # What the embedded sites must not load: the env, the browser, our WebArena code, the task layer, the trainer.

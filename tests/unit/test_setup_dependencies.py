@@ -31,7 +31,7 @@ def _requirements() -> tuple[set[str], set[str]]:
             values[node.targets[0].id] = ast.literal_eval(node.value)
 
     def names(reqs):
-        return {re.split(r"[<>=!;\[ ]", r, 1)[0].strip().lower().replace("_", "-") for r in reqs}
+        return {re.split(r"[<>=!;\[ ]", r, maxsplit=1)[0].strip().lower().replace("_", "-") for r in reqs}
 
     return names(values["CORE"]), names(r for reqs in values["EXTRAS"].values() for r in reqs)
 

@@ -21,9 +21,10 @@ process, no Ray), then prints and writes per category and overall:
 The CIs and both rates come from `metric_utils.compute_outcome_metrics`, the function the trainer's
 validation uses, so a greedy run here and `val/greedy/*` of the trainer report the same quantities.
 
-Outputs in `data.output_path` (default `saves/eval/<model dir>`): `metrics.json` and `trajectories.jsonl` (one line per trajectory:
-item id, sample index, categories, reward, turns, env error, chat messages). An item listed in several
-category files is rolled out once and counted in each category.
+Outputs in `data.output_path` (default `saves/eval/<model dir>`): `metrics.json` and
+`trajectories.jsonl` (one line per trajectory: item id, sample index, categories, reward, turns,
+env error, chat messages). An item listed in several category files is rolled out once and counted
+in each category.
 """
 from __future__ import annotations
 
@@ -109,8 +110,10 @@ def compute_metrics(records: Sequence[dict], seed: int = 0) -> dict:
         "k": max(len(r) for r in rewards),
         "pass_at_k": float(np.mean([r.max() > 0 for r in rewards])),
         "pass_at_k_success": float(np.mean([c > 0 for c in successes])),
-        "success_pass_at": {str(j): float(np.mean([pass_at_k(len(r), c, j) for r, c in zip(rewards, successes)]))
-                            for j in _powers_of_two(fewest)},
+        "success_pass_at": {
+            str(j): float(np.mean([pass_at_k(len(r), c, j) for r, c in zip(rewards, successes, strict=True)]))
+            for j in _powers_of_two(fewest)
+        },
         "mean_turns": float(np.mean([float(rec["num_turns"]) for rec in records])),
         "env_errors": int(sum(bool(rec["env_error"]) for rec in records)),
     }

@@ -64,7 +64,8 @@ def load_conversations(path: str, max_examples: int | None = None) -> list[dict]
     path = os.path.expanduser(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"data.train_file={path!r} does not exist; write demonstrations first "
-                                f"(bash scripts/webshop_sft.sh or python -m agentenv_webshop.expert --demos-out {path})")
+                                "(bash scripts/webshop_sft.sh or python -m agentenv_webshop.expert "
+                                f"--demos-out {path})")
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     stripped = text.lstrip()
@@ -78,7 +79,11 @@ def load_conversations(path: str, max_examples: int | None = None) -> list[dict]
             raise ValueError(f"{path}: row {i} has no 'conversations' list (AgentTraj format: "
                              f"{{'item_id', 'conversations': [{{'from', 'loss', 'value'}}, ...]}})")
         for j, turn in enumerate(turns):
-            if not isinstance(turn, dict) or turn.get("from") not in ("human", "gpt") or not isinstance(turn.get("value"), str):
+            if (
+                not isinstance(turn, dict)
+                or turn.get("from") not in ("human", "gpt")
+                or not isinstance(turn.get("value"), str)
+            ):
                 raise ValueError(f"{path}: row {i} ({row.get('item_id')}) turn {j} must be "
                                  f"{{'from': 'human'|'gpt', 'value': str}}, got {turn!r}"[:400])
     return rows[:max_examples] if max_examples else rows

@@ -37,7 +37,9 @@ def _load_parquet(path: str, prompt_key: str) -> list[dict]:
     frame = pd.read_parquet(path)
     key = prompt_key if prompt_key in frame.columns else "prompt"
     if key not in frame.columns and "item_id" not in frame.columns:
-        raise ValueError(f"{path}: no column {prompt_key!r} (data.prompt_key) or 'prompt'; columns are {list(frame.columns)}")
+        raise ValueError(
+            f"{path}: no column {prompt_key!r} (data.prompt_key) or 'prompt'; columns are {list(frame.columns)}"
+        )
     rows = []
     for i, rec in enumerate(frame.to_dict(orient="records")):
         row = {k: _plain(v) for k, v in rec.items()}

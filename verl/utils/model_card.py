@@ -166,7 +166,8 @@ def _body(card: dict) -> str:
         lines += ["## Training", "",
                   f"- command: `{training['command']}`" if training.get("command") else "- command: (not recorded)",
                   f"- data: {training['conversations']} expert conversations from `{training['demonstrations']}` "
-                  f"({training['assistant_tokens']} assistant tokens; sha256 `{(training['demonstrations_sha256'] or '-')[:16]}...`)",
+                  f"({training['assistant_tokens']} assistant tokens; "
+                  f"sha256 `{(training['demonstrations_sha256'] or '-')[:16]}...`)",
                   f"- {training['steps']} steps x {training['batch_size']} conversations ({training['epochs']} epochs) "
                   f"on {training['device']}: {training['seconds'] / 60:.1f} min of training, autocast "
                   f"{training['autocast_dtype']}",
@@ -176,7 +177,8 @@ def _body(card: dict) -> str:
                   f"- loss (assistant tokens): {training['first_loss']:.3f} -> {training['final_loss']:.3f}", ""]
     if evaluation:
         lines += ["## Held-out evaluation (AgentItemId/webshop_test.json)", "",
-                  "| decoding | goals | samples/goal | success | success 95% CI | mean reward | reward 95% CI | pass@k (success) | max turns |",
+                  "| decoding | goals | samples/goal | success | success 95% CI | mean reward | reward 95% CI "
+                  "| pass@k (success) | max turns |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for name, ev in evaluation.items():
             passes = ", ".join(f"pass@{j} {_pct(v)}" for j, v in (ev.get("success_pass_at") or {}).items())
@@ -186,7 +188,9 @@ def _body(card: dict) -> str:
                          f"{_ci(ev.get('success_ci95'))} | {ev.get('mean_reward', 0):.3f} | "
                          f"{'-' if not reward_ci else f'[{reward_ci[0]:.3f}, {reward_ci[1]:.3f}]'} | {passes or '-'} | "
                          f"{ev.get('max_rounds')} |")
-        lines += ["", "Success = reward 1.0 (WebShop's exact match); CIs over goals: Wilson (success), bootstrap (reward).",
+        lines += ["",
+                  "Success = reward 1.0 (WebShop's exact match); CIs over goals: Wilson (success), "
+                  "bootstrap (reward).",
                   ""]
     lines += ["The YAML header above is the machine-readable record (`verl.utils.model_card.read_model_card`)."]
     return "\n".join(lines) + "\n"

@@ -2,10 +2,11 @@
 actor/critic workers, SFT and generation build what they train or sample with.
 
 Owns: loading a causal LM, a value model (token-classification head with one label), a reward
-model (sequence-classification head with one label) and the tokenizer with errors that name the path (`model.override_config` applied before the model is
-built, `attn_implementation` passed to transformers), AdamW and its LR schedule, and the atomic
-HF-directory writer (tiny model, SFT output, checkpoint export). Does not own choosing device and
-dtype (`verl.utils.device`) or FSDP wrapping (`verl.workers.fsdp_workers`).
+model (sequence-classification head with one label) and the tokenizer with errors that name the
+path (`model.override_config` applied before the model is built, `attn_implementation` passed to
+transformers), AdamW and its LR schedule, and the atomic HF-directory writer (tiny model, SFT
+output, checkpoint export). Does not own choosing device and dtype (`verl.utils.device`) or FSDP
+wrapping (`verl.workers.fsdp_workers`).
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ import torch
 
 from verl.agent_trainer.config.schema import OptimConfig, as_section
 
-__all__ = ["split_lm_head", "next_token_logits", "is_fsdp_module", "load_tokenizer", "load_causal_lm", "load_value_model",
-           "load_reward_model", "build_optimizer", "build_lr_scheduler", "save_hf_dir"]
+__all__ = ["split_lm_head", "next_token_logits", "is_fsdp_module", "load_tokenizer", "load_causal_lm",
+           "load_value_model", "load_reward_model", "build_optimizer", "build_lr_scheduler", "save_hf_dir"]
 
 logger = logging.getLogger(__name__)
 

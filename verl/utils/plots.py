@@ -83,7 +83,7 @@ def _draw(path: str, panels, series: dict[str, dict[int, float]]) -> bool:
         return False
     fig = Figure(figsize=(6.4, 3.2 * len(present)), layout="constrained")
     axes = fig.subplots(len(present), 1, squeeze=False)[:, 0]
-    for ax, (title, lines) in zip(axes, present):
+    for ax, (title, lines) in zip(axes, present, strict=True):
         for metric, label, band in lines:
             steps = sorted(series[metric])
             drawn, = ax.plot(steps, [series[metric][s] for s in steps], marker="o" if len(steps) < 30 else None,
@@ -96,8 +96,8 @@ def _draw(path: str, panels, series: dict[str, dict[int, float]]) -> bool:
                                     color=drawn.get_color())
                 elif both:  # sparse points (validation): error bars
                     ys = [series[metric][s] for s in both]
-                    ax.errorbar(both, ys, yerr=[[y - lo[s] for y, s in zip(ys, both)],
-                                                [hi[s] - y for y, s in zip(ys, both)]],
+                    ax.errorbar(both, ys, yerr=[[y - lo[s] for y, s in zip(ys, both, strict=True)],
+                                                [hi[s] - y for y, s in zip(ys, both, strict=True)]],
                                 fmt="none", capsize=4, color=drawn.get_color(), alpha=0.7)
         ax.set_title(title)
         ax.set_xlabel("training step")

@@ -82,7 +82,8 @@ def _corpus(num_lines: int, seed: int) -> list[str]:
                          rng.choice(w["size"]), rng.choice(w["brand"]))
         price = f"{rng.randint(5, 200)}.{rng.randint(0, 99):02d}"
         asin = "B0" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789") for _ in range(8))
-        goal = f"i need a {a} {n}, and color: {c}, and size: {s}, and price lower than {rng.randint(1, 20) * 10}.00 dollars"
+        goal = (f"i need a {a} {n}, and color: {c}, and size: {s}, "
+                f"and price lower than {rng.randint(1, 20) * 10}.00 dollars")
         kind = rng.randrange(6)
         if kind == 0:
             lines.append(f"WebShop [SEP] Instruction: [SEP] {goal} [SEP] Search")
@@ -103,13 +104,17 @@ def _corpus(num_lines: int, seed: int) -> list[str]:
             target = rng.choice([asin.lower(), c, s, "buy now", "next >", "< prev", "back to search", "description"])
             lines.append(f"Thought:\nI think I should click on {target}.\n\nAction:\nclick[{target}]")
         else:
-            lines.append(f"Thought:\nI think the {b} {n} matches the instruction and costs ${price}.\n\nAction:\nclick[buy now]")
+            lines.append(
+                f"Thought:\nI think the {b} {n} matches the instruction and costs ${price}.\n\nAction:\nclick[buy now]"
+            )
         role = "user" if kind < 3 else "assistant"
         lines[-1] = f"<|im_start|>{role}\n{lines[-1]}<|im_end|>\n"
     return lines
 
 
-def _train_tokenizer(vocab_size: int, seed: int, corpus: list[str] | None = None, whole_tokens: list[str] | None = None):
+def _train_tokenizer(
+    vocab_size: int, seed: int, corpus: list[str] | None = None, whole_tokens: list[str] | None = None
+):
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -229,7 +234,8 @@ def build_tiny_model(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=None, help="output directory (default: %(default)s -> " + default_tiny_model_path() + ")")
+    parser.add_argument("--out", default=None,
+                        help="output directory (default: %(default)s -> " + default_tiny_model_path() + ")")
     parser.add_argument("--vocab-size", type=int, default=2048)
     parser.add_argument("--hidden-size", type=int, default=128)
     parser.add_argument("--num-layers", type=int, default=2)

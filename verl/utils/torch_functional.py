@@ -29,13 +29,17 @@ __all__ = [
 _CHUNK_ELEMENTS = 1 << 26
 
 
-def masked_sum(values: torch.Tensor, mask: torch.Tensor, axis: Optional[Union[int, Sequence[int]]] = None) -> torch.Tensor:
+def masked_sum(
+    values: torch.Tensor, mask: torch.Tensor, axis: Optional[Union[int, Sequence[int]]] = None
+) -> torch.Tensor:
     """Sum of ``values`` where ``mask`` is 1 (values outside the mask, NaN included, count as 0)."""
     valid = torch.where(mask.bool(), values, torch.zeros((), dtype=values.dtype, device=values.device))
     return valid.sum() if axis is None else valid.sum(dim=axis)
 
 
-def masked_mean(values: torch.Tensor, mask: torch.Tensor, axis: Optional[Union[int, Sequence[int]]] = None) -> torch.Tensor:
+def masked_mean(
+    values: torch.Tensor, mask: torch.Tensor, axis: Optional[Union[int, Sequence[int]]] = None
+) -> torch.Tensor:
     """Mean over the mask: ``sum(v*m) / (sum(m) + 1e-8)``; an empty mask gives 0."""
     count = mask.to(values.dtype).sum() if axis is None else mask.to(values.dtype).sum(dim=axis)
     return masked_sum(values, mask, axis) / (count + 1e-8)
@@ -87,7 +91,9 @@ def _logprobs_rows(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return -F.cross_entropy(logits.float(), labels, reduction="none")
 
 
-def logprobs_from_logits(logits: torch.Tensor, labels: torch.Tensor, chunk_elements: Optional[int] = None) -> torch.Tensor:
+def logprobs_from_logits(
+    logits: torch.Tensor, labels: torch.Tensor, chunk_elements: Optional[int] = None
+) -> torch.Tensor:
     """log softmax(logits)[label] = logits[label] - logsumexp(logits), computed in fp32.
 
     Never builds a full log-softmax copy; rows are processed in chunks of about
@@ -168,7 +174,9 @@ def clip_by_value(x: torch.Tensor, tensor_min, tensor_max) -> torch.Tensor:
     return torch.maximum(torch.minimum(x, tensor_max), tensor_min)
 
 
-def pad_sequence_to_length(tensors: torch.Tensor, max_seq_len: int, pad_token_id, left_pad: bool = False) -> torch.Tensor:
+def pad_sequence_to_length(
+    tensors: torch.Tensor, max_seq_len: int, pad_token_id, left_pad: bool = False
+) -> torch.Tensor:
     """Pad the last dim of (bs, seq) ``tensors`` to ``max_seq_len`` (no-op when already that long)."""
     if tensors.shape[-1] >= max_seq_len:
         return tensors

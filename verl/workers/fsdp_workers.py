@@ -137,7 +137,9 @@ def _interaction_factory(rollout_cfg: RolloutConfig, agentgym: AgentGymConfig) -
         return None
     from verl.interactions import initialize_interactions_from_config, interaction_client_factory
 
-    interactions = initialize_interactions_from_config(os.path.expanduser(rollout_cfg.multi_turn.interaction_config_path))
+    interactions = initialize_interactions_from_config(
+        os.path.expanduser(rollout_cfg.multi_turn.interaction_config_path)
+    )
     if len(interactions) == 1:
         (interaction,) = interactions.values()
     elif agentgym.task_name in interactions:
@@ -275,7 +277,9 @@ class _ModelWorkerBase:
                 f"no {self._ckpt_tag} checkpoint at {files['model']} (saved with a different world size?)"
             )
         model_sd = torch.load(files["model"], map_location="cpu", weights_only=False)
-        optim_sd = torch.load(files["optim"], map_location="cpu", weights_only=False) if os.path.exists(files["optim"]) else None
+        optim_sd = None
+        if os.path.exists(files["optim"]):
+            optim_sd = torch.load(files["optim"], map_location="cpu", weights_only=False)
         if self.use_fsdp:
             from torch.distributed.checkpoint.state_dict import set_model_state_dict, set_state_dict
 
@@ -383,7 +387,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
         if self._is_ref:
             ref_dtype = self.compute_dtype if self.device.type == "cuda" else torch.float32
-            ref = model_utils.load_causal_lm(model_path, dtype=ref_dtype, trust_remote_code=trust, override_config=override,
+            ref = model_utils.load_causal_lm(model_path, dtype=ref_dtype, trust_remote_code=trust,
+                                             override_config=override,
                                              attn_implementation=cfg.model.attn_implementation)
             ref.requires_grad_(False)
             ref.eval()
@@ -463,7 +468,11 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
                        max_token_len: int | None = None) -> DataProto:
         meta = dict(data.meta_info)  # the caller's meta_info is left untouched
         meta.setdefault("temperature", self.config.rollout.temperature)
-        meta.update(micro_batch_size=int(micro_batch_size), use_dynamic_bsz=use_dynamic_bsz, max_token_len=max_token_len)
+        meta.update(
+            micro_batch_size=int(micro_batch_size),
+            use_dynamic_bsz=use_dynamic_bsz,
+            max_token_len=max_token_len,
+        )
         return DataProto(batch=data.batch, non_tensor_batch=data.non_tensor_batch, meta_info=meta)
 
     def _policy_log_probs(self, policy, section, data: DataProto, calculate_entropy: bool):
@@ -491,7 +500,9 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
     def compute_ref_log_prob(self, data: DataProto) -> DataProto:
         """Log-probs under the frozen initial weights: adds `ref_log_prob`."""
         if self.ref_policy is None:
-            raise RuntimeError(f"compute_ref_log_prob needs role ref or actor_rollout_ref, this worker is {self.role!r}")
+            raise RuntimeError(
+                f"compute_ref_log_prob needs role ref or actor_rollout_ref, this worker is {self.role!r}"
+            )
         _, log_probs, _ = self._policy_log_probs(self.ref_policy, self.config.ref, data, calculate_entropy=False)
         return DataProto.from_dict(tensors={"ref_log_prob": log_probs.float().cpu()})
 

@@ -189,7 +189,8 @@ def customer_order_count(db: sqlite3.Connection, rng: random.Random) -> list[dic
     out = []
     for c in pick(rng, rows, N):
         name = f"{c['firstname']} {c['lastname']}"
-        out.append(task(sites=["shopping_admin"], start_url=A, intent_template="How many orders has {{customer}} placed?",
+        out.append(task(sites=["shopping_admin"], start_url=A,
+                        intent_template="How many orders has {{customer}} placed?",
                         values={"customer": name}, eval=string_eval(must_include=[str(c["n"])]),
                         sequence=[*_find_customer(name), click("link", f"Edit {name}"), stop(str(c["n"]))]))
     return out
@@ -246,7 +247,8 @@ def change_price(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="Change the price of {{product}} to ${{price}}.",
                         values={"product": p["name"], "price": new},
-                        eval=html_eval([target(_edit_url(p), "document.querySelector('input[name=\"product[price]\"]').value",
+                        eval=html_eval([target(_edit_url(p),
+                                               "document.querySelector('input[name=\"product[price]\"]').value",
                                                exact=new)]),
                         sequence=[*_find_product(p), *clear_and_type("textbox", "Price", new), click("button", "Save"),
                                   stop(DONE)]))
@@ -261,7 +263,8 @@ def disable_product(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         values={"product": p["name"]},
                         eval=html_eval([
                             target(_edit_url(p),
-                                   "document.querySelector('input[name=\"product[status]\"]').checked ? 'enabled' : 'disabled'",
+                                   "document.querySelector('input[name=\"product[status]\"]').checked"
+                                   " ? 'enabled' : 'disabled'",
                                    exact="disabled"),
                             target(f"{S}/{p['slug']}.html", "document.querySelector('h1').outerText",
                                    exact="Whoops, our bad..."),
@@ -278,7 +281,8 @@ def update_stock(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="Set the stock quantity of {{product}} to {{quantity}}.",
                         values={"product": p["name"], "quantity": qty},
-                        eval=html_eval([target(_edit_url(p), "document.querySelector('input[name=\"product[qty]\"]').value",
+                        eval=html_eval([target(_edit_url(p),
+                                               "document.querySelector('input[name=\"product[qty]\"]').value",
                                                exact=str(qty))]),
                         sequence=[*_find_product(p), *clear_and_type("textbox", "Quantity", str(qty)),
                                   click("button", "Save"), stop(DONE)]))
@@ -306,9 +310,12 @@ def change_description(db: sqlite3.Connection, rng: random.Random) -> list[dict]
                         values={"product": p["name"], "text": text},
                         eval=html_eval([target(_edit_url(p), "document.querySelector('#product-content').outerText",
                                                must_include=[f"Current description: {text}"],
-                                               prep_actions=["document.querySelector('#product-content').open = true"])]),
+                                               prep_actions=[
+                                                   "document.querySelector('#product-content').open = true",
+                                               ])]),
                         sequence=[*_find_product(p), click("DisclosureTriangle", "Content"),
-                                  *clear_and_type("textbox", "Description", text), click("button", "Save"), stop(DONE)]))
+                                  *clear_and_type("textbox", "Description", text), click("button", "Save"),
+                                  stop(DONE)]))
     return out
 
 
@@ -321,8 +328,10 @@ def approve_review(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         intent_template="Approve the pending review of {{product}} written by {{nickname}}.",
                         values={"product": r["product"], "nickname": r["nickname"]},
                         eval=html_eval([target(f"{A}/review/product/edit/id/{r['id']}/",
-                                               "document.querySelector('#review-status').outerText", exact="Approved")]),
-                        sequence=[click("link", "Pending Reviews"), type_text("textbox", "Search by keyword", r["product"]),
+                                               "document.querySelector('#review-status').outerText",
+                                               exact="Approved")]),
+                        sequence=[click("link", "Pending Reviews"),
+                                  type_text("textbox", "Search by keyword", r["product"]),
                                   click("link", f"Edit review {r['id']}"), click("radio", "Approved"),
                                   click("button", "Save Review"), stop(DONE)]))
     return out
@@ -388,9 +397,9 @@ def comment_on_my_order_two_tabs(db: sqlite3.Connection, rng: random.Random) -> 
                   type_text("textbox", "Comment", comment, enter=False), click("button", "Submit Comment")]
         out.append(task(sites=["shopping", "shopping_admin"],
                         start_url=f"{S}/sales/order/history/ |AND| {A}/sales/order/",
-                        intent_template="The first tab shows Emma Lopez's orders in the store. Find her order placed on "
-                                        "{{date}} and add the comment \"{{comment}}\" to it in the admin panel "
-                                        "(second tab).",
+                        intent_template="The first tab shows Emma Lopez's orders in the store. "
+                                        "Find her order placed on {{date}} and add the comment \"{{comment}}\" "
+                                        "to it in the admin panel (second tab).",
                         values={"date": dates[index], "comment": comment},
                         eval=html_eval([target(_order_url(o), HISTORY_LOCATOR, must_include=[comment])]),
                         sequence=[*steps, stop(DONE)]))

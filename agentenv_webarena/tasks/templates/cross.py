@@ -181,11 +181,13 @@ def t4004_comment_order_number(db, rng):
     posts = [p for p in forum.submission_list(db, sort="new", author=PRIMARY_USER) if _typeable(p["title"])]
     orders = _one_per_month(db)
     out = []
-    for post, order in zip(pick(rng, posts, len(posts)), pick(rng, orders, len(orders))):
+    for post, order in zip(pick(rng, posts, len(posts)), pick(rng, orders, len(orders)), strict=False):
         url = REDDIT + forum.post_path(post["forum"], post["id"], post["title"])
-        ev = html_eval([target(url, ALL_COMMENT_BODIES, must_include=[order["increment_id"]], prep_actions=[MINE_ONLY])])
+        ev = html_eval([target(url, ALL_COMMENT_BODIES, must_include=[order["increment_id"]],
+                               prep_actions=[MINE_ONLY])])
         seq = ([goto(HISTORY)] + _to_history_row(order) +
-               [goto(url), type_text("textbox", "Comment", f"My order number was {order['increment_id']}.", enter=False),
+               [goto(url),
+                type_text("textbox", "Comment", f"My order number was {order['increment_id']}.", enter=False),
                 click("button", "Post"), stop(DONE)])
         out.append(_task(tpl, {"title": post["title"], "month": order["month"]}, url, ev, seq))
     return out[:INSTANCES]

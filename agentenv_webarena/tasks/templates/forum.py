@@ -1,9 +1,9 @@
 """Forum task templates (intent_template_id 3000-3099) over the embedded forum's seed data.
 
 Each template is `(template_id, fn(db, rng) -> list[task dict])`: `fn` reads the pristine database
-(`db`, every site's tables) and instantiates WebArena-format tasks (reference B1) with a
-`reference_action_sequence` whose elements are named by their accessibility role and name, as
-Chromium exposes them on `sites/forum`'s pages (dict shape: `templates.base.task`; the
+(`db`, every site's tables) and instantiates tasks in WebArena's `config_files/test.raw.json`
+format with a `reference_action_sequence` whose elements are named by their accessibility role and
+name, as Chromium exposes them on `sites/forum`'s pages (dict shape: `templates.base.task`; the
 generator adds the ids). Also exports the forum facts and locators `cross.py` shares.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ def rows(db: sqlite3.Connection, sql: str, args: tuple = ()) -> list[dict]:
     """Query results as dicts (whatever the connection's row_factory)."""
     cur = db.execute(sql, args)
     names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
 def _task(intent_template: str, values: dict, start_url: str, ev: dict, sequence: list) -> dict:
@@ -158,7 +158,8 @@ def t3003_newest_post_title(db, rng):
 
 def t3004_user_email_na(db, rng):
     tpl = "What is the email address of the forum user {{user}}?"
-    users = [r["username"] for r in rows(db, "SELECT username FROM forum_users ORDER BY id") if r["username"] != PRIMARY_USER]
+    users = [r["username"] for r in rows(db, "SELECT username FROM forum_users ORDER BY id")
+             if r["username"] != PRIMARY_USER]
     note = "The forum does not show users' email addresses anywhere."
     return [_task(tpl, {"user": u}, REDDIT, string_eval(fuzzy="N/A", note=note),
                       [goto(f"{REDDIT}/user/{u}"), stop("N/A")]) for u in _pick(rng, users)]
@@ -230,7 +231,8 @@ def t3009_create_post(db, rng):
     out = []
     for name, title, body in _NEW_POSTS:
         ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__title').outerText", exact=title),
-                        target(POST_URL_FUNC, "document.querySelector('.submission__body').outerText", must_include=[body])],
+                        target(POST_URL_FUNC, "document.querySelector('.submission__body').outerText",
+                               must_include=[body])],
                        with_url=f"{REDDIT}/f/{name}")
         seq = [click("link", "Forums"), click("link", name), click("link", "Submit a post"),
                type_text("textbox", "Title", title, enter=False),
@@ -254,7 +256,7 @@ def t3010_comment_on_post(db, rng):
     tpl = 'Leave the comment "{{comment}}" on the post "{{title}}".'
     posts = [p for p in _posts(db, sort="new") if _searchable(db, p)]
     out = []
-    for p, text in zip(_pick(rng, posts), _COMMENTS):
+    for p, text in zip(_pick(rng, posts), _COMMENTS, strict=False):
         ev = html_eval([target(_post_url(p), ALL_COMMENT_BODIES, must_include=[text], prep_actions=[MINE_ONLY])])
         seq = _search_to(p) + [type_text("textbox", "Comment", text, enter=False),
                                click("button", "Post"), stop(DONE)]
@@ -285,8 +287,9 @@ def t3011_reply_to_comment(db, rng):
                "You made my day with this comment.", "Good advice, I will try that."]
     picks = _pick(rng, _single_comment_targets(db))
     out = []
-    for (p, c, i), text in zip(picks, replies):
-        ev = html_eval([target(_post_url(p), f"document.querySelector('#comment-{c['id']} > .comment__replies').outerText",
+    for (p, c, i), text in zip(picks, replies, strict=False):
+        ev = html_eval([target(_post_url(p),
+                               f"document.querySelector('#comment-{c['id']} > .comment__replies').outerText",
                                must_include=[text])])
         seq = _search_to(p) + [click("link", "Reply", nth=i),
                                type_text("textbox", f"Reply to {c['author']}", text, enter=False),
@@ -334,7 +337,7 @@ def t3014_edit_post_body(db, rng):
               "Update: still looking for advice.", "Edit: added more context below."]
     out = []
     posts = _my_posts(db)
-    for p, body in zip(_pick(rng, posts, len(posts)), bodies):
+    for p, body in zip(_pick(rng, posts, len(posts)), bodies, strict=False):
         ev = html_eval([target(_post_url(p), "document.querySelector('.submission__body').outerText", exact=body)])
         seq = ([click("link", p["title"]), click("link", "Edit")] + clear_and_type("textbox", "Body", body)
                + [click("button", "Save"), stop(DONE)])
@@ -367,7 +370,8 @@ def t3016_edit_bio(db, rng):
     current = rows(db, "SELECT biography FROM forum_users WHERE username = ?", (PRIMARY_USER,))[0]["biography"]
     out = []
     for bio in _pick(rng, [b for b in bios if b != current]):
-        ev = html_eval([target(f"{REDDIT}/user/{PRIMARY_USER}", "document.querySelector('.user-bio').outerText", exact=bio)])
+        ev = html_eval([target(f"{REDDIT}/user/{PRIMARY_USER}", "document.querySelector('.user-bio').outerText",
+                               exact=bio)])
         seq = [click("link", PRIMARY_USER), click("link", "Edit biography")]
         seq += (clear_and_type("textbox", "Biography", bio) if current else
                 [type_text("textbox", "Biography", bio, enter=False)])
@@ -377,7 +381,8 @@ def t3016_edit_bio(db, rng):
 
 
 def _subscribed(db: sqlite3.Connection) -> list[str]:
-    return [r["name"] for r in rows(db, "SELECT f.name FROM forum_subscriptions s JOIN forum_forums f ON f.id = s.forum_id "
+    return [r["name"] for r in rows(db, "SELECT f.name FROM forum_subscriptions s "
+                                        "JOIN forum_forums f ON f.id = s.forum_id "
                                         "JOIN forum_users u ON u.id = s.user_id WHERE u.username = ? "
                                         "ORDER BY f.name COLLATE NOCASE", (PRIMARY_USER,))]
 
@@ -418,7 +423,8 @@ def t3018_switch_subscription(db, rng):
 
 
 def _users_with_posts(db: sqlite3.Connection) -> list[dict]:
-    return rows(db, "SELECT u.username, COUNT(s.id) AS n FROM forum_users u JOIN forum_submissions s ON s.user_id = u.id "
+    return rows(db, "SELECT u.username, COUNT(s.id) AS n FROM forum_users u "
+                    "JOIN forum_submissions s ON s.user_id = u.id "
                     "GROUP BY u.id ORDER BY u.id")
 
 
@@ -497,7 +503,8 @@ def t3023_ask_in_right_forum(db, rng):
     tpl = "Ask for recommendations of {{thing}} in the most relevant forum."
     out = []
     for name, thing, title in _pick(rng, _ASKS):
-        ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__inner').outerText", must_include=[thing])],
+        ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__inner').outerText",
+                               must_include=[thing])],
                        with_url=f"{REDDIT}/f/{name}")
         seq = [click("link", name), click("link", "Submit a post"),
                type_text("textbox", "Title", title, enter=False),
@@ -534,7 +541,8 @@ def t3025_upvote_comment(db, rng):
 
 def t3026_last_login_na(db, rng):
     tpl = "When did {{user}} last log in to the forum?"
-    users = [r["username"] for r in rows(db, "SELECT username FROM forum_users ORDER BY id") if r["username"] != PRIMARY_USER]
+    users = [r["username"] for r in rows(db, "SELECT username FROM forum_users ORDER BY id")
+             if r["username"] != PRIMARY_USER]
     note = "The forum does not show when users log in."
     return [_task(tpl, {"user": u}, REDDIT, string_eval(fuzzy="N/A", note=note),
                       [goto(f"{REDDIT}/user/{u}"), stop("N/A")]) for u in _pick(rng, users)]

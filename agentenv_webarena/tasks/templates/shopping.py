@@ -48,7 +48,8 @@ N = 12  # instances per template
 EMMA = 1  # customer id of WebArena's shopping account
 CART_LOCATOR = ("[...document.querySelectorAll('#shopping-cart-table tr.cart-item')].map(r => r.dataset.summary + "
                 "' | Qty: ' + r.querySelector('input.qty').value).join(' ; ')")
-WISHLIST_LOCATOR = "[...document.querySelectorAll('#wishlist-items li.wishlist-item')].map(e => e.dataset.name).join(' ; ')"
+WISHLIST_LOCATOR = ("[...document.querySelectorAll('#wishlist-items li.wishlist-item')]"
+                    ".map(e => e.dataset.name).join(' ; ')")
 ORDER_ITEMS_LOCATOR = "document.querySelector('#order-items').outerText"
 
 
@@ -57,7 +58,8 @@ ORDER_ITEMS_LOCATOR = "document.querySelector('#order-items').outerText"
 def _sellable(db: sqlite3.Connection, *, options: bool | None = None) -> list[sqlite3.Row]:
     """Enabled, in-stock products, optionally only those with (True) or without (False) options."""
     rows = db.execute("SELECT p.*, c.name AS category, c.slug AS category_slug FROM shop_products p JOIN "
-                      "shop_categories c ON c.id = p.category_id WHERE p.enabled = 1 AND p.qty > 0 ORDER BY p.id").fetchall()
+                      "shop_categories c ON c.id = p.category_id WHERE p.enabled = 1 AND p.qty > 0 "
+                      "ORDER BY p.id").fetchall()
     if options is None:
         return rows
     return [p for p in rows if (product_options(p) != ([], [])) == options]
@@ -313,7 +315,9 @@ def search_sorted_by_price(db: sqlite3.Connection, rng: random.Random) -> list[d
 
 
 def category_sorted(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    cases = [(c, key) for c in db.execute("SELECT * FROM shop_categories ORDER BY position") for key in ("name", "price")]
+    cases = [(c, key)
+             for c in db.execute("SELECT * FROM shop_categories ORDER BY position")
+             for key in ("name", "price")]
     out = []
     for c, key in pick(rng, cases, N):
         out.append(task(sites=["shopping"], start_url=S,
@@ -477,7 +481,8 @@ def add_cheaper_of_two_tabs(db: sqlite3.Connection, rng: random.Random) -> list[
 
 def update_cart_quantity(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     lines = db.execute("SELECT i.*, p.name FROM shop_cart_items i JOIN shop_carts c ON c.id = i.cart_id JOIN "
-                       "shop_products p ON p.id = i.product_id WHERE c.customer_id = ? ORDER BY i.id", (EMMA,)).fetchall()
+                       "shop_products p ON p.id = i.product_id WHERE c.customer_id = ? ORDER BY i.id",
+                       (EMMA,)).fetchall()
     cases = [(line, q) for line in lines for q in range(2, 9) if q != line["qty"]]
     out = []
     for line, qty in pick(rng, cases, N):

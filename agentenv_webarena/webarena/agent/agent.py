@@ -59,7 +59,8 @@ class Agent(abc.ABC):
     needs_metadata: bool = False
 
     def reset(self, task: dict, site_urls: dict[str, str]) -> None:
-        """Start an episode of `task` (its config, placeholders unsubstituted)."""
+        """Start an episode of `task` (its config, placeholders unsubstituted); optional, a no-op by default."""
+        return None
 
     @abc.abstractmethod
     def next_action(self, state: PromptState, metadata: Optional[dict] = None) -> AgentOutput:
@@ -67,6 +68,7 @@ class Agent(abc.ABC):
 
     def close(self) -> None:
         """Free what the agent holds (nothing by default)."""
+        return None
 
 
 class TeacherForcingAgent(Agent):

@@ -1,7 +1,7 @@
 """WebArena's id-based action grammar: parsing an LLM response into an `Action`, and back to text.
 
-Owns the action vocabulary (reference/webarena.md B2): `ActionTypes`, the frozen `Action` record,
-`extract_action` (the first triple-backtick block, WebArena's non-greedy rule),
+Owns the action vocabulary of WebArena's `browser_env/actions.py`: `ActionTypes`, the frozen
+`Action` record, `extract_action` (the first triple-backtick block, WebArena's non-greedy rule),
 `create_id_based_action` (WebArena's keyword dispatch and regexes, quirks included),
 `is_equivalent` (WebArena's repeated-action test) and the key-name mapping used by ``press``.
 

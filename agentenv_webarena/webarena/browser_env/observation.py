@@ -1,6 +1,6 @@
 """WebArena's accessibility-tree observation text, as pure functions of CDP data.
 
-Owns the text format (reference/webarena.md B3): one line per kept AX node,
+Owns the text format of WebArena's `browser_env/processors.py`: one line per kept AX node,
 ``"\\t" * depth + "[nodeId] role 'name' prop: value ..."``; the pruning of nameless layout roles;
 the StaticText de-duplication; viewport-only filtering; the tab header; the length cap; and
 ``nodes_info`` (id -> backend node id, bound, line, role, name) used to resolve element ids.
@@ -98,7 +98,7 @@ def bounds_from_snapshot(snapshot: Mapping[str, Any]) -> dict[int, list[float]]:
     scroll_x = float(doc.get("scrollOffsetX", 0) or 0)
     scroll_y = float(doc.get("scrollOffsetY", 0) or 0)
     out: dict[int, list[float]] = {}
-    for idx, rect in zip(node_index, rects):
+    for idx, rect in zip(node_index, rects, strict=False):
         if idx >= len(backend_ids) or len(rect) < 4:
             continue
         backend_id = backend_ids[idx]

@@ -1,7 +1,7 @@
 """WebArena's evaluators: how a finished trajectory is scored against a task config.
 
 Owns the scoring rules of WebArena's `evaluation_harness/evaluators.py`, re-implemented on the
-async Playwright API, quirks included (see reference B4):
+async Playwright API, quirks included (the deliberate differences are listed below):
 
 - `StringEvaluator` (`string_match`): the stop action's answer against `reference_answers`:
   `exact_match` (cleaned equality), `must_include` (cleaned substring; a lone one-character
@@ -17,8 +17,8 @@ async Playwright API, quirks included (see reference B4):
 Differences from WebArena, on purpose: a target URL is awaited until "load" (optionally network
 idle) instead of a fixed 3 s sleep; `func:` strings are parsed against a whitelist, never
 `eval`ed; `url: "last"` and `__last_url__` always mean the agent's page (in WebArena, a target
-after a URL target sees the page that target navigated to); a URL helper that finds nothing (e.g. no order yet) scores the target 0
-instead of crashing.
+after a URL target sees the page that target navigated to); a URL helper that finds nothing
+(e.g. no order yet) scores the target 0 instead of crashing.
 
 It does not run the browser or decide when to evaluate (the env does) and does not own the
 judge prompts (`judge.py`) or the helpers (`helper_functions.py`).
@@ -80,7 +80,13 @@ class Evaluator(abc.ABC):
         self.eval_tag = eval_tag
 
     @abc.abstractmethod
-    async def __call__(self, trajectory: Sequence[Any], config_file: str | dict, page: Any, client: Any = None) -> float:
+    async def __call__(
+        self,
+        trajectory: Sequence[Any],
+        config_file: str | dict,
+        page: Any,
+        client: Any = None,
+    ) -> float:
         """Score the trajectory in [0, 1]."""
 
     @staticmethod
@@ -179,7 +185,13 @@ class StringEvaluator(Evaluator):
             )
         return await self.judge.ua_match(pred=pred, reference=ref, question=intent)
 
-    async def __call__(self, trajectory: Sequence[Any], config_file: str | dict, page: Any = None, client: Any = None) -> float:
+    async def __call__(
+        self,
+        trajectory: Sequence[Any],
+        config_file: str | dict,
+        page: Any = None,
+        client: Any = None,
+    ) -> float:
         configs = load_task_config(config_file)
         pred = self.clean_answer(self.get_last_answer(trajectory))
         score = 1.0
@@ -250,7 +262,13 @@ class URLEvaluator(Evaluator):
             query_score *= float(any(value in pred_query.get(key, []) for value in values))
         return base_score * query_score
 
-    async def __call__(self, trajectory: Sequence[Any], config_file: str | dict, page: Any, client: Any = None) -> float:
+    async def __call__(
+        self,
+        trajectory: Sequence[Any],
+        config_file: str | dict,
+        page: Any,
+        client: Any = None,
+    ) -> float:
         configs = load_task_config(config_file)
         rule = configs["eval"].get("url_note") or _URL_RULE
         if rule != _URL_RULE:
@@ -282,7 +300,13 @@ class HTMLContentEvaluator(Evaluator):
         self.navigation_timeout_ms = navigation_timeout_ms
         self.idle_timeout_ms = idle_timeout_ms
 
-    async def __call__(self, trajectory: Sequence[Any], config_file: str | dict, page: Any, client: Any = None) -> float:
+    async def __call__(
+        self,
+        trajectory: Sequence[Any],
+        config_file: str | dict,
+        page: Any,
+        client: Any = None,
+    ) -> float:
         configs = load_task_config(config_file)
         score = 1.0
         for i, target in enumerate(configs["eval"]["program_html"]):
@@ -368,7 +392,13 @@ class EvaluatorComb(Evaluator):
         super().__init__("+".join(e.eval_tag for e in evaluators))
         self.evaluators = list(evaluators)
 
-    async def __call__(self, trajectory: Sequence[Any], config_file: str | dict, page: Any, client: Any = None) -> float:
+    async def __call__(
+        self,
+        trajectory: Sequence[Any],
+        config_file: str | dict,
+        page: Any,
+        client: Any = None,
+    ) -> float:
         score = 1.0
         for evaluator in self.evaluators:
             score *= await evaluator(trajectory, config_file, page, client)

@@ -9,12 +9,13 @@ Built-in helpers (WebArena's names, including its `memeber` spelling):
 
 | helper | what it returns |
 |---|---|
-| `shopping_get_latest_order_url()` | `{SHOPPING}/sales/order/view/order_id/<int(increment_id)>/` of the newest order ("" if none) |
+| `shopping_get_latest_order_url()` | `{SHOPPING}/sales/order/view/order_id/<id>/` of the newest order ("" if none) |
 | `shopping_get_sku_latest_review_author(sku)` | nickname of the product's last review ("" if none) |
 | `shopping_get_sku_latest_review_rating(sku)` | rating percent of the last review, as a string ("" if none) |
 | `reddit_get_post_url(url)` | `scheme://host/f/<forum>/<id>/` for a post or comment URL, else `url` |
 | `gitlab_get_project_memeber_role(__page__, user)` | the max-role cell of `@user` on a members page ("" if absent) |
 
+In the order URL, `<id>` is the order's `int(increment_id)`, as WebArena builds it.
 The shopping helpers talk to Magento's REST API (admin token from
 `POST {SHOPPING}/rest/default/V1/integration/admin/token`, then `GET {SHOPPING}/rest/V1/orders`
 and `GET {SHOPPING}/rest/V1/products/<sku>/reviews`) through `page.context.request`, so the
@@ -150,7 +151,8 @@ def parse_helper_call(expression: str) -> tuple[str, list[Any]]:
         raise ValueError(f"func: expression {expression!r} is not a valid call: {e.msg}") from e
     call = tree.body
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
-        raise ValueError(f"func: expression {expression!r} must be one call like name('arg'); allowed: {sorted(HELPERS)}")
+        raise ValueError(f"func: expression {expression!r} must be one call like name('arg'); "
+                         f"allowed: {sorted(HELPERS)}")
     name = call.func.id
     if name not in HELPERS:
         raise ValueError(f"func: helper {name!r} is not allowed; allowed helpers are {sorted(HELPERS)}")
@@ -189,7 +191,8 @@ async def call_helper(expression: str, ctx: HelperContext, *, last_url: str | No
             args.append(ctx.page)
         elif isinstance(arg, str) and LAST_URL_PLACEHOLDER in arg:
             if last_url is None:
-                raise ValueError(f"func: expression {expression!r} uses {LAST_URL_PLACEHOLDER} but no last URL was given")
+                raise ValueError(f"func: expression {expression!r} uses {LAST_URL_PLACEHOLDER} "
+                                 "but no last URL was given")
             args.append(arg.replace(LAST_URL_PLACEHOLDER, last_url))
         else:
             args.append(arg)
@@ -223,7 +226,8 @@ async def _magento_get(ctx: HelperContext, path_and_query: str) -> Any:
     url = ctx.site_url("shopping") + path_and_query
     response = await ctx.page.context.request.get(url, headers={"Authorization": f"Bearer {token}"})
     if not response.ok:
-        raise HelperError(f"Magento REST GET {url} failed with HTTP {response.status}: {(await response.text())[:200]!r}")
+        raise HelperError(f"Magento REST GET {url} failed with HTTP {response.status}: "
+                          f"{(await response.text())[:200]!r}")
     return await _json(response, url)
 
 

@@ -12,10 +12,12 @@ Configuration (`LLMJudge.from_env`):
 
 | variable | fallback | meaning |
 |---|---|---|
-| `WEBARENA_JUDGE_BASE_URL` | `OPENAI_BASE_URL`, else `https://api.openai.com/v1` when a key is set | endpoint root (".../v1") |
+| `WEBARENA_JUDGE_BASE_URL` | `OPENAI_BASE_URL`, else `https://api.openai.com/v1` | endpoint root (".../v1") |
 | `WEBARENA_JUDGE_API_KEY` | `OPENAI_API_KEY` | bearer token (may be empty for local servers) |
 | `WEBARENA_JUDGE_MODEL` | `gpt-4-1106-preview` | model name sent in the request |
 | `WEBARENA_JUDGE_TIMEOUT_S` | `60` | per-request timeout in seconds |
+
+With neither a base URL nor an API key set, there is no judge (`from_env` returns None).
 """
 from __future__ import annotations
 

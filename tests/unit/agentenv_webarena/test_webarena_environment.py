@@ -56,7 +56,8 @@ TASKS = [
      "intent_template_id": 2, "eval": {"eval_types": ["url_match"], "reference_answers": None,
                                        "reference_url": "__SHOPPING__/b", "program_html": []}},
     {"sites": ["shopping"], "task_id": 2, "require_login": False, "start_url": "__SHOPPING__/a", "intent": "Why?",
-     "intent_template_id": 3, "eval": {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": ["because"]},
+     "intent_template_id": 3, "eval": {"eval_types": ["string_match"],
+                                       "reference_answers": {"fuzzy_match": ["because"]},
                                        "reference_url": "", "program_html": []}},
 ]
 

@@ -47,7 +47,8 @@ def _goals():
     return [{"asin": "B000000003", "name": "Brand3 Green Tea Bags", "query": "green tea", "category": "food",
              "product_category": "Food › Tea", "attributes": ["caffeine free"], "price_upper": 10.0,
              "goal_options": {"flavor": "mint", "size": "large"}, "weight": 1.0,
-             "instruction_text": "i need green tea bags with flavor: mint, and size: large, and price lower than 10.00 dollars"},
+             "instruction_text": "i need green tea bags with flavor: mint, and size: large, "
+                                 "and price lower than 10.00 dollars"},
             {"asin": "B000009999", "name": "Coffee Mug", "query": "mug", "category": "home",
              "product_category": "Home › Mugs", "attributes": ["ceramic"], "price_upper": 20.0,
              "goal_options": {}, "weight": 3.0, "instruction_text": "i want a coffee mug"}]
@@ -141,8 +142,8 @@ def test_item_options_subpages_and_back(session):
     obs, _, _, info = _unpack(session.step("click[b000000003]"))
     assert info is None
     assert obs == (f"Instruction: [SEP] {INSTR} [SEP] Back to Search [SEP] < Prev [SEP] flavor [SEP] mint [SEP] lemon "
-                   "[SEP] size [SEP] small [SEP] large [SEP] Brand3 Green Tea Bags [SEP] Price: $4.99 [SEP] Rating: N.A. "
-                   "[SEP] Description [SEP] Features [SEP] Reviews [SEP] Buy Now")
+                   "[SEP] size [SEP] small [SEP] large [SEP] Brand3 Green Tea Bags [SEP] Price: $4.99 "
+                   "[SEP] Rating: N.A. [SEP] Description [SEP] Features [SEP] Reviews [SEP] Buy Now")
     session.step("click[mint]")
     session.step("click[large]")
     assert '%22flavor%22%3A%20%22mint%22' in session.state()["url"]

@@ -58,7 +58,7 @@ def test_demonstration_conversation(world):
     body = turns[2:]
     assert len(body) == 2 * len(episode.actions)
     assert body[0]["value"].startswith("WebShop [SEP] Instruction:")
-    for human, gpt, action in zip(body[::2], body[1::2], episode.actions):
+    for human, gpt, action in zip(body[::2], body[1::2], episode.actions, strict=True):
         assert human["from"] == "human" and human["loss"] is None
         assert gpt["from"] == "gpt" and gpt["loss"] is True
         assert re.fullmatch(r"Thought:\nI think .+\n\nAction:\n" + re.escape(action), gpt["value"], re.S)

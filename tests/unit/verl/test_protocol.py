@@ -22,7 +22,8 @@ def test_from_dict_keeps_lists_as_one_object_per_sample():
 
 
 def test_from_single_dict_routes_tensors_and_arrays():
-    d = DataProto.from_single_dict({"a": torch.zeros(2, 5), "uid": np.array(["x", "y"], dtype=object)}, meta_info={"k": 1})
+    d = DataProto.from_single_dict({"a": torch.zeros(2, 5), "uid": np.array(["x", "y"], dtype=object)},
+                                   meta_info={"k": 1})
     assert list(d.batch.keys()) == ["a"] and list(d.non_tensor_batch) == ["uid"] and d.meta_info == {"k": 1}
 
 

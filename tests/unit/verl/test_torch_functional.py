@@ -67,6 +67,7 @@ def test_get_response_mask_includes_first_eos_only():
 def test_position_ids_clip_and_padding():
     mask = torch.tensor([[0, 0, 1, 1, 1]])
     assert VF.compute_position_id_with_mask(mask).tolist() == [[0, 0, 0, 1, 2]]
-    assert VF.clip_by_value(torch.tensor([-2.0, 0.5, 3.0]), -1.0, torch.tensor([1.0, 1.0, 2.0])).tolist() == [-1.0, 0.5, 2.0]
+    clipped = VF.clip_by_value(torch.tensor([-2.0, 0.5, 3.0]), -1.0, torch.tensor([1.0, 1.0, 2.0]))
+    assert clipped.tolist() == [-1.0, 0.5, 2.0]
     assert VF.pad_sequence_to_length(torch.tensor([[1, 2]]), 4, 0, left_pad=True).tolist() == [[0, 0, 1, 2]]
     assert VF.pad_2d_list_to_length([[1], [2, 3]], pad_token_id=9).tolist() == [[1, 9], [2, 3]]

@@ -246,13 +246,17 @@ def _expand(compact: torch.Tensor, slot: torch.Tensor, mask: torch.Tensor) -> to
 
 def _warn_rewards_off_mask(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, name: str) -> None:
     if bool(((token_level_rewards != 0) & (response_mask == 0)).any()):
-        logger.warning("%s: non-zero rewards on response_mask==0 tokens are ignored; place rewards on model tokens", name)
+        logger.warning(
+            "%s: non-zero rewards on response_mask==0 tokens are ignored; place rewards on model tokens", name
+        )
 
 
 def _group_ids(index, bs: int) -> tuple[torch.Tensor, int]:
     """Dense group ids (0..G-1) for the per-sample ``index`` (uids: str, int, any hashable)."""
     if index is None:
-        raise ValueError("this estimator needs index=non_tensor_batch['uid'] (one id per prompt, shared by its samples)")
+        raise ValueError(
+            "this estimator needs index=non_tensor_batch['uid'] (one id per prompt, shared by its samples)"
+        )
     if isinstance(index, torch.Tensor):
         index = index.cpu().numpy()
     arr = to_object_array(index)
@@ -390,8 +394,14 @@ def compute_reinforce_plus_plus_outcome_advantage(token_level_rewards: torch.Ten
 
 
 @register_adv_est(AdvantageEstimator.REINFORCE_PLUS_PLUS_BASELINE, needs_groups=True)
-def compute_reinforce_plus_plus_baseline_outcome_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor,
-                                                           index=None, epsilon: float = 1e-6, config=None, **kwargs):
+def compute_reinforce_plus_plus_baseline_outcome_advantage(
+    token_level_rewards: torch.Tensor,
+    response_mask: torch.Tensor,
+    index=None,
+    epsilon: float = 1e-6,
+    config=None,
+    **kwargs,
+):
     """REINFORCE++-baseline: ``A_i = s_i - mean_g`` (singleton mean 0), tiled, then whitened over the batch."""
     scores = token_level_rewards.sum(dim=-1).float()
     gid, n_groups = _group_ids(index, scores.shape[0])
@@ -409,7 +419,9 @@ def compute_remax_outcome_advantage(token_level_rewards: torch.Tensor, reward_ba
     ``returns`` is the undiscounted reward-to-go.
     """
     if reward_baselines is None or response_mask is None:
-        raise ValueError("remax needs reward_baselines (bs,), the reward of a greedy rollout per prompt, and response_mask")
+        raise ValueError(
+            "remax needs reward_baselines (bs,), the reward of a greedy rollout per prompt, and response_mask"
+        )
     with torch.no_grad():
         rm = (token_level_rewards * response_mask).float()
         returns = torch.flip(torch.cumsum(torch.flip(rm, [-1]), dim=-1), [-1]) * response_mask
@@ -436,8 +448,16 @@ def compute_opo_outcome_advantage(token_level_rewards: torch.Tensor, response_ma
 
 
 @register_adv_est(AdvantageEstimator.GPG, needs_groups=True)
-def compute_gpg_outcome_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index=None,
-                                  epsilon: float = 1e-6, f_norm: float = 1.0, alpha: float = 1.0, config=None, **kwargs):
+def compute_gpg_outcome_advantage(
+    token_level_rewards: torch.Tensor,
+    response_mask: torch.Tensor,
+    index=None,
+    epsilon: float = 1e-6,
+    f_norm: float = 1.0,
+    alpha: float = 1.0,
+    config=None,
+    **kwargs,
+):
     """GPG (arXiv:2504.02546): ``A_i = alpha * (s_i - mean_g) / f_norm`` with
     ``alpha = bs / max(#nonzero scores, 1)`` (overrides the ``alpha`` argument, as in verl); singleton mean 0.
     Use with ``actor.policy_loss.loss_mode=gpg``."""
@@ -477,7 +497,7 @@ def anchor_obs_from_messages(messages, num_turns) -> np.ndarray:
     """Anchor observations for GiGPO from chat logs: for each of the last ``num_turns[i]`` assistant
     messages of sample i, the content of the message right before it (the state it acted in)."""
     out = np.empty(len(messages), dtype=object)
-    for i, (msgs, n) in enumerate(zip(messages, num_turns)):
+    for i, (msgs, n) in enumerate(zip(messages, num_turns, strict=True)):
         pos = [k for k, msg in enumerate(msgs) if msg["role"] == "assistant"]
         pos = pos[len(pos) - int(n):] if int(n) else []
         out[i] = [msgs[k - 1]["content"] if k > 0 else "" for k in pos]
@@ -522,7 +542,9 @@ def compute_gigpo_outcome_advantage(token_level_rewards: torch.Tensor, response_
         raise ValueError("gigpo needs turn_rewards=non_tensor_batch['turn_rewards'] (per-turn env rewards)")
     if anchor_obs is None:
         if messages is None or num_turns is None:
-            raise ValueError("gigpo needs anchor_obs=non_tensor_batch['anchor_obs'], or messages and num_turns to derive it")
+            raise ValueError(
+                "gigpo needs anchor_obs=non_tensor_batch['anchor_obs'], or messages and num_turns to derive it"
+            )
         anchor_obs = anchor_obs_from_messages(messages, num_turns)
     use_std = mode == "mean_std_norm"
     bs = token_level_rewards.shape[0]
@@ -609,7 +631,9 @@ def agg_loss(loss_mat: torch.Tensor, loss_mask: torch.Tensor, loss_agg_mode: str
         scale = loss_scale_factor if loss_scale_factor is not None else loss_mask.shape[-1]
         loss = token_sum.sum() / n_seq / scale
     else:
-        raise ValueError(f"actor.loss_agg_mode={loss_agg_mode!r} is not supported; choose one of {list(AGG_LOSS_MODES)}")
+        raise ValueError(
+            f"actor.loss_agg_mode={loss_agg_mode!r} is not supported; choose one of {list(AGG_LOSS_MODES)}"
+        )
     return loss * dp_size
 
 
@@ -868,7 +892,9 @@ def compute_value_loss(vpreds: torch.Tensor, returns: torch.Tensor, values: torc
     return vf_loss, vf_clipfrac
 
 
-def compute_entropy_loss(logits: torch.Tensor, response_mask: torch.Tensor, loss_agg_mode: str = "token-mean") -> torch.Tensor:
+def compute_entropy_loss(
+    logits: torch.Tensor, response_mask: torch.Tensor, loss_agg_mode: str = "token-mean"
+) -> torch.Tensor:
     """Aggregated entropy of softmax(logits) (bs, T, vocab) over the mask (the caller subtracts coef * this)."""
     return agg_loss(VF.entropy_from_logits(logits), response_mask, loss_agg_mode)
 

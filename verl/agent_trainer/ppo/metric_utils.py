@@ -38,7 +38,11 @@ def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:
     values = values.float()
     if values.numel() == 0:
         return {}
-    return {f"{prefix}/mean": values.mean().item(), f"{prefix}/max": values.max().item(), f"{prefix}/min": values.min().item()}
+    return {
+        f"{prefix}/mean": values.mean().item(),
+        f"{prefix}/max": values.max().item(),
+        f"{prefix}/min": values.min().item(),
+    }
 
 
 def _masked_stats(prefix: str, values: torch.Tensor, mask: torch.Tensor) -> dict[str, float]:
@@ -77,7 +81,9 @@ def compute_data_metrics(batch, use_critic: bool = True) -> dict[str, float]:
         scores = td["token_level_scores"].sum(-1)
         m.update(_stats("critic/score", scores))
         if "uid" in nt:
-            m["critic/score/zero_variance_group_frac"] = _zero_variance_group_frac(scores.float().cpu().numpy(), nt["uid"])
+            m["critic/score/zero_variance_group_frac"] = _zero_variance_group_frac(
+                scores.float().cpu().numpy(), nt["uid"]
+            )
     if "token_level_rewards" in keys:
         m.update(_stats("critic/rewards", td["token_level_rewards"].sum(-1)))
     if mask is not None:
@@ -216,7 +222,7 @@ def compute_outcome_metrics(item_ids, rewards, successes, seed: int = 0) -> dict
     if not len(item_ids):
         raise ValueError("compute_outcome_metrics needs at least one trajectory")
     by_item: dict = {}
-    for item, reward, success in zip(item_ids, rewards, successes):
+    for item, reward, success in zip(item_ids, rewards, successes, strict=True):
         by_item.setdefault(item, []).append((float(reward), bool(success)))
     item_rewards = [float(np.mean([r for r, _ in outs])) for outs in by_item.values()]
     item_success = [float(np.mean([s for _, s in outs])) for outs in by_item.values()]

@@ -128,7 +128,8 @@ class WorkerGroup:
         if self.world_size == 1:
             return DPCall([submit(self.workers[0], data)], pad=None)
         padded, pad = pad_dataproto_to_divisor(data, self.world_size)
-        return DPCall([submit(w, c) for w, c in zip(self.workers, padded.chunk(self.world_size))], pad=pad)
+        chunks = padded.chunk(self.world_size)
+        return DPCall([submit(w, c) for w, c in zip(self.workers, chunks, strict=True)], pad=pad)
 
     def kill(self) -> None:
         import ray
@@ -723,7 +724,7 @@ class RayPPOTrainer:
 
 
 def _take(it: Iterator, n: int) -> Iterator:
-    for _, item in zip(range(n), it):
+    for _, item in zip(range(n), it, strict=False):
         yield item
 
 
@@ -754,5 +755,7 @@ def _with_total_steps(config: PPOConfig, steps: int) -> PPOConfig:
     """Fill `optim.total_training_steps` of actor and critic (used by LR schedules)."""
     arr = config.actor_rollout_ref
     actor = dataclasses.replace(arr.actor, optim=dataclasses.replace(arr.actor.optim, total_training_steps=steps))
-    critic = dataclasses.replace(config.critic, optim=dataclasses.replace(config.critic.optim, total_training_steps=steps))
+    critic = dataclasses.replace(
+        config.critic, optim=dataclasses.replace(config.critic.optim, total_training_steps=steps)
+    )
     return dataclasses.replace(config, actor_rollout_ref=dataclasses.replace(arr, actor=actor), critic=critic)

@@ -46,7 +46,9 @@ class RoundsScheduler:
 
     def __init__(self, type: str, rounds: Union[int, Sequence[int]], steps_scaling_inter: Optional[int] = None):
         if type not in ROUNDS_CTRL_TYPES:
-            raise ValueError(f"algorithm.rounds_ctrl.type={type!r} is not supported; choose one of {list(ROUNDS_CTRL_TYPES)}")
+            raise ValueError(
+                f"algorithm.rounds_ctrl.type={type!r} is not supported; choose one of {list(ROUNDS_CTRL_TYPES)}"
+            )
         self.type = type
         is_scalar = not hasattr(rounds, "__iter__")
         if type == "fixed":
@@ -59,13 +61,17 @@ class RoundsScheduler:
             self.steps_scaling_inter = None
         else:
             if is_scalar:
-                raise ValueError(f"algorithm.rounds_ctrl.rounds must be a list for type=scaling_inter_stepwise, got {rounds!r}")
+                raise ValueError(
+                    f"algorithm.rounds_ctrl.rounds must be a list for type=scaling_inter_stepwise, got {rounds!r}"
+                )
             rounds = list(rounds)
             if not rounds:
                 raise ValueError("algorithm.rounds_ctrl.rounds is empty; give e.g. [8, 12, 15]")
             self.rounds = [_as_int(r, "algorithm.rounds_ctrl.rounds[i]") for r in rounds]
             if steps_scaling_inter is None:
-                raise ValueError("algorithm.rounds_ctrl.steps_scaling_inter is required for type=scaling_inter_stepwise")
+                raise ValueError(
+                    "algorithm.rounds_ctrl.steps_scaling_inter is required for type=scaling_inter_stepwise"
+                )
             self.steps_scaling_inter = _as_int(steps_scaling_inter, "algorithm.rounds_ctrl.steps_scaling_inter")
 
     @classmethod
@@ -87,4 +93,7 @@ class RoundsScheduler:
         return self.rounds[self.stage(global_step)]
 
     def __repr__(self) -> str:
-        return f"RoundsScheduler(type={self.type!r}, rounds={self.rounds}, steps_scaling_inter={self.steps_scaling_inter})"
+        return (
+            f"RoundsScheduler(type={self.type!r}, rounds={self.rounds}, "
+            f"steps_scaling_inter={self.steps_scaling_inter})"
+        )

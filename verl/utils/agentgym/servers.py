@@ -157,7 +157,7 @@ def env_server_metrics(env_servers: Sequence[str], env_errors: Sequence, addrs: 
     error). Rows with no server (chat rows, a session never created) count under no server."""
     out: dict[str, float] = {}
     for i, addr in enumerate(addrs):
-        rows = [bool(err) for server, err in zip(env_servers, env_errors) if server == addr]
+        rows = [bool(err) for server, err in zip(env_servers, env_errors, strict=True) if server == addr]
         out[f"rollout/env_server{i}/sessions"] = float(len(rows))
         out[f"rollout/env_server{i}/failures"] = float(sum(rows))
     return out

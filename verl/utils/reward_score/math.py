@@ -44,7 +44,10 @@ def remove_boxed(boxed: str) -> str:
     raise ValueError(f"not a boxed answer: {boxed!r}")
 
 
-_UNIT_WORDS = r"(?:units?|cm|centimeters?|meters?|inches|inch|feet|foot|degrees?|dollars?|cents?|mph|hours?|minutes?|seconds?)"
+_UNIT_WORDS = (
+    r"(?:units?|cm|centimeters?|meters?|inches|inch|feet|foot|degrees?|dollars?|cents?|mph|"
+    r"hours?|minutes?|seconds?)"
+)
 
 
 def _fix_fracs(s: str) -> str:

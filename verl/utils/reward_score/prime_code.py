@@ -76,7 +76,9 @@ def outputs_match(actual: str, expected) -> bool:
         expected = "\n".join(str(x) for x in expected)
     got, want = _tokens(actual), _tokens(expected)
     return len(got) == len(want) and all(
-        len(g) == len(w) and all(_token_equal(a, b) for a, b in zip(g, w)) for g, w in zip(got, want))
+        len(g) == len(w) and all(_token_equal(a, b) for a, b in zip(g, w, strict=True))
+        for g, w in zip(got, want, strict=True)
+    )
 
 
 def _call_matches(result, expected) -> bool:
@@ -100,7 +102,7 @@ def compute_score(solution_str: str, ground_truth, sandbox: CodeSandboxConfig | 
     if code is None:
         return 0.0
     fn_name = cases.get("fn_name")
-    for case_in, case_out in zip(cases["inputs"], cases["outputs"]):
+    for case_in, case_out in zip(cases["inputs"], cases["outputs"], strict=True):
         if fn_name:
             args = case_in if isinstance(case_in, list) else [case_in]
             run = run_python(code, config=sandbox, call=(fn_name, args))

@@ -152,7 +152,7 @@ def is_equiv(a: str | None, b: str | None) -> bool:
     ea, eb = _elements(a), _elements(b)
     if ea is not None or eb is not None:
         return (ea is not None and eb is not None and ea[0] == eb[0] and len(ea[1]) == len(eb[1])
-                and all(is_equiv(x, y) for x, y in zip(ea[1], eb[1])))
+                and all(is_equiv(x, y) for x, y in zip(ea[1], eb[1], strict=True)))
     return _symbolic_equal(a, b)
 
 

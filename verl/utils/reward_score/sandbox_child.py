@@ -76,7 +76,10 @@ def _install_guard(root: str) -> None:
                 refuse(event, "no native code")
             elif event == "open":
                 path, mode, flags = args
-                writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool((flags or 0) & _WRITE_FLAGS)
+                writing = (
+                    (isinstance(mode, str) and any(c in mode for c in "wax+"))
+                    or bool((flags or 0) & _WRITE_FLAGS)
+                )
                 if writing and not inside(path):
                     refuse("writing", path)
             elif event in _PATH_EVENTS:

@@ -23,8 +23,9 @@ from verl.agent_trainer.ppo import core_algos
 from verl.utils.model_utils import split_lm_head
 
 __all__ = ["BasePPOActor", "iter_slices", "MicroBatching", "BatchTotals", "batch_totals", "micro_weight",
-           "token_budget_bins", "micro_batching_from_meta", "map_micro_batches", "activation_offload_context", "clip_grad_and_step",
-           "run_ppo_epochs", "forward_response_logits", "padding_trim_bounds", "response_forward"]
+           "token_budget_bins", "micro_batching_from_meta", "map_micro_batches", "activation_offload_context",
+           "clip_grad_and_step", "run_ppo_epochs", "forward_response_logits", "padding_trim_bounds",
+           "response_forward"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +72,8 @@ def _dp_all_reduce(values: list[int], device: torch.device, op: str = "sum") -> 
     if _dp_world() == 1:
         return list(values)
     t = torch.tensor(values, dtype=torch.int64, device=device)
-    torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX if op == "max" else torch.distributed.ReduceOp.SUM)
+    reduce_op = torch.distributed.ReduceOp.MAX if op == "max" else torch.distributed.ReduceOp.SUM
+    torch.distributed.all_reduce(t, op=reduce_op)
     return [int(v) for v in t.tolist()]
 
 
@@ -325,8 +327,14 @@ def run_ppo_epochs(module: torch.nn.Module, optimizer: torch.optim.Optimizer, ba
     return {k: float(np.mean(v)) for k, v in metrics.items()}
 
 
-def forward_response_logits(module: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                            position_ids: torch.Tensor, response_length: int, lm_head_tail: bool = False) -> torch.Tensor:
+def forward_response_logits(
+    module: torch.nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    position_ids: torch.Tensor,
+    response_length: int,
+    lm_head_tail: bool = False,
+) -> torch.Tensor:
     """Model outputs at the positions that predict (or score) the last `response_length` tokens.
 
     Position t of the output predicts input token t+1, so the response tokens at

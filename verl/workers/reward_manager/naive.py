@@ -98,7 +98,7 @@ class NaiveRewardManager:
         results, metrics = self._score_jobs(jobs)
         extra: dict[str, list] = defaultdict(list)
         printed: dict[str, int] = defaultdict(int)
-        for job, score in zip(jobs, results):
+        for job, score in zip(jobs, results, strict=True):
             if isinstance(score, dict):  # verl's custom scorers may return {"score": ..., extras}
                 for k, v in score.items():
                     extra[k].append(v)
@@ -139,7 +139,9 @@ class NaiveRewardManager:
                 logger.warning("row %d has no model tokens; its rule-based score is skipped", i)
                 continue
             if self.tokenizer is None:
-                raise ValueError(f"{type(self).__name__} needs a tokenizer to score rows with reward_model.ground_truth")
+                raise ValueError(
+                    f"{type(self).__name__} needs a tokenizer to score rows with reward_model.ground_truth"
+                )
             text = self.tokenizer.decode(responses[i][valid].tolist(), skip_special_tokens=True)
             info = extra_infos[i] if extra_infos is not None else None
             jobs.append(ScoreJob(i, int(valid[-1]), str(sources[i]), text, gt, info))

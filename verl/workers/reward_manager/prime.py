@@ -40,7 +40,7 @@ class PrimeRewardManager(NaiveRewardManager):
             self._pool = ScorerPool(self.compute_score, self.config.prime.num_processes)
         outcomes = self._pool.map([job.args for job in jobs], self.config.prime.timeout_s)
         scores = []
-        for job, outcome in zip(jobs, outcomes):
+        for job, outcome in zip(jobs, outcomes, strict=True):
             if outcome.status == "ok":
                 scores.append(outcome.value)
                 continue

@@ -73,7 +73,9 @@ class DataParallelRewardModel:
         was_training = self.module.training
         self.module.eval()
         try:
-            seq_scores = torch.cat([self._forward_micro_batch(batch[sl]) for sl in iter_slices(len(batch), self.micro_batch_size)])
+            seq_scores = torch.cat(
+                [self._forward_micro_batch(batch[sl]) for sl in iter_slices(len(batch), self.micro_batch_size)]
+            )
         finally:
             self.module.train(was_training)
         mask = batch["response_mask"]

@@ -17,12 +17,12 @@ The final reward (the last env step's reward, AgentGym's convention) sits on the
 Sessions are spread over the servers of `agentgym.env_addr` by load (`EnvClientPool`); a server
 that stops answering leaves the rotation until a back-off passes, and each row records the server
 it ran on (`env_server`). An env failure (server down, timeout, `EnvClientError`; never a bug's
-exception) ends only that trajectory: `env_error` is recorded, its reward is 0, its tokens are masked out of the loss and it
-leaves its group (its uid gets an `#env_error` suffix), so the policy is not punished for the
-infrastructure and group baselines see only real samples. A training rollout where more than
-`agentgym.max_failed_frac` of the trajectories failed (over all ranks) is stopped by the trainer
-with `check_env_failures`. Rows with a
-`prompt` (chat messages, non-env datasets) run one turn.
+exception) ends only that trajectory: `env_error` is recorded, its reward is 0, its tokens are
+masked out of the loss and it leaves its group (its uid gets an `#env_error` suffix), so the policy
+is not punished for the infrastructure and group baselines see only real samples. A training
+rollout where more than `agentgym.max_failed_frac` of the trajectories failed (over all ranks) is
+stopped by the trainer with `check_env_failures`. Rows with a `prompt` (chat messages, non-env
+datasets) run one turn.
 
 Sampling seeds come from (rollout.seed, step, mode, global row): the trainer numbers the rows of the
 whole batch (`non_tensor_batch["rollout_row"]`) before splitting it across ranks, so two ranks never
@@ -156,7 +156,10 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ public API
     def run(self, batch: DataProto) -> DataProto:
-        """Roll out every row of `batch` (see the module docstring); returns the batch keys of interfaces.md."""
+        """Roll out every row of `batch` (see the module docstring).
+
+        Returns a DataProto with the rollout keys of the table at the top of ``verl/protocol.py``.
+        """
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -174,7 +177,9 @@ class AgentLoop:
         ntb = batch.non_tensor_batch
         n = len(batch)
         if "item_id" not in ntb and "prompt" not in ntb:
-            raise ValueError("AgentLoop.run: the batch needs non_tensor_batch['item_id'] (env rows) or ['prompt'] (chat rows)")
+            raise ValueError(
+                "AgentLoop.run: the batch needs non_tensor_batch['item_id'] (env rows) or ['prompt'] (chat rows)"
+            )
         item_ids = [str(x) for x in ntb.get("item_id", [f"row_{i}" for i in range(n)])]
         rows = [int(r) for r in ntb["rollout_row"]] if "rollout_row" in ntb else list(range(n))
         prompts = ntb.get("prompt")
@@ -246,7 +251,8 @@ class AgentLoop:
         task, index = parse_item_id(item_id)
         if task != self.task_name:
             raise ValueError(f"item id {item_id!r} belongs to task {task!r} but actor_rollout_ref.agentgym.task_name="
-                             f"{self.task_name!r}; use a data file of {self.task_name} item ids or change the task name")
+                             f"{self.task_name!r}; use a data file of {self.task_name} item ids "
+                             "or change the task name")
         client = None
         try:
             client, observation = await self._reset(index, traj, clock)
@@ -443,7 +449,7 @@ class AgentLoop:
         # a failed trajectory leaves its group: group baselines (GRPO, RLOO, ...) see real samples only
         rows = non_tensors.get("rollout_row", range(len(trajs)))
         non_tensors["uid"] = to_object_array([f"{uid}#env_error{row}" if t.env_error else uid
-                                              for uid, row, t in zip(non_tensors["uid"], rows, trajs)])
+                                              for uid, row, t in zip(non_tensors["uid"], rows, trajs, strict=True)])
         non_tensors.update({
             "item_id": to_object_array([t.item_id for t in trajs]),
             "num_turns": to_object_array([t.num_turns for t in trajs]),

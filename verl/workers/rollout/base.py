@@ -14,8 +14,8 @@ with `iter_weight_buckets`.
 
 Construction convention (all engines): `get_engine_cls(name)(model_path, config, **kwargs)` where
 `config` is the `actor_rollout_ref.rollout` section (`RolloutConfig`; a mapping of its keys is loaded
-into one with `schema.as_section`, so defaults come from the dataclass, never from the engine). `HFEngine` also accepts `model=`
-(an already built transformers module) and `device=`.
+into one with `schema.as_section`, so defaults come from the dataclass, never from the engine).
+`HFEngine` also accepts `model=` (an already built transformers module) and `device=`.
 """
 from __future__ import annotations
 
@@ -107,6 +107,7 @@ class RolloutEngine(abc.ABC):
 
     def shutdown(self) -> None:
         """Release engine resources; safe to call twice."""
+        return None
 
     # True: `generate` honours `SamplingParams.banned_token_ids` (never emits them; log-probs over the rest)
     bans_tokens: bool = False

@@ -125,7 +125,8 @@ class HFEngine(RolloutEngine):
         self.device = torch.device(resolve_device(device))
         self.free_cache = resolve_free_cache_engine(
             config.free_cache_engine, self.device.type == "cuda",
-            f"the HF engine on {self.device.type} shares host memory with the actor, there is no device memory to release")
+            f"the HF engine on {self.device.type} shares host memory with the actor, "
+            "there is no device memory to release")
         dtype = getattr(torch, engine_dtype(dtype, config.dtype, self.device))
         if model is None:
             model = model_utils.load_causal_lm(model_path, dtype, trust_remote_code=trust_remote_code,
@@ -185,11 +186,13 @@ class HFEngine(RolloutEngine):
                     unknown.append(name)
                     continue
                 if tuple(target.shape) != tuple(tensor.shape):
-                    raise ValueError(f"update_weights: {name} has shape {tuple(tensor.shape)}, engine expects {tuple(target.shape)}")
+                    raise ValueError(f"update_weights: {name} has shape {tuple(tensor.shape)}, "
+                                     f"engine expects {tuple(target.shape)}")
                 target.copy_(tensor.detach().to(device=target.device, dtype=target.dtype))
                 loaded += 1
         if unknown:
-            raise KeyError(f"update_weights: {len(unknown)} names are not parameters of the engine model, e.g. {unknown[:5]}")
+            raise KeyError(f"update_weights: {len(unknown)} names are not parameters of the engine model, "
+                           f"e.g. {unknown[:5]}")
         logger.debug("HFEngine loaded %d tensors", loaded)
 
     def _release_memory(self) -> None:
@@ -292,12 +295,12 @@ class HFEngine(RolloutEngine):
         bsz = len(reqs)
         hits = [self._prefix.lookup(r.prompt_ids) for r in reqs]  # (cached_len, kv or None)
         cached = [h[0] for h in hits]
-        suffix = [r.prompt_ids[c:] for r, c in zip(reqs, cached)]
+        suffix = [r.prompt_ids[c:] for r, c in zip(reqs, cached, strict=True)]
         C, S = max(cached), max(len(x) for x in suffix)
         input_ids = torch.zeros((bsz, S), dtype=torch.long)
         position_ids = torch.zeros((bsz, S), dtype=torch.long)
         attn = torch.zeros((bsz, C + S), dtype=torch.long)
-        for i, (c, suf) in enumerate(zip(cached, suffix)):
+        for i, (c, suf) in enumerate(zip(cached, suffix, strict=True)):
             # row layout: [pad][cached c][pad][suffix]; the mask hides pads, positions continue at c
             input_ids[i, S - len(suf):] = torch.tensor(suf)
             position_ids[i, S - len(suf):] = torch.arange(c, c + len(suf))
@@ -513,7 +516,7 @@ def _merge_caches(a_past, a_attn: torch.Tensor, b_past, b_attn: torch.Tensor):
     """Stack two batches' KV caches (rows of `b` after rows of `a`), left-padding the narrower one."""
     wa, wb = a_attn.shape[1], b_attn.shape[1]
     width = max(wa, wb)
-    for la, lb in zip(a_past.layers, b_past.layers):
+    for la, lb in zip(a_past.layers, b_past.layers, strict=True):
         la.keys = torch.cat([F.pad(la.keys, (0, 0, width - wa, 0)), F.pad(lb.keys, (0, 0, width - wb, 0))])
         la.values = torch.cat([F.pad(la.values, (0, 0, width - wa, 0)), F.pad(lb.values, (0, 0, width - wb, 0))])
     attn = torch.cat([F.pad(a_attn, (width - wa, 0)), F.pad(b_attn, (width - wb, 0))])

@@ -252,5 +252,6 @@ def build_prompt_constructor(instruction: Union[str, os.PathLike, dict], max_obs
     data = load_instruction(instruction)
     name = data["meta_data"]["prompt_constructor"]
     if name not in PROMPT_CONSTRUCTORS:
-        raise ValueError(f"meta_data.prompt_constructor={name!r} is not known; choose one of {sorted(PROMPT_CONSTRUCTORS)}")
+        raise ValueError(f"meta_data.prompt_constructor={name!r} is not known; "
+                         f"choose one of {sorted(PROMPT_CONSTRUCTORS)}")
     return PROMPT_CONSTRUCTORS[name](data, max_obs_length=max_obs_length, codec=codec)

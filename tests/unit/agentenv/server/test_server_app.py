@@ -97,7 +97,9 @@ def test_limit_unknown_and_validation_errors(client):
     assert err["max_chars"] == 20 and err["length"] == 21
 
 
-@pytest.mark.parametrize("raw", [b'{"env_idx": 0, ', b"\xff\xfe\xfa\x00garbage", b'{"env_idx": 0, "action": "\xe9t\xe9"}'])
+@pytest.mark.parametrize(
+    "raw", [b'{"env_idx": 0, ', b"\xff\xfe\xfa\x00garbage", b'{"env_idx": 0, "action": "\xe9t\xe9"}']
+)
 def test_malformed_and_non_utf8_bodies_are_400(client, raw):
     client.post("/create")
     error_of(client.post("/step", content=raw, headers={"content-type": "application/json"}), 400, "malformed_json")

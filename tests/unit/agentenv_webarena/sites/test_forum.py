@@ -225,8 +225,10 @@ def test_subscribe_and_unsubscribe(client):
     assert "/f/science" not in sidebar()
     client.post("/f/science/subscribe")
     assert "/f/science" in sidebar()
-    assert '<form action="/f/science/unsubscribe" method="post" class="subscribe-form"><button type="submit">Unsubscribe' \
-        in client.get("/f/science").text
+    assert (
+        '<form action="/f/science/unsubscribe" method="post" class="subscribe-form">'
+        '<button type="submit">Unsubscribe'
+    ) in client.get("/f/science").text
     client.post("/f/science/unsubscribe")
     assert "/f/science" not in sidebar()
 

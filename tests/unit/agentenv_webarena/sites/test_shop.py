@@ -152,7 +152,9 @@ def test_cart_add_update_remove(client, store):
     summary = p["name"] + " | " + shop.option_text(form["size"], form["color"])
     assert esc(summary) in _cart_summaries(client)
     html = client.get("/checkout/cart/").text
-    item = re.search(rf'data-summary="{re.escape(esc(summary))}".*?name="cart\[(\d+)\]\[qty\]" value="2"', html).group(1)
+    item = re.search(
+        rf'data-summary="{re.escape(esc(summary))}".*?name="cart\[(\d+)\]\[qty\]" value="2"', html
+    ).group(1)
     client.post("/checkout/cart/updatePost/", data={f"cart[{item}][qty]": "5"})
     assert f'name="cart[{item}][qty]" value="5"' in client.get("/checkout/cart/").text
     client.post("/checkout/cart/delete/", data={"item_id": item})
@@ -272,7 +274,8 @@ def test_admin_order_actions(admin_client, store):
     admin_client.post(f"/admin/sales/order/unhold/order_id/{order['id']}/")
     r = admin_client.post(f"/admin/sales/order/cancel/order_id/{order['id']}/")
     assert 'id="order-status">Canceled<' in r.text
-    r = admin_client.post(f"/admin/sales/order/addComment/order_id/{order['id']}/", data={"history[comment]": "Hi there"})
+    r = admin_client.post(f"/admin/sales/order/addComment/order_id/{order['id']}/",
+                          data={"history[comment]": "Hi there"})
     assert "Hi there" in re.search(r'<ul id="order-history">(.*?)</ul>', r.text).group(1)
     canceled = admin_client.get("/admin/sales/order/", params={"status": "canceled", "q": order["increment_id"]}).text
     assert f"View order {order['increment_id']}" in canceled and "1 records found" in canceled
@@ -310,7 +313,8 @@ def test_admin_reports_match_the_report_functions(admin_client, store):
         assert esc(row["name"]) in html
     sales = admin.sales_report(db, "month", "2023-01-01", "2023-03-31")
     assert [r["interval"] for r in sales] == ["2023-01", "2023-02", "2023-03"]
-    html = admin_client.get("/admin/reports/report_sales/sales/", params={"from": "2023-01-01", "to": "2023-03-31"}).text
+    html = admin_client.get("/admin/reports/report_sales/sales/",
+                            params={"from": "2023-01-01", "to": "2023-03-31"}).text
     for row in sales:
         assert f"<td>{row['interval']}</td><td>{row['orders']}</td>" in html and shop.money(row["total"]) in html
     for path in ("/admin/dashboard/", "/admin/catalog/product/?q=mug", "/admin/customer/index/",

@@ -133,7 +133,8 @@ def test_embedded_logins_post_the_form_and_keep_the_cookie(browser, site_url):
         return await cookie_names(context, site_url)
 
     Handler.seen_headers.clear()
-    assert browser(body, extra_http_headers={"X-Webarena-Instance": "env-1"}) == ["admin_session", "forum_session", "shop_session"]
+    cookies = browser(body, extra_http_headers={"X-Webarena-Instance": "env-1"})
+    assert cookies == ["admin_session", "forum_session", "shop_session"]
     assert [h.get("x-webarena-instance") for h in Handler.seen_headers] == ["env-1"] * 3
 
 

@@ -122,7 +122,9 @@ def test_site_urls_from_env_reads_webarena_variables():
         "reddit": "http://127.0.0.1:9999",
         "gitlab": "http://127.0.0.1:8023",
     }
-    assert set(SITE_ENV_VARS.values()) == {"SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE"}
+    assert set(SITE_ENV_VARS.values()) == {
+        "SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE",
+    }
 
 
 def test_load_tasks_from_a_list_file(tmp_path):

@@ -40,11 +40,13 @@ def test_synthetic_goals_cartesian_text_price_and_weights(products):
     assert [g["asin"] for g in goals] == ["A1"] * 6 + ["B2"]
     # option names sorted ("color" before "size"), values in product order, size varying fastest
     assert [tuple(g["goal_options"].values()) for g in goals[:6]] == [
-        ("red", "small"), ("red", "large"), ("blue", "small"), ("blue", "large"), ("green", "small"), ("green", "large")]
+        ("red", "small"), ("red", "large"), ("blue", "small"), ("blue", "large"),
+        ("green", "small"), ("green", "large")]
     first = goals[0]
     assert first["price_upper"] in (40.0, 50.0, 60.0)  # candidates 30..60, never the first one
     assert first["instruction_text"] == (
-        f"i need a cotton shirt with color: red, and size: small, and price lower than {first['price_upper']:.2f} dollars")
+        "i need a cotton shirt with color: red, and size: small, "
+        f"and price lower than {first['price_upper']:.2f} dollars")
     assert first["name"] == "Shirt A1" and first["attributes"] == ["cotton"] and first["query"] == "shirt"
     b2 = goals[6]
     assert b2["goal_options"] == {} and b2["price_upper"] == 1000000

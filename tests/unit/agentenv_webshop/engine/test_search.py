@@ -70,7 +70,8 @@ def test_search_results_and_k_handling(small_engine):
     assert small_engine.search("DRESS")[0] == "B00000T001"  # case and stemming
     assert small_engine.search("shampoo", k=1) == ["B00000T004"]  # shorter document wins (length norm)
     assert small_engine.search("argan shampoo", k=1) == ["B00000T003"]
-    assert len(small_engine.search("cotton shampoo speaker shoes", k=1000)) == 6  # only matching docs (not the empty one)
+    # only matching docs (not the empty one)
+    assert len(small_engine.search("cotton shampoo speaker shoes", k=1000)) == 6
     assert small_engine.search("the and with") == [] and small_engine.search("zzzz") == []
     assert all(a.isupper() for a in small_engine.search("size 8 shoes"))
     with pytest.raises(ValueError, match="k must be"):
@@ -82,7 +83,8 @@ def test_index_is_memory_mapped_and_reused_by_another_process(small_engine):
     meta = os.path.join(small_engine.path, "meta.json")
     mtime = os.path.getmtime(meta)
     code = ("import json, sys; from agentenv_webshop.engine.search import SearchEngine; "
-            "e = SearchEngine.build_from_texts(json.loads(sys.argv[1]), json.loads(sys.argv[2]), cache_dir=sys.argv[3]); "
+            "e = SearchEngine.build_from_texts(json.loads(sys.argv[1]), json.loads(sys.argv[2]), "
+            "cache_dir=sys.argv[3]); "
             "print(e.path); print(json.dumps(e.search('argan shampoo')))")
     proc = subprocess.run([sys.executable, "-c", code, json.dumps(ASINS), json.dumps(TEXTS),
                            os.path.dirname(small_engine.path)], capture_output=True, text=True, timeout=120)

@@ -53,7 +53,8 @@ def test_agentgym_rl_script_overrides_load():
                  "data.train_batch_size=32", "data.max_prompt_length=750", "data.max_response_length=14098",
                  "actor_rollout_ref.agentgym.timeout=600", "actor_rollout_ref.actor.use_kl_loss=True",
                  "actor_rollout_ref.rollout.n=4", "actor_rollout_ref.rollout.max_tokens=512",
-                 "actor_rollout_ref.actor.ppo_mini_batch_size=4", "trainer.save_freq=25", "trainer.logger=[console,wandb]"]
+                 "actor_rollout_ref.actor.ppo_mini_batch_size=4", "trainer.save_freq=25",
+                 "trainer.logger=[console,wandb]"]
     check_override_keys(overrides)
     cfg = load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(overrides)))
     assert cfg.algorithm.rounds_ctrl.rounds == [8, 12, 15]
@@ -66,7 +67,8 @@ def test_agentgym_rl_script_overrides_load():
 
 
 def test_unknown_key_names_key_and_close_match():
-    with pytest.raises(ValueError, match=r"actor_rollout_ref\.rollout\.tempreature.*actor_rollout_ref\.rollout\.temperature"):
+    with pytest.raises(ValueError,
+                       match=r"actor_rollout_ref\.rollout\.tempreature.*actor_rollout_ref\.rollout\.temperature"):
         check_override_keys(["actor_rollout_ref.rollout.tempreature=0.5"])
     bad = OmegaConf.merge(_yaml(), {"trainer": {"save_frq": 3}})
     with pytest.raises(ValueError, match=r"trainer\.save_frq.*trainer\.save_freq"):

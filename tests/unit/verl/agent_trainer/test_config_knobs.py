@@ -143,18 +143,21 @@ def test_kl_modes_are_those_core_algos_implements():
 
 
 def test_val_temperature_without_sampling_is_refused():
-    with pytest.raises(ValueError, match=r"val_kwargs\.temperature=0\.6 has no effect while val_kwargs\.do_sample=false"):
+    with pytest.raises(ValueError,
+                       match=r"val_kwargs\.temperature=0\.6 has no effect while val_kwargs\.do_sample=false"):
         _cfg("actor_rollout_ref.rollout.val_kwargs.temperature=0.6")
-    cfg = _cfg("actor_rollout_ref.rollout.val_kwargs.temperature=0.6", "actor_rollout_ref.rollout.val_kwargs.do_sample=true")
+    cfg = _cfg("actor_rollout_ref.rollout.val_kwargs.temperature=0.6",
+               "actor_rollout_ref.rollout.val_kwargs.do_sample=true")
     assert cfg.actor_rollout_ref.rollout.val_kwargs.temperature == 0.6
 
 
 def test_a_batch_the_ranks_cannot_share_fails_before_workers_start():
     from verl.agent_trainer.ppo.ray_trainer import check_batch_divides_ranks
 
-    cfg = _cfg("data.train_batch_size=5", "actor_rollout_ref.rollout.n=3", "actor_rollout_ref.actor.ppo_mini_batch_size=5",
-               "critic.ppo_mini_batch_size=5")
-    with pytest.raises(ValueError, match=r"train_batch_size=5 x actor_rollout_ref\.rollout\.n=3 = 15 .* 4 ranks.*\[4, 8, 12\]"):
+    cfg = _cfg("data.train_batch_size=5", "actor_rollout_ref.rollout.n=3",
+               "actor_rollout_ref.actor.ppo_mini_batch_size=5", "critic.ppo_mini_batch_size=5")
+    with pytest.raises(ValueError,
+                       match=r"train_batch_size=5 x actor_rollout_ref\.rollout\.n=3 = 15 .* 4 ranks.*\[4, 8, 12\]"):
         check_batch_divides_ranks(cfg, 4)
     check_batch_divides_ranks(cfg, 5)  # 15 rows over 5 ranks: 3 each
     check_batch_divides_ranks(cfg, 1)

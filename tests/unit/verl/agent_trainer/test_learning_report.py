@@ -53,5 +53,7 @@ def test_learning_report_needs_validation_items():
     base = OmegaConf.load(default_config_path())
     assert load_config(base, resolve_auto=False).trainer.learning_report is False
     with pytest.raises(ValueError, match=r"trainer\.learning_report=True.*data\.val_file"):
-        load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(["trainer.learning_report=True", "data.val_file=null"])),
-                     resolve_auto=False)
+        load_config(
+            OmegaConf.merge(base, OmegaConf.from_dotlist(["trainer.learning_report=True", "data.val_file=null"])),
+            resolve_auto=False,
+        )

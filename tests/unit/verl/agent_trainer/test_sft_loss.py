@@ -45,7 +45,7 @@ def test_selected_positions_equal_full_logits_value_and_gradient(model):
     ref = _reference_nll(model, batch)
     ref.backward()
     assert float(ours.detach()) == pytest.approx(float(ref.detach()), rel=1e-5)
-    for a, p in zip(ours_grads, model.parameters()):
+    for a, p in zip(ours_grads, model.parameters(), strict=True):
         torch.testing.assert_close(a, p.grad, rtol=1e-4, atol=1e-6)
 
 
@@ -67,7 +67,8 @@ def test_autocast_bfloat16_is_close_and_bad_dtypes_are_refused(model):
         with torch.autocast("cpu", dtype=torch.bfloat16):
             low = float(sft_nll_sum(model, batch))
     assert low == pytest.approx(full, rel=0.02)
-    assert load_sft_config({"trainer": {"autocast_dtype": "bfloat16"}}, resolve_auto=False).trainer.autocast_dtype == "bfloat16"
+    bf16 = load_sft_config({"trainer": {"autocast_dtype": "bfloat16"}}, resolve_auto=False)
+    assert bf16.trainer.autocast_dtype == "bfloat16"
     with pytest.raises(ValueError, match="autocast_dtype"):
         load_sft_config({"trainer": {"autocast_dtype": "int8"}}, resolve_auto=False)
 

@@ -27,7 +27,7 @@ FINAL = "Thank you for shopping with us! Your score (min 0.0, max 1.0) [SEP] 1.0
 
 def _conversation(final_obs: bool = True) -> list[dict]:
     turns = [dict(t) for t in START]
-    for obs, act in zip(OBS, ACTS):
+    for obs, act in zip(OBS, ACTS, strict=True):
         turns += [{"from": "human", "loss": None, "value": obs}, {"from": "gpt", "loss": True, "value": act}]
     if final_obs:
         turns.append({"from": "human", "loss": None, "value": FINAL})
@@ -61,7 +61,7 @@ def test_mask_is_exactly_the_assistant_turns_with_their_im_end(tokenizer):
     assert len(spans) == len(ACTS)  # "Ok." (loss false) is not trained
     eos = tokenizer.eos_token_id
     assert tokenizer.convert_ids_to_tokens(eos) == "<|im_end|>"
-    for (a, b), act in zip(spans, ACTS):
+    for (a, b), act in zip(spans, ACTS, strict=True):
         assert ids[a:b] == tokenizer.encode(act, add_special_tokens=False) + [eos]
         assert tokenizer.decode(ids[a:b]) == act + "<|im_end|>"
         # the token before each span is the assistant header's last token (context, not trained)

@@ -27,7 +27,9 @@ def test_latest_and_resume_logic(tmp_path):
 
 def test_trainer_state_restores_rng(tmp_path):
     mgr = CheckpointManager(str(tmp_path))
-    random.seed(0); np.random.seed(0); torch.manual_seed(0)
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
     mgr.save_trainer_state(5, {"pos": 1}, extra={"note": "x"})
     expected = (random.random(), np.random.rand(), torch.rand(1).item())
     state = mgr.load_trainer_state(mgr.step_dir(5))

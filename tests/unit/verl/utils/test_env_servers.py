@@ -45,7 +45,7 @@ def test_sessions_go_to_the_least_loaded_server():
 
 def test_failed_session_probes_takes_out_and_backoff_readmits():
     servers, clock, healthy, probes = _set(2, backoff=5.0, max_backoff=12.0)
-    a, b = servers.pick(), servers.pick()
+    a, _ = servers.pick(), servers.pick()
     healthy["http://s0"] = False
     servers.finished(a, ok=False)  # suspect: probed before its next session
     assert probes == []

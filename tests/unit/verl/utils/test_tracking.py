@@ -12,8 +12,8 @@ def test_file_and_tensorboard_backends_write(tmp_path):
     tr.log({"actor/pg_loss": 0.5, "timing_s/step": 1.25}, step=1)
     tr.log({"actor/pg_loss": float("nan")}, step=2)
     tr.finish()
-    lines = [json.loads(l) for l in open(tmp_path / "metrics.jsonl")]
-    assert [l["step"] for l in lines] == [1, 2]
+    lines = [json.loads(line) for line in open(tmp_path / "metrics.jsonl")]
+    assert [line["step"] for line in lines] == [1, 2]
     assert lines[0]["actor/pg_loss"] == 0.5 and lines[0]["timing_s/step"] == 1.25
     assert lines[1]["actor/pg_loss"] == "nan"
     events = [f for f in os.listdir(tmp_path / "tensorboard") if f.startswith("events.out")]

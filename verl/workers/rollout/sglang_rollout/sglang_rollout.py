@@ -146,7 +146,9 @@ def parse_output(out: dict, sampling: SamplingParams) -> GenerationOutput:
     kind = finish.get("type") if isinstance(finish, dict) else str(finish)
     if kind not in ("stop", "length"):
         message = finish.get("message", "") if isinstance(finish, dict) else ""
-        raise RuntimeError(f"SGLang request {meta.get('id', '?')} ended with finish_reason={finish!r} {message}".strip())
+        raise RuntimeError(
+            f"SGLang request {meta.get('id', '?')} ended with finish_reason={finish!r} {message}".strip()
+        )
     logprobs = meta["output_token_logprobs"]  # [(logprob, token_id, text or None)] per generated token
     token_ids = [int(entry[1]) for entry in logprobs]
     output_ids = out.get("output_ids")
@@ -185,7 +187,9 @@ class SGLangEngine(RolloutEngine):
         self._thread: threading.Thread | None = None
         self._sgl = _import_sglang()
         config = as_section(RolloutConfig, config, "actor_rollout_ref.rollout")
-        self.device = torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+        self.device = (
+            torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")
+        )
         self.free_cache = resolve_free_cache_engine(config.free_cache_engine, *_memory_saver_support())
         dtype_name = engine_dtype(dtype, config.dtype, self.device)
         self.weights_dtype = getattr(torch, dtype_name)

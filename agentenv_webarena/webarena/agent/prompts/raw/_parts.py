@@ -44,7 +44,8 @@ ACTIONS = (
     "the brackets; otherwise the brackets may stay empty.\n"
 )
 
-NA_RULE = "If the task cannot be done (the information does not exist, or it asks for something impossible), send `stop [N/A]`.\n"
+NA_RULE = ("If the task cannot be done (the information does not exist, or it asks for something impossible), "
+           "send `stop [N/A]`.\n")
 
 
 def rules(cot: bool, with_na: bool) -> str:
@@ -117,7 +118,7 @@ DIRECT_RESPONSES = [
 
 def examples(responses: list[str]) -> list[list[str]]:
     """`[[example step block, response], ...]` for the example pages."""
-    return [[TEMPLATE.format(**state), response] for state, response in zip(EXAMPLE_STATES, responses)]
+    return [[TEMPLATE.format(**state), response] for state, response in zip(EXAMPLE_STATES, responses, strict=True)]
 
 
 def meta_data(constructor: str, force_prefix: str = "") -> dict:

@@ -86,7 +86,8 @@ def test_run_flags_follow_webarena_and_defaults_come_from_run_config():
                                           "--current_viewport_only", "--test_end_idx", "4"])
     cfg = RunConfig(**vars(args))
     assert cfg.env_addr == "http://h:1" and cfg.current_viewport_only and cfg.test_end_idx == 4
-    assert (cfg.max_steps, cfg.parsing_failure_th, cfg.repeating_action_failure_th, cfg.max_obs_length) == (30, 3, 3, 1920)
+    limits = (cfg.max_steps, cfg.parsing_failure_th, cfg.repeating_action_failure_th, cfg.max_obs_length)
+    assert limits == (30, 3, 3, 1920)
     assert (cfg.temperature, cfg.top_p, cfg.max_tokens, cfg.max_retry, cfg.mode) == (1.0, 0.9, 384, 1, "chat")
     with pytest.raises(ValueError, match="--model"):
         RunConfig(agent_type="prompt")

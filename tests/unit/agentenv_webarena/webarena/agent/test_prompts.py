@@ -39,7 +39,9 @@ def test_to_json_round_trip_and_shipped_files_are_current(tmp_path):
         written = json.loads((tmp_path / f"{name}.json").read_text())
         assert written == load_raw(name)
         with open(_json(name)) as f:
-            assert json.load(f) == written, f"{name}.json is stale: run python -m agentenv_webarena.webarena.agent.prompts.to_json"
+            assert json.load(f) == written, (
+                f"{name}.json is stale: run python -m agentenv_webarena.webarena.agent.prompts.to_json"
+            )
     with pytest.raises(ValueError, match="p_cot_id_actree_2s"):
         load_raw("p_nope")
 

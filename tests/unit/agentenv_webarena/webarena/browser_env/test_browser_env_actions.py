@@ -1,6 +1,8 @@
 """WebArena's id-based action grammar: every action, its malformed forms, fences, equivalence."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from agentenv_webarena.webarena.browser_env.actions import (
@@ -167,7 +169,7 @@ def test_raw_is_not_compared():
 
 def test_action_is_frozen():
     action = create_id_based_action("click [1]")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         action.element_id = "2"  # type: ignore[misc]
 
 

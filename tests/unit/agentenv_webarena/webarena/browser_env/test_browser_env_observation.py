@@ -40,7 +40,8 @@ def test_line_format_depth_and_properties():
         ax(2, "link", "Home", [4], props={"url": {"type": "string", "value": "http://x/"}}),
         ax(3, "textbox", "Search", [], props={"focusable": True, "editable": {"type": "token", "value": "plaintext"},
                                              "settable": True, "focused": True, "required": False,
-                                             "readonly": False, "multiline": False, "invalid": {"type": "token", "value": "false"}}),
+                                             "readonly": False, "multiline": False,
+                                             "invalid": {"type": "token", "value": "false"}}),
         ax(4, "StaticText", "Home page", [], role_type="internalRole"),
     ]
     assert tree(nodes).split("\n") == [

@@ -9,7 +9,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from wa_eval_fixtures import browser, html_reply, json_reply, site  # noqa: F401  (fixtures)
+from wa_eval_fixtures import html_reply, json_reply
 
 from agentenv_webarena.webarena.evaluation_harness import (
     EvaluatorComb,
@@ -39,7 +39,8 @@ def task(eval_types, **eval_fields) -> dict:
         "sites": ["shopping"],
         "intent": "How many items are in the cart?",
         "start_url": "http://127.0.0.1/",
-        "eval": {"eval_types": eval_types, "reference_answers": None, "reference_url": "", "program_html": [], **eval_fields},
+        "eval": {"eval_types": eval_types, "reference_answers": None, "reference_url": "", "program_html": [],
+                 **eval_fields},
     }
 
 
@@ -127,7 +128,9 @@ def routes(site):
     site.routes[("GET", "/rest/V1/orders")] = magento_orders
     # a second "shop" under /empty that has no orders yet
     site.routes[("POST", "/empty/rest/default/V1/integration/admin/token")] = magento_token
-    site.routes[("GET", "/empty/rest/V1/orders")] = authorized(lambda p, q, b, h: json_reply({"items": [], "total_count": 0}))
+    site.routes[("GET", "/empty/rest/V1/orders")] = authorized(
+        lambda p, q, b, h: json_reply({"items": [], "total_count": 0})
+    )
     for sku in ("MUG-1", "EMPTY"):
         site.routes[("GET", f"/rest/V1/products/{sku}/reviews")] = magento_reviews
 
@@ -333,8 +336,10 @@ def evaluate_on(browser, url, config, *, site_urls=None, extra_http_headers=None
 
 
 def test_program_html_last_page_content_with_unescape(browser, site):
-    passing = html_task({"url": "last", "locator": "", "required_contents": {"must_include": ["Hello & welcome", "3 items"]}})
-    failing = html_task({"url": "last", "locator": "", "required_contents": {"must_include": ["Hello & welcome", "4 items"]}})
+    passing = html_task({"url": "last", "locator": "",
+                         "required_contents": {"must_include": ["Hello & welcome", "3 items"]}})
+    failing = html_task({"url": "last", "locator": "",
+                         "required_contents": {"must_include": ["Hello & welcome", "4 items"]}})
     assert evaluate_on(browser, f"{site.url}/page", passing)[0] == 1.0
     assert evaluate_on(browser, f"{site.url}/page", failing)[0] == 0.0
 
@@ -356,10 +361,12 @@ def test_program_html_js_locator_runs_prep_actions_first(browser, site):
     target = {"url": "last", "locator": "document.querySelector('#out').outerText",
               "required_contents": {"must_include": ["revealed 42"]}}
     assert evaluate_on(browser, f"{site.url}/js", html_task(dict(target)))[0] == 0.0
-    with_prep = dict(target, prep_actions=["document.querySelector('#show').click()", "document.querySelector('#nope').click()"])
+    with_prep = dict(target, prep_actions=["document.querySelector('#show').click()",
+                                           "document.querySelector('#nope').click()"])
     assert evaluate_on(browser, f"{site.url}/js", html_task(with_prep))[0] == 1.0
     # as in WebArena, a failing prep action is ignored but skips the ones after it
-    failing_first = dict(target, prep_actions=["document.querySelector('#nope').click()", "document.querySelector('#show').click()"])
+    failing_first = dict(target, prep_actions=["document.querySelector('#nope').click()",
+                                               "document.querySelector('#show').click()"])
     assert evaluate_on(browser, f"{site.url}/js", html_task(failing_first))[0] == 0.0
 
 
@@ -398,9 +405,12 @@ def test_program_html_reddit_post_url_of_last_url(browser, site):
 def test_program_html_shopping_helpers_via_magento_rest(browser, site):
     urls = {"shopping": site.url}
     order = html_task(
-        {"url": "func:shopping_get_latest_order_url()", "locator": "", "required_contents": {"must_include": ["Order # 000000189", "Pending"]}},
-        {"url": "last", "locator": "func:shopping_get_sku_latest_review_rating('MUG-1')", "required_contents": {"exact_match": "80"}},
-        {"url": "last", "locator": "func:shopping_get_sku_latest_review_author('MUG-1')", "required_contents": {"must_include": ["Emma Lopez"]}},
+        {"url": "func:shopping_get_latest_order_url()", "locator": "",
+         "required_contents": {"must_include": ["Order # 000000189", "Pending"]}},
+        {"url": "last", "locator": "func:shopping_get_sku_latest_review_rating('MUG-1')",
+         "required_contents": {"exact_match": "80"}},
+        {"url": "last", "locator": "func:shopping_get_sku_latest_review_author('MUG-1')",
+         "required_contents": {"must_include": ["Emma Lopez"]}},
     )
     before = len(site.requests)
     score, agent_url, _ = evaluate_on(browser, f"{site.url}/page", order, site_urls=urls,
@@ -416,7 +426,8 @@ def test_program_html_shopping_helpers_via_magento_rest(browser, site):
 def test_program_html_helper_without_an_order_scores_zero_and_rest_failures_raise(browser, site):
     config = html_task({"url": "func:shopping_get_latest_order_url()", "locator": "",
                         "required_contents": {"must_include": ["Order #"]}})
-    score, agent_url, pages = evaluate_on(browser, f"{site.url}/page", config, site_urls={"shopping": f"{site.url}/empty"})
+    score, agent_url, pages = evaluate_on(browser, f"{site.url}/page", config,
+                                          site_urls={"shopping": f"{site.url}/empty"})
     assert (score, agent_url, pages) == (0.0, f"{site.url}/page", 1)
     with pytest.raises(HelperError, match="HTTP 404"):
         evaluate_on(browser, f"{site.url}/page", config, site_urls={"shopping": f"{site.url}/broken"})
@@ -476,7 +487,9 @@ def test_reddit_get_post_url_and_missing_site_url():
     import asyncio
 
     ctx = HelperContext(page=None, site_urls={})
-    assert asyncio.run(call_helper("reddit_get_post_url('__last_url__')", ctx, last_url="http://f.test/f/books/42/t/-/comment/7")) == "http://f.test/f/books/42/"
+    assert asyncio.run(
+        call_helper("reddit_get_post_url('__last_url__')", ctx, last_url="http://f.test/f/books/42/t/-/comment/7")
+    ) == "http://f.test/f/books/42/"
     assert asyncio.run(call_helper("reddit_get_post_url('http://f.test/f/books')", ctx)) == "http://f.test/f/books"
     with pytest.raises(ValueError, match="SHOPPING environment variable"):
         asyncio.run(call_helper("shopping_get_latest_order_url()", ctx))

@@ -1,14 +1,13 @@
-"""Test fixtures for the WebArena evaluator tests (imported by the test modules): a loopback site
-OpenAI-compatible judge) served by a threaded http.server, and one real Chromium per module."""
+"""Helpers for the WebArena evaluator tests (imported by the test modules; the `site` and `browser`
+fixtures built from them live in conftest.py): a loopback site (also the OpenAI-compatible judge) served
+by a threaded http.server, and a runner driving one real Chromium."""
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 from typing import Callable
 from urllib.parse import parse_qs, urlparse
 
-import pytest
 from helpers import serve_in_thread
 
 from agentenv_webarena.webarena.browser_env import default_chromium  # noqa: E402
@@ -67,15 +66,6 @@ class LoopbackSite:
         self.server.server_close()
 
 
-@pytest.fixture(scope="module")
-def site():
-    server = LoopbackSite()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
 class BrowserRunner:
     """One asyncio loop and one Chromium; `run(coro)` drives a coroutine to completion."""
 
@@ -109,14 +99,3 @@ class BrowserRunner:
             self.run(self.playwright.stop())
         finally:
             self.loop.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"Chromium not found at {CHROMIUM}; set WEBARENA_CHROMIUM")
-    runner = BrowserRunner()
-    try:
-        yield runner
-    finally:
-        runner.close()

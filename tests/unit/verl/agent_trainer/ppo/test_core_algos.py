@@ -107,7 +107,8 @@ def test_grpo_and_rloo_match_loop_versions_including_singletons(seed):
 
 
 def test_rloo_hand_values():
-    adv, _ = ca.compute_rloo_outcome_advantage(_scores(1.0, 2.0, 3.0, 4.0), torch.ones(4, 3), index=["a", "a", "a", "s"])
+    adv, _ = ca.compute_rloo_outcome_advantage(_scores(1.0, 2.0, 3.0, 4.0), torch.ones(4, 3),
+                                               index=["a", "a", "a", "s"])
     assert torch.allclose(adv[:, 1], torch.tensor([-1.5, 0.0, 1.5, 4.0]))
 
 

@@ -1,4 +1,5 @@
-"""Helpers for the actor tests (imported by name; pytest puts this directory on sys.path): a tiny random Qwen2 and a padded multi-turn-like batch."""
+"""Helpers for the actor tests (imported by name; pytest puts this directory on sys.path): a tiny random Qwen2
+and a padded multi-turn-like batch."""
 from __future__ import annotations
 
 import torch

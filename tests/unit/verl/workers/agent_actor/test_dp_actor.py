@@ -27,7 +27,8 @@ def actor_cfg(**overrides):
 
 
 def make_actor(model, lr=1.0, sgd=True, **overrides):
-    opt = torch.optim.SGD(model.parameters(), lr=lr) if sgd else torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    opt = (torch.optim.SGD(model.parameters(), lr=lr) if sgd
+           else torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0))
     return DataParallelPPOActor(actor_cfg(**overrides), model, opt)
 
 

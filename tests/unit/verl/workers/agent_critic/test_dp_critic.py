@@ -114,7 +114,7 @@ def test_padding_trim_matches_full_length_values_and_gradients():
         d.batch["returns"] = torch.linspace(-1, 1, 9).expand(4, 9) * d.batch["response_mask"]
         before = [p.detach().clone() for p in model.parameters()]
         metrics = critic.update_critic(d)
-        delta = torch.cat([(p.detach() - b).flatten() for p, b in zip(model.parameters(), before)])
+        delta = torch.cat([(p.detach() - b).flatten() for p, b in zip(model.parameters(), before, strict=True)])
         results.append((values, metrics, delta))
     (v_t, m_t, d_t), (v_f, m_f, d_f) = results
     torch.testing.assert_close(v_t, v_f, atol=1e-5, rtol=1e-5)
@@ -148,7 +148,8 @@ def _critic_update(model0, data, **cfg):
     d.batch["returns"] = torch.linspace(-1, 1, 7).expand(6, 7) * d.batch["response_mask"]
     before = [p.detach().clone() for p in model.parameters()]
     metrics = critic.update_critic(d)
-    return values, torch.cat([(p.detach() - b).flatten() for p, b in zip(model.parameters(), before)]), metrics
+    delta = torch.cat([(p.detach() - b).flatten() for p, b in zip(model.parameters(), before, strict=True)])
+    return values, delta, metrics
 
 
 @pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"])

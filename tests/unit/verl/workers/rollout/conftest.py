@@ -40,7 +40,8 @@ class ScriptedEngine(RolloutEngine):
         ids = ids[: sampling.max_tokens]
         if finish == "stop" and len(ids) == sampling.max_tokens and ids[-1] not in sampling.stop_token_ids:
             finish = "length"
-        out = GenerationOutput(token_ids=ids, log_probs=[-0.01 * (k + 1) for k in range(len(ids))], finish_reason=finish)
+        out = GenerationOutput(token_ids=ids, log_probs=[-0.01 * (k + 1) for k in range(len(ids))],
+                               finish_reason=finish)
         with self._lock:
             self.calls.append((list(prompt_ids), sampling, out))
         return out

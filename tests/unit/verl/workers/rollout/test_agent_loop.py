@@ -86,14 +86,17 @@ def test_exact_masks_and_reward_over_several_turns(tokenizer, scripted_engine_cl
         obs = [tokenizer.encode(f"\n<|im_start|>user\npage {k} of goal {i}<|im_end|>\n<|im_start|>assistant\n",
                                 add_special_tokens=False) for k in (1, 2)]
         expect = model_turn + obs[0] + model_turn + obs[1] + model_turn
-        mask = [1] * len(model_turn) + [0] * len(obs[0]) + [1] * len(model_turn) + [0] * len(obs[1]) + [1] * len(model_turn)
+        mask = ([1] * len(model_turn) + [0] * len(obs[0]) + [1] * len(model_turn) + [0] * len(obs[1])
+                + [1] * len(model_turn))
         L = len(expect)
         P = 256
         assert out.batch["prompts"][i, P - len(prompt):].tolist() == prompt
         assert (out.batch["prompts"][i, : P - len(prompt)] == tokenizer.pad_token_id).all()
         assert out.batch["responses"][i, :L].tolist() == expect
         assert out.batch["response_mask"][i].tolist() == mask + [0] * (512 - L)
-        assert out.batch["attention_mask"][i].tolist() == [0] * (P - len(prompt)) + [1] * (len(prompt) + L) + [0] * (512 - L)
+        assert out.batch["attention_mask"][i].tolist() == (
+            [0] * (P - len(prompt)) + [1] * (len(prompt) + L) + [0] * (512 - L)
+        )
         am = out.batch["attention_mask"][i]
         assert out.batch["position_ids"][i].tolist() == (am.cumsum(0) - 1).clamp(min=0).tolist()
         assert torch.equal(out.batch["input_ids"][i], torch.cat([out.batch["prompts"][i], out.batch["responses"][i]]))
@@ -108,7 +111,8 @@ def test_exact_masks_and_reward_over_several_turns(tokenizer, scripted_engine_cl
     assert list(nt["turn_rewards"][0]) == [0.0, 0.0, 0.75] and not nt["success"][0]
     assert list(nt["terminated"]) == [True, True] and list(nt["truncated"]) == [False, False]
     assert list(nt["env_error"]) == ["", ""] and list(nt["uid"]) == ["u0", "u0"]
-    assert nt["messages"][0][-2] == {"role": "assistant", "content": "Thought:\nI think I should buy.\n\nAction:\nclick[buy now]"}
+    assert nt["messages"][0][-2] == {"role": "assistant",
+                                     "content": "Thought:\nI think I should buy.\n\nAction:\nclick[buy now]"}
     # every generate call saw exactly the trained context: prompt + response prefix
     prompts = [out.batch["prompts"][i][out.batch["attention_mask"][i, :256] == 1].tolist() for i in range(2)]
     for prompt_ids, _, gen in eng.calls:
@@ -248,7 +252,8 @@ def test_validation_is_greedy_and_single_turn_rows(tokenizer, scripted_engine_cl
     rows[0] = [{"role": "user", "content": "What is 2+2?"}]
     rows[1] = [{"role": "user", "content": "What is 3+3?"}]
     batch = DataProto.from_dict(non_tensors={"prompt": rows, "uid": np.array(["a", "b"], dtype=object),
-                                             "reward_model": np.array([{"ground_truth": "4"}, {"ground_truth": "6"}], dtype=object)})
+                                             "reward_model": np.array([{"ground_truth": "4"}, {"ground_truth": "6"}],
+                                                                      dtype=object)})
     out = loop.run(batch)
     assert list(out.non_tensor_batch["num_turns"]) == [1, 1]
     assert out.non_tensor_batch["reward_model"][0] == {"ground_truth": "4"}

@@ -25,7 +25,7 @@ def test_rollout_spreads_rows_and_reports_per_server(tokenizer, scripted_engine_
         for s in servers:
             s.stop()
     rows, errors = list(out.non_tensor_batch["env_server"]), list(out.non_tensor_batch["env_error"])
-    failed_on = {r for r, e in zip(rows, errors) if e}
+    failed_on = {r for r, e in zip(rows, errors, strict=True) if e}
     assert failed_on == {servers[1].url}  # only the killed server's trajectories failed
     m = out.meta_info
     assert m["rollout/env_server0/sessions"] + m["rollout/env_server1/sessions"] == 10

@@ -13,7 +13,8 @@ def _nbytes(bucket):
 
 def _layers(n_layers=4, sizes=(100, 300, 50)):
     g = torch.Generator().manual_seed(0)
-    return [(f"model.layers.{i}.w{j}", torch.randn(s, generator=g)) for i in range(n_layers) for j, s in enumerate(sizes)]
+    return [(f"model.layers.{i}.w{j}", torch.randn(s, generator=g))
+            for i in range(n_layers) for j, s in enumerate(sizes)]
 
 
 @pytest.mark.parametrize("bucket_bytes", [1, 400, 1000, 1800, 10**9])
@@ -23,12 +24,12 @@ def test_buckets_respect_the_size_keep_order_and_lose_nothing(bucket_bytes):
     assert [n for b in buckets for n, _ in b] == [n for n, _ in tensors]
     for b in buckets:
         assert len(b) == 1 or _nbytes(b) <= bucket_bytes
-    for (_, a), (_, b) in zip(tensors, [x for bk in buckets for x in bk]):
+    for (_, a), (_, b) in zip(tensors, [x for bk in buckets for x in bk], strict=True):
         assert torch.equal(a, b)
     if bucket_bytes >= _nbytes(tensors):
         assert len(buckets) == 1
     # greedy packing: no two neighbouring buckets would have fitted in one
-    for a, b in zip(buckets, buckets[1:]):
+    for a, b in zip(buckets, buckets[1:], strict=False):
         assert _nbytes(a) + b[0][1].numel() * 4 > bucket_bytes
 
 

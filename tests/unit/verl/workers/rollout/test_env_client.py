@@ -27,7 +27,8 @@ def test_envclient_classes_maps_task_names_to_client_classes(monkeypatch):
     assert sorted(agc.envclient_classes) == ["webarena", "webshop"]
     assert agc.envclient_classes["webshop"] is WebshopEnvClient
     assert "nope" not in agc.envclient_classes
-    monkeypatch.setitem(agc.ENVS, "toy", agc.EnvRecord("toy", "agentenv.envs.webshop:WebshopEnvClient"))  # one record = a new env
+    # one record = a new env
+    monkeypatch.setitem(agc.ENVS, "toy", agc.EnvRecord("toy", "agentenv.envs.webshop:WebshopEnvClient"))
     assert agc.envclient_classes["toy"] is WebshopEnvClient and len(agc.envclient_classes) == 3
 
 
@@ -36,7 +37,8 @@ def test_wait_names_the_address_when_server_never_answers():
 
     addr = f"http://127.0.0.1:{free_port()}"
     t = time.monotonic()
-    with pytest.raises(agc.EnvServerUnavailable, match=addr.replace(".", r"\.") + r".*3 attempts.*agentenv_webshop\.launch"):
+    with pytest.raises(agc.EnvServerUnavailable,
+                       match=addr.replace(".", r"\.") + r".*3 attempts.*agentenv_webshop\.launch"):
         agc.init_env_client({"task_name": "webshop", "env_addr": addr, "max_retries": 2, "timeout": 1})
     assert time.monotonic() - t < 10
 
@@ -214,7 +216,8 @@ def test_interaction_registry_builds_from_verl_yaml(tmp_path):
     made = initialize_interactions_from_config(str(cfg))
     assert sorted(made) == ["shop2", "webshop"]  # name derived from the class when absent
     assert isinstance(made["webshop"], WebshopInteraction) and made["webshop"].name == "webshop"
-    assert made["webshop"].pool.config.env_addr == "http://127.0.0.1:36003" and made["webshop"].pool.config.timeout == 30
+    assert made["webshop"].pool.config.env_addr == "http://127.0.0.1:36003"
+    assert made["webshop"].pool.config.timeout == 30
     assert made["shop2"].pool.config.env_addr == "http://127.0.0.1:36004"
     item = {"class_name": "verl.interactions.webshop_interaction.WebshopInteraction"}
     with pytest.raises(ValueError, match=r"interaction\[1\]: duplicate interaction name 'webshop'"):

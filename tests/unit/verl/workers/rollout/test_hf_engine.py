@@ -38,13 +38,15 @@ def _prompts(tokenizer, k):
 def test_log_probs_match_forward_pass(engine, model, tokenizer):
     prompts = _prompts(tokenizer, 5)
     temps = [1.0, 0.7, 1.3, 0.0, 1.0]
-    outs = _gather(engine, [(p, SamplingParams(max_tokens=24, temperature=t, seed=i)) for i, (p, t) in enumerate(zip(prompts, temps))])
+    outs = _gather(engine, [(p, SamplingParams(max_tokens=24, temperature=t, seed=i))
+                            for i, (p, t) in enumerate(zip(prompts, temps, strict=True))])
     assert engine.stats["max_batch"] >= 2  # concurrent requests were batched
-    for p, t, o in zip(prompts, temps, outs):
+    for p, t, o in zip(prompts, temps, outs, strict=True):
         assert len(o.token_ids) == len(o.log_probs) == 24 and o.finish_reason == "length"
         with torch.no_grad():
             logits = model(torch.tensor([p + o.token_ids])).logits[0, len(p) - 1:-1].float()
-        ref = torch.log_softmax(logits / (t if t > 0 else 1.0), -1).gather(1, torch.tensor(o.token_ids)[:, None]).squeeze(1)
+        logp = torch.log_softmax(logits / (t if t > 0 else 1.0), -1)
+        ref = logp.gather(1, torch.tensor(o.token_ids)[:, None]).squeeze(1)
         torch.testing.assert_close(torch.tensor(o.log_probs), ref, atol=2e-4, rtol=0)
         if t == 0:
             assert o.token_ids == logits.argmax(-1).tolist()
@@ -121,15 +123,17 @@ def test_prefix_kv_reuse_matches_fresh_prefill(tiny_model_dir, tokenizer):
     try:
         prompts = _prompts(tokenizer, 3)
         first = _gather(cached, [(p, SamplingParams(max_tokens=8, seed=i)) for i, p in enumerate(prompts)])
-        obs = tokenizer.encode("\n<|im_start|>user\npage 2<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)
+        obs = tokenizer.encode("\n<|im_start|>user\npage 2<|im_end|>\n<|im_start|>assistant\n",
+                               add_special_tokens=False)
         # next turns (different lengths per row) plus one unrelated prompt in the same batch
-        nxt = [p + o.token_ids + obs * (1 + i) for i, (p, o) in enumerate(zip(prompts, first))] + [prompts[0][:5]]
+        nxt = [p + o.token_ids + obs * (1 + i) for i, (p, o) in enumerate(zip(prompts, first, strict=True))]
+        nxt += [prompts[0][:5]]
         reqs = [(p, SamplingParams(max_tokens=10, temperature=0.9, seed=100 + i)) for i, p in enumerate(nxt)]
         a = _gather(cached, reqs)
         b = _gather(fresh, reqs)
         assert cached.stats["reused_tokens"] == sum(len(p) + 7 for p in prompts)
         assert fresh.stats["reused_tokens"] == 0
-        for x, y in zip(a, b):
+        for x, y in zip(a, b, strict=True):
             assert x.token_ids == y.token_ids
             torch.testing.assert_close(torch.tensor(x.log_probs), torch.tensor(y.log_probs), atol=2e-4, rtol=0)
         # a different trajectory sharing only the first 20 tokens reuses exactly those
@@ -149,7 +153,8 @@ def test_requests_join_a_running_batch(tiny_model_dir, tokenizer):
     eng, fresh = HFEngine(tiny_model_dir, prefix_cache_mb=0), HFEngine(tiny_model_dir, prefix_cache_mb=0)
     prompts = _prompts(tokenizer, 4)
     reqs = [(prompts[0], SamplingParams(max_tokens=300, seed=1)), (prompts[1], SamplingParams(max_tokens=3, seed=2)),
-            (prompts[2][:7], SamplingParams(max_tokens=5, temperature=0)), (prompts[3], SamplingParams(max_tokens=9, seed=4))]
+            (prompts[2][:7], SamplingParams(max_tokens=5, temperature=0)),
+            (prompts[3], SamplingParams(max_tokens=9, seed=4))]
 
     async def staggered():
         first = asyncio.ensure_future(eng.generate(*reqs[0]))
@@ -162,7 +167,7 @@ def test_requests_join_a_running_batch(tiny_model_dir, tokenizer):
         got = asyncio.run(staggered())
         want = [_gather(fresh, [r])[0] for r in reqs]  # each alone
         assert eng.stats["joined"] >= 1 and eng.stats["batches"] == 1
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=True):
             assert g.token_ids == w.token_ids and g.finish_reason == w.finish_reason
             torch.testing.assert_close(torch.tensor(g.log_probs), torch.tensor(w.log_probs), atol=2e-4, rtol=0)
     finally:
@@ -180,13 +185,15 @@ def test_row_results_do_not_depend_on_batch_or_lookahead(tiny_model_dir, tokeniz
     prompts = _prompts(tokenizer, 6)
     sps = mixed_sampling_params()
     try:
-        first = _gather(eng, list(zip(prompts, sps)))
+        first = _gather(eng, list(zip(prompts, sps, strict=True)))
         assert first[4].finish_reason == "stop"  # a stop token ends a sampled row mid-batch
         obs = tokenizer.encode("\n<|im_start|>user\nok<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)
-        second = _gather(eng, [(p + o.token_ids + obs, s) for p, o, s in zip(prompts, first, sps)])
-        assert eng.stats["reused_tokens"] == sum(len(p) + len(o.token_ids) - 1 for p, o in zip(prompts, first))
-        reqs = list(zip(prompts, sps)) + [(p + o.token_ids + obs, s) for p, o, s in zip(prompts, first, sps)]
-        for (p, s), got in zip(reqs, first + second):
+        second = _gather(eng, [(p + o.token_ids + obs, s) for p, o, s in zip(prompts, first, sps, strict=True)])
+        reused = sum(len(p) + len(o.token_ids) - 1 for p, o in zip(prompts, first, strict=True))
+        assert eng.stats["reused_tokens"] == reused
+        reqs = list(zip(prompts, sps, strict=True))
+        reqs += [(p + o.token_ids + obs, s) for p, o, s in zip(prompts, first, sps, strict=True)]
+        for (p, s), got in zip(reqs, first + second, strict=True):
             want = _gather(alone, [(p, s)])[0]
             assert got.token_ids == want.token_ids and got.finish_reason == want.finish_reason
             torch.testing.assert_close(torch.tensor(got.log_probs), torch.tensor(want.log_probs), atol=2e-4, rtol=0)

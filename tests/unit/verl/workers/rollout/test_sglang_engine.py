@@ -190,8 +190,9 @@ def test_engine_args_translate_the_rollout_section():
 
 def _answer(ids, kind, lps=None):
     lps = lps or [-0.5] * len(ids)
+    logprobs = [(lp, t, None) for lp, t in zip(lps, ids, strict=True)]
     return {"output_ids": list(ids), "meta_info": {"id": "x", "finish_reason": {"type": kind},
-                                                   "output_token_logprobs": [(lp, t, None) for lp, t in zip(lps, ids)]}}
+                                                   "output_token_logprobs": logprobs}}
 
 
 def test_parse_output_finish_reasons_and_checks():
@@ -219,7 +220,7 @@ def test_generate_greedy_matches_hf_from_any_event_loop(make_engine, hf_model):
         return await asyncio.gather(*[eng.generate(p, SamplingParams(max_tokens=6, temperature=0)) for p in prompts])
 
     outs = asyncio.run(many())  # a caller loop that is not the engine's
-    for p, o in zip(prompts, outs):
+    for p, o in zip(prompts, outs, strict=True):
         ref_ids, ref_lps = hf_greedy(hf_model, p, 6)
         assert o.token_ids == ref_ids and o.finish_reason == "length"
         torch.testing.assert_close(torch.tensor(o.log_probs), torch.tensor(ref_lps), atol=1e-5, rtol=0)
