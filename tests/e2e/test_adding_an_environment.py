@@ -54,8 +54,11 @@ def test_registry_finds_the_installed_env_and_its_client_plays(toy_site, toy_url
     from agentenv import registry
 
     monkeypatch.syspath_prepend(toy_site)
-    monkeypatch.delitem(registry.ENVS, "toy", raising=False)
-    record = registry.get_env("toy")
+    assert "toy" not in registry.ENVS  # nothing in the repository knows it
+    try:
+        record = registry.get_env("toy")
+    finally:
+        registry.ENVS.pop("toy", None)  # keep the process-wide registry as the other tests expect it
     assert record.launch_module == "toy_env.launch"
     client = record.client_cls()(toy_url, data_len=8)
     try:
@@ -73,7 +76,6 @@ def test_registry_finds_the_installed_env_and_its_client_plays(toy_site, toy_url
     assert requests.get(f"{toy_url}/list_envs", timeout=5).json() == []
     err = requests.post(f"{toy_url}/reset", json={"env_idx": 99, "idx": 0}, timeout=5)
     assert err.status_code == 404 and err.json()["error"]["code"] == "unknown_env_idx"
-    monkeypatch.delitem(registry.ENVS, "toy")
 
 
 def test_grpo_trains_on_the_toy_env(toy_env, toy_url, tmp_path):
