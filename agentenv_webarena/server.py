@@ -15,7 +15,7 @@ context). Endpoints, with the request/response shapes of AgentGym's WebArena ser
 | GET  /observation          | ?env_idx=N            | str (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION)        |
 | GET  /observation_metadata | ?env_idx=N            | {"obs_nodes_info", "url", "display_url", "tabs"}             |
 | GET  /screenshot           | ?env_idx=N            | {"png_base64": str} (the current tab's viewport)             |
-| GET  /tasks                | -                     | {"num_tasks", "site_urls", "embedded"}                       |
+| GET  /tasks                | -                     | {"num_tasks", "site_urls", "embedded", "judge"}              |
 | POST /close                | {"env_idx": int}      | {"closed": true, "env_idx": int}                             |
 
 /reset also takes an optional "seed"; /step's "action" is the raw LLM text.
@@ -84,10 +84,11 @@ def _call(fn: Callable[[], Any]) -> Any:
 
 @router.get("/tasks")
 async def tasks(request: Request) -> Response:
-    """How many tasks this server has and which sites it drives."""
+    """How many tasks this server has, which sites it drives and its LLM judge's model (None: no judge)."""
     world = request.app.state.resources
     return json_response({"num_tasks": world.num_tasks, "site_urls": world.config.site_urls,
-                          "embedded": world.config.embedded})
+                          "embedded": world.config.embedded,
+                          "judge": world.judge.model if world.judge is not None else None})
 
 
 @router.post("/reset")

@@ -1,6 +1,6 @@
 """Benchmark the WebArena env server: memory per live env, /reset latency, /step latency (1 and 8 envs).
 
-    python bench/webarena_server.py [--envs 8] [--tasks 24] [--out bench/webarena_server.json]
+    python bench/webarena_server.py [--envs 8] [--tasks 24] [--out bench/webarena_server.json] [--server-args ARGS]
 
 Starts `python -m agentenv_webarena.launch` (embedded sites + one Chromium) on a free port, then:
 1. memory: USS summed over the server and every child process (Chromium's browser, renderer, GPU and
@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import socket
 import statistics
 import subprocess
@@ -38,8 +39,15 @@ sys.path.insert(0, ROOT)
 
 from agentenv.envs.webarena import WebarenaEnvClient  # noqa: E402
 from agentenv.health import wait_until_healthy  # noqa: E402
+from agentenv_webarena.expert import MAX_SEEK_DOWN, MAX_SEEK_UP  # noqa: E402
 from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
-from agentenv_webarena.tasks.reference import reference_actions  # noqa: E402
+from agentenv_webarena.tasks.reference import (  # noqa: E402
+    PAUSE,
+    ReplayError,
+    pause_action,
+    reference_actions,
+    seek_actions,
+)
 
 
 def _free_port() -> int:
@@ -122,18 +130,34 @@ def _replay(client: WebarenaEnvClient, task_index: int, task: dict, site_urls: d
     with lock:
         reset_ms.append((time.perf_counter() - t) * 1e3)
     for step in task.get("reference_action_sequence") or []:
-        meta = client.observation_metadata()
-        text = reference_actions(step, meta["obs_nodes_info"], site_urls)
-        if serial is not None:
-            out, ms = serial.step(client, f"```{text}```")
-        else:
-            t = time.perf_counter()
-            out = client.step(f"```{text}```")
-            ms = (time.perf_counter() - t) * 1e3
-        with lock:
-            step_ms.append(ms)
-        if out.done:
+        seeks = seek_actions(MAX_SEEK_DOWN, MAX_SEEK_UP)  # as the expert: scroll to an element below the fold
+        while True:
+            meta = client.observation_metadata()
+            try:
+                text = reference_actions(step, meta["obs_nodes_info"], site_urls)
+                break
+            except ReplayError:
+                if not seeks:
+                    raise
+                move = seeks.pop(0)
+                if _timed_step(client, pause_action(meta["obs_nodes_info"]) if move == PAUSE else move,
+                               step_ms, lock, serial).done:
+                    return
+        if _timed_step(client, text, step_ms, lock, serial).done:
             break
+
+
+def _timed_step(client: WebarenaEnvClient, text: str, step_ms: list, lock: threading.Lock,
+                serial: _OneAtATime | None) -> object:
+    if serial is not None:
+        out, ms = serial.step(client, f"```{text}```")
+    else:
+        t = time.perf_counter()
+        out = client.step(f"```{text}```")
+        ms = (time.perf_counter() - t) * 1e3
+    with lock:
+        step_ms.append(ms)
+    return out
 
 
 def _phase(base: str, tasks: list, ids: list, n_envs: int, site_urls: dict,
@@ -161,6 +185,8 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=8, help="live envs in the multi-env phases")
     parser.add_argument("--tasks", type=int, default=24, help="tasks replayed per phase")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "webarena_server.json"))
+    parser.add_argument("--server-args", default="",
+                        help="extra launch flags, e.g. '--whole-page' (the old observation) to compare with")
     args = parser.parse_args()
 
     tasks = load_tasks(EMBEDDED_TASK_FILE)
@@ -170,7 +196,7 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT")}
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "agentenv_webarena.launch", "--port", str(port),
-                             "--log-level", "warning"], env=env, cwd=ROOT)
+                             "--log-level", "warning", *shlex.split(args.server_args)], env=env, cwd=ROOT)
     try:
         wait_until_healthy(base, timeout_s=600, proc=proc, interval_s=0.1, max_interval_s=0.1)
         start_s = time.perf_counter() - t0
@@ -217,6 +243,7 @@ def main() -> None:
     result = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "commit": commit,
+        "server_args": args.server_args,
         "machine": f"{platform.machine()} {os.cpu_count()} cpus, {psutil.virtual_memory().total / 2**30:.0f} GiB",
         "server_start_s": round(start_s, 2),
         "uss_mb_1_env": round(uss_1, 1),

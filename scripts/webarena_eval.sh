@@ -9,7 +9,9 @@
 #   * GPUs   -> GPU profile: MODEL_PATH (default ~/models/Qwen2.5-7B-Instruct), vLLM, every test task,
 #     15 rounds, temperature 1 (AgentGym-RL's eval settings).
 # Every extra argument is a Hydra override and wins over the profile (it comes last).
-# Environment: see scripts/lib/job.sh (WEBARENA_ARGS: CPU default "--max-obs-chars 1500").
+# The accessibility tree is cut to 1,920 tokens of the policy's tokenizer (agentgym.max_obs_tokens; CPU
+# profile: 3072 tokens of the tiny model's tokenizer, which keep every answer of the suite).
+# Environment: see scripts/lib/job.sh (WEBARENA_ARGS: extra server flags).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" && cd "$ROOT"
 source "$ROOT/scripts/lib/job.sh"

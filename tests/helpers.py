@@ -121,3 +121,58 @@ def require_chromium() -> str:
     if not os.path.exists(path):
         pytest.skip("Chromium is not installed (bash scripts/install_chromium.sh)", allow_module_level=True)
     return path
+
+
+class ScriptedJudge:
+    """An OpenAI-compatible LLM judge on 127.0.0.1 (`POST /v1/chat/completions`, base URL `self.url`).
+
+    `verdict(prompt) -> str` writes the reply (default: "correct" when the student answer holds "on hold",
+    "same" when the reported reason holds "not sell", else "incorrect" / "different"). `mode` switches
+    to "slow" (1.5 s before answering), "error" (HTTP 500) or "no_verdict". Every request is recorded in
+    `requests` as {"path", "body", "auth"}. Stop it with `close()`.
+    """
+
+    def __init__(self, verdict: Callable[[str], str] | None = None):
+        self.requests: list[dict] = []
+        self.mode = "ok"
+        self.verdict = verdict or self.default_verdict
+        self._lock = threading.Lock()
+        self.server, base = serve_in_thread(self._handle)
+        self.url = base + "/v1"
+
+    @staticmethod
+    def default_verdict(prompt: str) -> str:
+        prompt = prompt.lower()
+        if "student answer:" in prompt:
+            return "correct" if "on hold" in prompt.split("student answer:", 1)[1] else "incorrect"
+        return "same" if "not sell" in prompt.split("reported by the agent:", 1)[-1] else "different"
+
+    def _handle(self, request: BaseHTTPRequestHandler, method: str) -> None:
+        import json
+        import time
+
+        body = json.loads(request.rfile.read(int(request.headers.get("Content-Length") or 0)) or b"{}")
+        with self._lock:
+            self.requests.append({"path": request.path, "body": body, "auth": request.headers.get("Authorization")})
+        text = f"Verdict: {self.verdict(body['messages'][-1]['content'])}"
+        status = 200
+        if self.mode == "slow":
+            time.sleep(1.5)
+        elif self.mode == "error":
+            status, text = 500, ""
+        elif self.mode == "no_verdict":
+            text = "I cannot tell."
+        reply = {"choices": [{"message": {"role": "assistant", "content": text}}]} if status == 200 else {"error": "x"}
+        data = json.dumps(reply).encode()
+        try:
+            request.send_response(status)
+            request.send_header("Content-Type", "application/json")
+            request.send_header("Content-Length", str(len(data)))
+            request.end_headers()
+            request.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (the timeout case)
+            pass
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

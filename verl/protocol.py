@@ -39,6 +39,7 @@ success                   non-tensor  (B,)     bool, reward == 1
 terminated                non-tensor  (B,)     bool, env said done
 truncated                 non-tensor  (B,)     bool, round/token limit cut the episode
 env_error                 non-tensor  (B,)     str, "" if none
+needs_judge               non-tensor  (B,)     bool, the env could not score it without an LLM judge (not trained on)
 env_server                non-tensor  (B,)     str, address of the env server the row ran on ("" if none)
 messages                  non-tensor  (B,)     list of chat dicts
 anchor_obs                non-tensor  (B,)     list[hashable] per-turn anchor observations (GiGPO)

@@ -4,6 +4,7 @@ from agentenv.controller.env import BaseEnvClient
 from agentenv.controller.http import EnvClientError, EnvHttp
 from agentenv.controller.http_env import HttpEnvClient
 from agentenv.controller.task import BaseTask, Policy
+from agentenv.controller.tokens import ApproxTokenCodec, HFTokenCodec, TokenCodec, cut_to_tokens
 from agentenv.controller.types import (
     SUCCESS_REWARD,
     ActionFormat,
@@ -19,6 +20,7 @@ __all__ = [
     "ActionFormat",
     "ActionParseError",
     "ActionWithThought",
+    "ApproxTokenCodec",
     "BaseAdapter",
     "BaseEnvClient",
     "BaseTask",
@@ -26,12 +28,15 @@ __all__ = [
     "EnvClientError",
     "EnvHttp",
     "ExperienceOutput",
+    "HFTokenCodec",
     "HttpEnvClient",
     "Policy",
     "ReActAdapter",
     "ResetResult",
     "StepResult",
     "SUCCESS_REWARD",
+    "TokenCodec",
+    "cut_to_tokens",
     "get_adapter",
     "is_success",
     "register_adapter",

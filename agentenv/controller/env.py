@@ -2,14 +2,17 @@
 
 Owns the client contract shared by every environment (AgentGym's method names, typed results): a
 `conversation_start` prompt, `__len__` (number of data items), `reset(idx) -> ResetResult`,
-`step(action) -> StepResult`, `observe() -> str` and `close()`. Concrete clients (agentenv.envs.*)
-map these onto their server's HTTP API; callers never guess a result's shape.
+`step(action) -> StepResult`, `observe() -> str` and `close()`, and the observation cap hook
+(`cap_observation`, `default_max_obs_tokens`: what part of an observation a token cap cuts, and the cap
+the mirrored benchmark applies). Concrete clients (agentenv.envs.*) map these onto their server's HTTP
+API; callers never guess a result's shape.
 """
 from __future__ import annotations
 
 import abc
 from typing import Any, Sequence
 
+from agentenv.controller.tokens import TokenCodec, cut_to_tokens
 from agentenv.controller.types import ActionFormat, ConversationMessage, ResetResult, StepResult
 
 __all__ = ["BaseEnvClient"]
@@ -26,6 +29,8 @@ class BaseEnvClient(abc.ABC):
     """
 
     conversation_start: Sequence[ConversationMessage] = ()
+    # the observation cap (tokens of the policy's tokenizer) of the benchmark this env mirrors; 0: none
+    default_max_obs_tokens: int = 0
 
     def __init__(self, *args: Any, action_format: str | ActionFormat = ActionFormat.REACT, **kwargs: Any):
         try:
@@ -54,6 +59,13 @@ class BaseEnvClient(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Free the server-side session; a second call does nothing."""
+
+    @classmethod
+    def cap_observation(cls, text: str, codec: TokenCodec, max_tokens: int) -> str:
+        """The observation as the policy sees it: `text` cut to `max_tokens` tokens of `codec`
+        (0 = no cap). Default: the cut applies to the whole text; an env whose benchmark cuts only one
+        part of the observation (WebArena: the accessibility tree) overrides this."""
+        return cut_to_tokens(text, codec, max_tokens)
 
     def __enter__(self) -> "BaseEnvClient":
         return self

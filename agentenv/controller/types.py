@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, TypedDict
 
 __all__ = [
+    "NEEDS_JUDGE",
     "SUCCESS_REWARD",
     "is_success",
+    "needs_judge",
     "ConversationMessage",
     "ResetResult",
     "StepResult",
@@ -29,6 +31,18 @@ SUCCESS_REWARD = 1.0
 def is_success(reward: float) -> bool:
     """Whether an episode's reward counts as success (``reward >= SUCCESS_REWARD``)."""
     return float(reward) >= SUCCESS_REWARD
+
+
+# The final step's `info["eval_status"]` when the env could not score the episode because its check
+# needs an LLM judge that is not configured or gave no verdict (WebArena's fuzzy_match, N/A reasons).
+# Its reward (0) is no outcome: training leaves the episode out of the update, evaluation out of the
+# success rate, and both count it.
+NEEDS_JUDGE = "needs_judge"
+
+
+def needs_judge(info: Optional[dict[str, Any]]) -> bool:
+    """Whether a final step's `info` says the episode awaits an LLM judge (``eval_status == NEEDS_JUDGE``)."""
+    return isinstance(info, dict) and info.get("eval_status") == NEEDS_JUDGE
 
 
 # One chat turn in AgentGym's format: `from` is "human" (user / environment) or "gpt" (the agent),

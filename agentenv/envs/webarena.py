@@ -6,19 +6,33 @@ WebArena does, and counts unparseable replies towards WebArena's early stop. Unl
 client: the timeout is honoured, only idempotent calls are retried, the episode ends (`done`) on
 `terminated` or `truncated` and keeps the evaluator's score either way, `close()` frees the
 browser context, and `reset()` recreates a session the server evicted.
+
+Observations come in WebArena's prompt layout (`OBSERVATION_LAYOUT`: OBSERVATION / URL / OBJECTIVE /
+PREVIOUS ACTION). A token cap cuts the accessibility tree only, as WebArena's `--max_obs_length` does
+(1,920 tokens of the model's tokenizer, `default_max_obs_tokens`); the other fields stay whole.
 """
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, Optional
 
 from agentenv.controller.http_env import HttpEnvClient
 from agentenv.controller.task import BaseTask
+from agentenv.controller.tokens import TokenCodec, cut_to_tokens
 from agentenv.controller.types import ConversationMessage, ResetResult, StepResult
 
-__all__ = ["WEBARENA_INSTRUCTION", "WebarenaEnvClient", "WebarenaTask"]
+__all__ = ["OBSERVATION_LAYOUT", "WEBARENA_INSTRUCTION", "WEBARENA_MAX_OBS_TOKENS", "WebarenaEnvClient",
+           "WebarenaTask"]
 
 logger = logging.getLogger(__name__)
+
+# The server's observation text, read from the end so a page text can never shift the fields.
+OBSERVATION_LAYOUT = re.compile(r"\AOBSERVATION:\n(?P<observation>.*)\nURL: (?P<url>[^\n]*)"
+                                r"\nOBJECTIVE: (?P<objective>.*?)\nPREVIOUS ACTION: (?P<previous_action>.*)\Z", re.S)
+# WebArena's run.py `--max_obs_length`: the accessibility tree is cut to this many tokens of the
+# model's tokenizer before it goes into the prompt.
+WEBARENA_MAX_OBS_TOKENS = 1920
 
 WEBARENA_INSTRUCTION = (
     "You are an autonomous agent that completes tasks in a web browser. You will be given a task to "
@@ -76,6 +90,7 @@ class WebarenaEnvClient(HttpEnvClient):
     """
 
     conversation_start = _CONVERSATION_START
+    default_max_obs_tokens = WEBARENA_MAX_OBS_TOKENS
 
     env_label = "WebArena"
 
@@ -88,6 +103,18 @@ class WebarenaEnvClient(HttpEnvClient):
     @staticmethod
     def _session_id(created: Any) -> int:
         return int(created["env_idx"])
+
+    @classmethod
+    def cap_observation(cls, text: str, codec: TokenCodec, max_tokens: int) -> str:
+        """Cut the accessibility tree (between "OBSERVATION:\\n" and "\\nURL:") to `max_tokens` tokens
+        of `codec`, as WebArena does; URL, OBJECTIVE and PREVIOUS ACTION stay whole. A text not in the
+        layout (none the server sends) is cut as a whole."""
+        match = OBSERVATION_LAYOUT.match(text) if max_tokens else None
+        if match is None:
+            return super().cap_observation(text, codec, max_tokens)
+        tree = match["observation"]
+        cut = cut_to_tokens(tree, codec, max_tokens)
+        return text if cut == tree else "OBSERVATION:\n" + cut + text[match.end("observation"):]
 
     def observe(self) -> str:
         """The current observation (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION)."""

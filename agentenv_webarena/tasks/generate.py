@@ -3,12 +3,22 @@
 Owns turning the template modules (`tasks.templates`) and the pristine seed data
 (`sites.apps.pristine_database`) into `tasks/embedded.raw.json` (WebArena's `test.raw.json` format
 plus `reference_action_sequence`, task_id == index) and the AgentGym item-id splits
-`<ids-dir>/webarena_train.json` and `webarena_test.json` (`[{"item_id": "webarena_<index>"}]`).
+`<ids-dir>/webarena_<split>.json` (`[{"item_id": "webarena_<index>"}]`):
 
+| split      | holds                                                        | measures                            |
+|------------|--------------------------------------------------------------|-------------------------------------|
+| `train`    | the training templates' instances less `test_iid`, `judge`   | (what the policy learns from)       |
+| `test`     | every instance of the held-out templates                     | generalisation to unseen task kinds |
+|            | (`TEST_ONLY_TEMPLATES`, none of them in `train`)             |                                     |
+| `test_iid` | every `TEST_EVERY`-th instance (0, 5, ...) of a training     | new instances of seen task kinds    |
+|            | template                                                     |                                     |
+| `judge`    | training templates' tasks scored by `fuzzy_match` against a  | kept out of `train`: without an LLM |
+|            | reference answer                                             | judge they cannot be scored         |
+
+The four lists are disjoint and cover every task; no template is in both `train` and `test`.
 Determinism: each template gets its own `random.Random(SEED * 100_000 + template_id)`, so adding
-or changing one template never changes another's instances. Splits: every instance of a template
-listed in a module's `TEST_ONLY_TEMPLATES` goes to test; of the other templates, every
-`TEST_EVERY`-th instance (0, 5, 10, ...) goes to test and the rest to train.
+or changing one template never changes another's instances, and the splits follow from the task
+order and the fixed held-out sets.
 """
 from __future__ import annotations
 
@@ -24,12 +34,13 @@ from urllib.parse import parse_qs, urlparse
 from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, start_urls, validate_task
 from agentenv_webarena.tasks.templates import load_templates, test_only_templates
 
-__all__ = ["SEED", "TEST_EVERY", "generate_tasks", "split_ids", "write_ids", "main"]
+__all__ = ["SEED", "SPLITS", "TEST_EVERY", "generate_tasks", "judge_scored", "split_ids", "write_ids", "main"]
 
 logger = logging.getLogger(__name__)
 
 SEED = 8  # fixed RNG seed of the suite: the same templates always give the same tasks
 TEST_EVERY = 5
+SPLITS = ("train", "test", "test_iid", "judge")
 _KEY_ORDER = (
     "sites",
     "task_id",
@@ -103,17 +114,34 @@ def generate_tasks(db: Optional[sqlite3.Connection] = None) -> list[dict]:
     return tasks
 
 
-def split_ids(tasks: list[dict], test_only: Optional[set[int]] = None) -> tuple[list[int], list[int]]:
-    """(train indices, test indices): disjoint and covering every task."""
+def judge_scored(task: dict) -> bool:
+    """Scored by `fuzzy_match` against reference answers, which WebArena hands to an LLM judge ("N/A" is
+    not: an infeasible task answered "N/A" scores without one)."""
+    answers = task["eval"].get("reference_answers") or {}
+    return isinstance(answers.get("fuzzy_match"), list)
+
+
+def split_ids(tasks: list[dict], test_only: Optional[set[int]] = None) -> dict[str, list[int]]:
+    """Task indices per split (`SPLITS`): disjoint and covering every task (see the module docstring).
+
+    Args:
+        tasks: the suite, task_id == index.
+        test_only: held-out template ids (default: every module's `TEST_ONLY_TEMPLATES`).
+    """
     test_only = test_only_templates() if test_only is None else test_only
     seen: dict[int, int] = {}
-    train, test = [], []
+    splits: dict[str, list[int]] = {name: [] for name in SPLITS}
     for task in tasks:
         tid = task["intent_template_id"]
-        k = seen.get(tid, 0)
-        seen[tid] = k + 1
-        (test if tid in test_only or k % TEST_EVERY == 0 else train).append(task["task_id"])
-    return train, test
+        if tid in test_only:
+            splits["test"].append(task["task_id"])
+        elif judge_scored(task):
+            splits["judge"].append(task["task_id"])
+        else:
+            k = seen.get(tid, 0)
+            seen[tid] = k + 1
+            splits["test_iid" if k % TEST_EVERY == 0 else "train"].append(task["task_id"])
+    return splits
 
 
 def write_ids(path: str, indices: Sequence[int]) -> None:
@@ -124,23 +152,24 @@ def write_ids(path: str, indices: Sequence[int]) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
-    """Write the task file and the train/test item-id files."""
+    """Write the task file and the item-id file of every split."""
     parser = argparse.ArgumentParser(description="Generate the embedded WebArena task suite and its splits")
     parser.add_argument("--out", default=EMBEDDED_TASK_FILE, help="task JSON to write (default: the packaged file)")
-    parser.add_argument("--ids-dir", default="AgentItemId", help="where webarena_train.json / webarena_test.json go")
+    parser.add_argument("--ids-dir", default="AgentItemId",
+                        help="where webarena_{train,test,test_iid,judge}.json go")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     tasks = generate_tasks()
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(tasks, f, indent=2, ensure_ascii=False)
         f.write("\n")
-    train, test = split_ids(tasks)
+    splits = split_ids(tasks)
     os.makedirs(args.ids_dir, exist_ok=True)
-    write_ids(os.path.join(args.ids_dir, "webarena_train.json"), train)
-    write_ids(os.path.join(args.ids_dir, "webarena_test.json"), test)
+    for name, indices in splits.items():
+        write_ids(os.path.join(args.ids_dir, f"webarena_{name}.json"), indices)
     templates = sorted({t["intent_template_id"] for t in tasks})
-    print(json.dumps({"tasks": len(tasks), "templates": len(templates), "train": len(train), "test": len(test),
-                      "out": args.out}))
+    print(json.dumps({"tasks": len(tasks), "templates": len(templates),
+                      **{name: len(indices) for name, indices in splits.items()}, "out": args.out}))
 
 
 if __name__ == "__main__":

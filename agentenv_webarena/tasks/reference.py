@@ -7,7 +7,13 @@ by WebArena's `TeacherForcingAgent`; it does not talk to a server or a browser.
 """
 from __future__ import annotations
 
-__all__ = ["ReplayError", "resolve_element", "reference_actions"]
+__all__ = ["ReplayError", "PAUSE", "seek_actions", "pause_action", "resolve_element", "reference_actions"]
+
+# Scrolling to an element the viewport-only observation does not show yet. WebArena ends an episode
+# after 3 identical actions in a row, so every third move is a PAUSE: a hover over text already in
+# view, which changes nothing (a PageDown key would, but Chromium animates it, and a click that lands
+# while the page still moves hits the wrong element).
+PAUSE = "pause"
 
 
 class ReplayError(RuntimeError):
@@ -34,6 +40,36 @@ def resolve_element(nodes_info: dict[str, dict], spec: dict) -> str:
         raise ReplayError(f"no element #{nth} with role={role!r} name={name!r} name_contains={contains!r}; "
                           f"{role} elements on the page: {same_role}")
     return matches[nth]
+
+
+def seek_actions(down: int, up: int) -> list[str]:
+    """The moves a replay tries, in order, while a step's element is not in the observation: `down`
+    scrolls towards the end of the page, then `up` back towards its top, a `PAUSE` after every two
+    scrolls (so no 3 identical actions follow each other)."""
+    moves: list[str] = []
+    for direction, count in (("down", down), ("up", up)):
+        for i in range(count):
+            if i and i % 2 == 0:
+                moves.append(PAUSE)
+            moves.append(f"scroll [{direction}]")
+    return moves
+
+
+def pause_action(nodes_info: dict[str, dict], viewport: tuple[int, int] = (1280, 720)) -> str:
+    """`hover [id]` over the first text of the observation wholly inside the viewport (inert, and
+    the hover does not scroll: only a text partly out of view would be scrolled into it).
+
+    Raises:
+        ReplayError: the observation lists no such text.
+    """
+    for nid, node in nodes_info.items():
+        bound = node.get("union_bound")
+        if node.get("role") != "StaticText" or node.get("backend_id") is None or not bound:
+            continue
+        x, y, w, h = bound
+        if w > 0 and h > 0 and x >= 0 and y >= 0 and x + w <= viewport[0] and y + h <= viewport[1]:
+            return f"hover [{nid}]"
+    raise ReplayError("no text wholly in view to pause on")
 
 
 def _substitute(value: str, site_urls: dict[str, str]) -> str:

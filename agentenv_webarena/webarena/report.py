@@ -49,6 +49,7 @@ class EpisodeRecord:
         error: why the episode did not run normally ("" when it did).
         eval_status: the env's `eval_status` ("scored", "needs_judge", "error").
         early_stop: the env's early-stop reason ("" when the agent stopped).
+        eval_error: why the env could not score the episode (its `eval_error`; "" when it could).
     """
 
     task_id: int
@@ -60,6 +61,7 @@ class EpisodeRecord:
     eval_status: str = ""
     early_stop: str = ""
     seconds: float = 0.0
+    eval_error: str = ""
 
     def summary(self) -> dict:
         """The task's row in `results.json`."""
@@ -82,11 +84,18 @@ def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float,
 
 
 def summarize(records: list[EpisodeRecord], extra: Optional[dict] = None) -> dict:
-    """`results.json`: `{"tasks", "success", "success_rate", "ci95", "per_task": [...], ...extra}`."""
-    success = sum(is_success(r.score) for r in records)
-    lo, hi = wilson_interval(success, len(records))
-    out = {"tasks": len(records), "success": success,
-           "success_rate": round(success / len(records), 4) if records else 0.0,
+    """`results.json`: `{"tasks", "scored", "needs_judge", "success", "success_rate", "ci95", "errors",
+    "per_task": [...], ...extra}`.
+
+    A task whose score needed the LLM judge and got no verdict (`eval_status == "needs_judge"`) is not
+    a failure: it is counted in `needs_judge` and left out of `scored`, the denominator of
+    `success_rate` and of its Wilson interval.
+    """
+    scored = [r for r in records if r.eval_status != "needs_judge"]
+    success = sum(is_success(r.score) for r in scored)
+    lo, hi = wilson_interval(success, len(scored))
+    out = {"tasks": len(records), "scored": len(scored), "needs_judge": len(records) - len(scored),
+           "success": success, "success_rate": round(success / len(scored), 4) if scored else 0.0,
            "ci95": [round(lo, 4), round(hi, 4)], "errors": sum(bool(r.error) for r in records),
            "per_task": [r.summary() for r in records]}
     out.update(extra or {})
@@ -132,15 +141,18 @@ def _step_html(i: int, step: StepRecord) -> str:
 
 def render_html(record: EpisodeRecord) -> str:
     """The task's self-contained report page."""
-    verdict = "PASS" if is_success(record.score) else "FAIL"
+    verdict = ("NEEDS JUDGE" if record.eval_status == "needs_judge"
+               else "PASS" if is_success(record.score) else "FAIL")
+    css = verdict.lower().replace(" ", "-")
     rows = [("Task", str(record.task_id)), ("Objective", record.intent), ("Steps", str(len(record.steps))),
-            ("Eval status", record.eval_status), ("Early stop", record.early_stop), ("Error", record.error)]
+            ("Eval status", record.eval_status), ("Eval error", record.eval_error), ("Early stop", record.early_stop),
+            ("Error", record.error)]
     table = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows if v)
     steps = "\n".join(_step_html(i, s) for i, s in enumerate(record.steps, 1))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Task {record.task_id}: '
             f"{html.escape(record.intent)}</title><style>{_CSS}</style></head><body>\n"
             f"<h1>Task {record.task_id}</h1>\n<table class=\"summary\">{table}</table>\n{steps}\n"
-            f'<section class="final" id="final"><h2>Final score: <span class="score {verdict.lower()}">'
+            f'<section class="final" id="final"><h2>Final score: <span class="score {css}">'
             f"{record.score:g} ({verdict})</span></h2></section>\n</body></html>\n")
 
 

@@ -10,8 +10,11 @@ Flags follow WebArena's `run.py` where they apply (`--agent_type`, `--instructio
 `--observation_type`, `--current_viewport_only`, `--viewport_width/height`, `--test_start_idx`,
 `--test_end_idx`, `--result_dir`, `--test_config_base_dir`, `--save_screenshots`); ours are
 `--ids FILE` (an AgentItemId list; start/end index into it), `--env-addr URL` (a running env
-server instead of an in-process env), `--num_workers` (tasks at once, one browser context each)
-and `--tokenizer` (what `--max_obs_length` counts in for provider=openai).
+server instead of an in-process env), `--num_workers` (tasks at once, one browser context each),
+`--tokenizer` (what `--max_obs_length` counts in for provider=openai) and the LLM judge of the
+in-process env (`--judge-base-url`, `--judge-model`, `--judge-api-key`, `--judge-timeout-s`; with
+`--env-addr` the server's judge decides). A task that needs the judge and gets no verdict counts as
+`needs_judge`: it is listed, and left out of the success rate's denominator.
 
 Tasks: `--test_config_base_dir` is a directory of per-task `{i}.json` files (what WebArena's
 `generate_test_data.py` writes) or a task JSON list; default: the embedded suite. In-process, the
@@ -63,13 +66,13 @@ class RunConfig:
     top_p: float = 0.9
     max_tokens: int = 384                     # new tokens per reply
     max_retry: int = 1                        # LLM calls per step at most while replies hold no valid action
-    tokenizer: Optional[str] = None           # HF tokenizer --max_obs_length counts in (default: the local model's)
+    tokenizer: Optional[str] = None           # HF tokenizer --max_obs_length counts in (default: the model dir's)
     max_steps: int = 30                       # actions per episode before the env truncates it
     parsing_failure_th: int = 3               # consecutive unparseable replies that end the episode
     repeating_action_failure_th: int = 3      # identical consecutive actions that end the episode
-    max_obs_length: int = 1920                # observation cap in tokens in the prompt (0 = none)
+    max_obs_length: int = 1920                # accessibility-tree cap in tokens in the prompt (0 = none)
     observation_type: str = "accessibility_tree"
-    current_viewport_only: bool = False       # observe only what is inside the viewport
+    current_viewport_only: bool = True        # observe only what is inside the viewport (WebArena's run.py forces it)
     viewport_width: int = 1280
     viewport_height: int = 720
     test_config_base_dir: str = ""            # {i}.json directory or task JSON list; "" = the embedded suite
@@ -81,6 +84,10 @@ class RunConfig:
     num_workers: int = 1                      # tasks run at once, one browser context each
     save_screenshots: bool = False            # a PNG per step in the HTML report
     http_timeout_s: float = 300.0             # per env-server call with --env-addr
+    judge_base_url: Optional[str] = None      # OpenAI-compatible LLM judge (fuzzy_match, N/A reasons); None = env var
+    judge_model: Optional[str] = None         # judge model (None: $WEBARENA_JUDGE_MODEL, else gpt-4-1106-preview)
+    judge_api_key: Optional[str] = None       # judge token (None: $WEBARENA_JUDGE_API_KEY, else $OPENAI_API_KEY)
+    judge_timeout_s: Optional[float] = None   # bound on one judge request (None: $WEBARENA_JUDGE_TIMEOUT_S, else 60)
 
     def __post_init__(self) -> None:
         for key, choices in (("agent_type", AGENT_TYPES), ("provider", PROVIDERS), ("mode", MODES),
@@ -98,6 +105,10 @@ class RunConfig:
         if self.agent_type == "prompt" and not self.model:
             raise ValueError("--agent_type prompt needs --model (a served model name for provider=openai, an HF "
                              "checkpoint directory for provider=local)")
+        if self.judge_base_url and not self.judge_base_url.startswith(("http://", "https://")):
+            raise ValueError(f"--judge-base-url must be an http(s) URL, got {self.judge_base_url!r}")
+        if self.judge_timeout_s is not None and self.judge_timeout_s <= 0:
+            raise ValueError(f"--judge-timeout-s must be > 0, got {self.judge_timeout_s}")
 
 
 _HELP = {
@@ -105,9 +116,15 @@ _HELP = {
     "env_addr": "base URL of a running env server (python -m agentenv_webarena.launch); default: in-process env",
     "test_config_base_dir": "directory of per-task {i}.json files, or a task JSON list (default: the embedded suite)",
     "save_screenshots": "put a screenshot of every step in the HTML report",
-    "current_viewport_only": "observe only the elements inside the viewport (WebArena run.py's setting)",
+    "tokenizer": "HF tokenizer (dir or name) --max_obs_length counts in; default: the tokenizer in --model when it "
+                 "is a local directory, else ~4 characters a token (logged)",
+    "max_obs_length": "cap on the accessibility tree in the prompt, in tokens of the model's tokenizer (0 = none)",
+    "current_viewport_only": "observe only the elements inside the viewport, WebArena's observation (its run.py "
+                             "forces it on); --no-current_viewport_only or --whole-page observe the whole page",
 }
-_FLAG_NAMES = {"env_addr": ["--env-addr", "--env_addr"]}
+_FLAG_NAMES = {"env_addr": ["--env-addr", "--env_addr"],
+               **{k: [f"--{k.replace('_', '-')}", f"--{k}"]
+                  for k in ("judge_base_url", "judge_model", "judge_api_key", "judge_timeout_s")}}
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
@@ -118,11 +135,15 @@ def build_arg_parser() -> argparse.ArgumentParser:
         names = _FLAG_NAMES.get(f.name, [f"--{f.name}"])
         help_text = _HELP.get(f.name, f.name.replace("_", " "))
         if f.type in ("bool", bool):
-            parser.add_argument(*names, dest=f.name, action="store_true", help=help_text)
+            action = argparse.BooleanOptionalAction if f.default else "store_true"  # on by default: --no-<flag>
+            parser.add_argument(*names, dest=f.name, action=action, default=f.default,
+                                help=f"{help_text} (default: %(default)s)" if f.default else help_text)
             continue
-        kind = {"int": int, "float": float, "Optional[int]": int}.get(str(f.type), str)
+        kind = {"int": int, "float": float, "Optional[int]": int, "Optional[float]": float}.get(str(f.type), str)
         parser.add_argument(*names, dest=f.name, type=kind, default=f.default, choices=choices.get(f.name),
                             help=f"{help_text} (default: %(default)s)")
+    parser.add_argument("--whole-page", "--whole_page", dest="current_viewport_only", action="store_false",
+                        help="observe the whole page (same as --no-current_viewport_only; not WebArena's observation)")
     return parser
 
 
@@ -202,9 +223,10 @@ def _in_process_world(cfg: RunConfig) -> Any:
     env_config = EnvConfig(task_file=cfg.test_config_base_dir, max_steps=cfg.max_steps,
                            parsing_failure_th=cfg.parsing_failure_th,
                            repeating_action_failure_th=cfg.repeating_action_failure_th, browser=browser)
-    from agentenv_webarena.webarena.evaluation_harness.judge import LLMJudge
+    from agentenv_webarena.webarena.evaluation_harness.judge import judge_from_settings
 
-    return WebarenaWorld.load(env_config, judge=LLMJudge.from_env())
+    judge = judge_from_settings(cfg.judge_base_url, cfg.judge_model, cfg.judge_api_key, cfg.judge_timeout_s)
+    return WebarenaWorld.load(env_config, judge=judge)
 
 
 # -- one episode ------------------------------------------------------------------------------------
@@ -248,6 +270,7 @@ def run_episode(env: Any, agent: Agent, index: int, task: dict, site_urls: dict[
             if result.done:
                 record.score = result.reward
                 record.eval_status = str(info.get("eval_status", ""))
+                record.eval_error = str(info.get("eval_error", ""))
                 record.early_stop = str(info.get("early_stop", ""))
                 break
         else:
@@ -290,7 +313,7 @@ def run(cfg: RunConfig) -> dict:
     os.makedirs(cfg.result_dir, exist_ok=True)
     handler = _attach_log(cfg.result_dir)
     with open(os.path.join(cfg.result_dir, "config.json"), "w", encoding="utf-8") as f:
-        json.dump(dataclasses.asdict(cfg), f, indent=2)
+        json.dump({**dataclasses.asdict(cfg), "judge_api_key": "<set>" if cfg.judge_api_key else None}, f, indent=2)
     tasks = _load_tasks(cfg)
     world = None
     llm = None
@@ -304,8 +327,11 @@ def run(cfg: RunConfig) -> dict:
                                  f"{cfg.test_config_base_dir or 'the embedded suite'} has {len(tasks)}; pass the "
                                  "server's task file as --test_config_base_dir")
             site_urls = served["site_urls"]
-            logger.info("env server %s: its launch flags decide max_steps, the early stops and the browser",
-                        cfg.env_addr)
+            logger.info("env server %s: its launch flags decide max_steps, the early stops, the browser and the "
+                        "LLM judge (%s)", cfg.env_addr, served.get("judge") or "none")
+            if not served.get("judge"):
+                logger.warning("the env server has no LLM judge: fuzzy_match / N/A-reason tasks answered in other "
+                               "words report needs_judge; start it with --judge-base-url")
         else:
             world = _in_process_world(cfg)
             site_urls = world.config.site_urls
@@ -325,8 +351,9 @@ def run(cfg: RunConfig) -> dict:
             for record in records:
                 f.write(json.dumps(record_dict(record)) + "\n")
         ci = results["ci95"]
-        logger.info("success rate %.4f (%d/%d), 95%% CI [%.3f, %.3f]", results["success_rate"], results["success"],
-                    results["tasks"], ci[0], ci[1])
+        logger.info("success rate %.4f (%d/%d scored), 95%% CI [%.3f, %.3f]; %d tasks need an LLM judge and are "
+                    "left out of the rate", results["success_rate"], results["success"], results["scored"], ci[0],
+                    ci[1], results["needs_judge"])
         return results
     finally:
         if llm is not None:
@@ -362,7 +389,9 @@ def _run_workers(cfg: RunConfig, tasks: list[dict], indices: list[int], world: A
                                      step_cap=cfg.max_steps + cfg.parsing_failure_th + 10)
                 records[position] = record
                 write_task_report(cfg.result_dir, record)
-                logger.info("[Result] (%s) task %d: score %g in %d steps%s", "PASS" if record.score >= 1 else "FAIL",
+                verdict = ("NEEDS JUDGE" if record.eval_status == "needs_judge"
+                           else "PASS" if record.score >= 1 else "FAIL")
+                logger.info("[Result] (%s) task %d: score %g in %d steps%s", verdict,
                             record.task_id, record.score, len(record.steps),
                             f" error={record.error}" if record.error else "")
         finally:

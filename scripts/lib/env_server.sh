@@ -61,8 +61,13 @@ ensure_webshop_server() {
 }
 
 # ensure_webarena_server ADDR [TAG]: the WebArena server, which starts the embedded sites itself
-# unless SHOPPING / REDDIT / ... are exported (flags from WEBARENA_ARGS).
+# unless SHOPPING / REDDIT / ... are exported (flags from WEBARENA_ARGS). Before starting one it checks
+# that Playwright and Chromium are installed (`launch --check-browser`: one line and exit 1 if not).
 ensure_webarena_server() {
+  if ! env_server_answers "$1"; then
+    # shellcheck disable=SC2086  # WEBARENA_ARGS is a list of flags
+    "$PYTHON" -m agentenv_webarena.launch --check-browser ${WEBARENA_ARGS:-} >/dev/null || exit 1
+  fi
   # shellcheck disable=SC2086  # WEBARENA_ARGS is a list of flags
   ensure_env_server WebArena agentenv_webarena.launch "$1" "${2:-env_server}" ${WEBARENA_ARGS:-}
 }

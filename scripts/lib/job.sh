@@ -9,8 +9,9 @@
 # those the calling script adds in a `job_overrides` function (called once PROFILE is known; it
 # appends to OVERRIDES), then the command line's (last, so they win).
 # Environment: PYTHON, ENV_ADDR, MODEL_PATH, TINY_MODEL_DIR, EXPERIMENT (train), PROFILE,
-#   WEBSHOP_ARGS / WEBARENA_ARGS (extra server flags); DEFAULT_POLICY (set by a calling script: the CPU
-#   profile's model when MODEL_PATH is unset and the dir holds one).
+#   WEBSHOP_ARGS / WEBARENA_ARGS (extra server flags; WebArena observations are capped by the agent loop in
+#   tokens of the policy's tokenizer, agentgym.max_obs_tokens, not by the server); DEFAULT_POLICY (set by a
+#   calling script: the CPU profile's model when MODEL_PATH is unset and the dir holds one).
 
 source "$(dirname "${BASH_SOURCE[0]}")/env_server.sh"
 
@@ -37,8 +38,6 @@ job_profile() {
   NGPU=0
   if command -v nvidia-smi >/dev/null 2>&1; then NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true); fi
   PROFILE="${PROFILE:-$([[ "$NGPU" -gt 0 ]] && echo gpu || echo cpu)}"
-  # the CPU profile caps WebArena observations (a tiny model's context is short)
-  if [[ "$1" == webarena && "$PROFILE" == cpu ]]; then WEBARENA_ARGS="${WEBARENA_ARGS:---max-obs-chars 1500}"; fi
 }
 
 # GPU: vLLM's environment. CPU without MODEL_PATH: the calling script's DEFAULT_POLICY (an HF dir) when

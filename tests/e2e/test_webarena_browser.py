@@ -108,7 +108,8 @@ def _config(base: str, **kwargs) -> BrowserConfig:
 
 @pytest.fixture(scope="module")
 def host(base):
-    browser_host = BrowserHost(_config(base))
+    # whole-page mode: these tests reach elements below the fold (viewport-only, the default, has its own tests)
+    browser_host = BrowserHost(_config(base, current_viewport_only=False))
     try:
         browser_host.start()
         yield browser_host
@@ -209,8 +210,37 @@ def test_observation_takes_a_bounded_number_of_cdp_calls(host, session, base):
     assert len(calls) <= 4, calls
 
 
+def test_viewport_only_default_shows_field_text_and_no_list_markers(host, session, base):
+    vp_host = BrowserHost(_config(base))  # the default: viewport-only, as WebArena's run.py
+    try:
+        vp_session = BrowserSession(vp_host)
+        vp_host.run(vp_session.open([f"{base}/index.html"]))
+        obs = observe(vp_host, vp_session)
+        act(vp_host, vp_session, f"type [{find_id(obs, 'textbox', 'Search')}] [typed words] [0]")
+        calls = []
+        original = vp_session._cdp_send
+
+        async def counting(page, method, params=None):
+            calls.append(method)
+            return await original(page, method, params)
+
+        vp_session._cdp_send = counting
+        obs = observe(vp_host, vp_session)
+        # the typed text lives in the input's user-agent shadow tree: measured on its own, as WebArena did
+        assert re.search(r"textbox 'Search'.*\n\t+\[\d+\] StaticText 'typed words'$", obs.text, re.M), obs.text
+        assert len(calls) <= 4 + 3, calls  # + DOM.resolveNode, Runtime.callFunctionOn, releaseObjectGroup
+        vp_host.run(vp_session.open([f"{base}/big.html"]))
+        assert "ListMarker" not in observe(vp_host, vp_session).text  # WebArena cannot measure ::marker
+        vp_host.run(vp_session.close())
+    finally:
+        vp_host.close()
+    host.run(session.open([f"{base}/big.html"]))
+    assert "ListMarker" in observe(host, session).text  # the whole page lists them, as WebArena's does
+
+
 def test_max_obs_chars_caps_the_text_and_url_can_be_hidden(base):
-    cap_host = BrowserHost(_config(base, max_obs_chars=120, extra_ignored_properties=("url",)))
+    cap_host = BrowserHost(_config(base, current_viewport_only=False, max_obs_chars=120,
+                                   extra_ignored_properties=("url",)))
     try:
         cap_session = BrowserSession(cap_host)
         cap_host.run(cap_session.open([f"{base}/index.html"]))

@@ -17,7 +17,11 @@ process, no Ray), then prints and writes per category and overall:
 * `pass_at_k_success` share of items with at least one successful sample;
 * `success_pass_at` unbiased pass@j on success (Codex estimator) for j = 1, 2, 4, ... up to the fewest
                     samples any item has;
-* `mean_turns`, `env_errors` (trajectories ended by a failed env call; they score 0), counts.
+* `mean_turns`, `env_errors` (trajectories ended by a failed env call; they score 0), counts;
+* `needs_judge`     trajectories the env could not score without an LLM judge (WebArena's fuzzy_match and
+                    N/A reasons with no judge configured, or a judge that failed). They are no failures:
+                    every rate, CI and Pass@k above leaves them out (an item all of whose samples need a
+                    judge drops out of them); the table's `judge?` column and its footnote say how many.
 The CIs and both rates come from `metric_utils.compute_outcome_metrics`, the function the trainer's
 validation uses, so a greedy run here and `val/greedy/*` of the trainer report the same quantities.
 
@@ -88,23 +92,33 @@ def load_categories(path: str, task_name: str, prompt_key: str = "item_id",
 
 # ---------------------------------------------------------------------------------------- metrics
 def compute_metrics(records: Sequence[dict], seed: int = 0) -> dict:
-    """Avg@k / success / Pass@k over trajectory records (`item_id`, `reward`, `num_turns`, `env_error`).
+    """Avg@k / success / Pass@k over trajectory records (`item_id`, `reward`, `num_turns`, `env_error`,
+    `needs_judge`).
 
     Items may have different sample counts; per-item means are averaged so every item weighs the same.
-    `seed` seeds the bootstrap CI of the mean reward.
+    `seed` seeds the bootstrap CI of the mean reward. Records with `needs_judge` are counted and left
+    out of every rate (they have no outcome); a record without the key has one. `needs_judge` and
+    `scored_items` are reported when some record needs a judge.
     """
     from verl.agent_trainer.ppo.metric_utils import compute_outcome_metrics
 
     by_item: dict[str, list[dict]] = {}
     for rec in records:
-        by_item.setdefault(rec["item_id"], []).append(rec)
-    if not by_item:
+        if not rec.get("needs_judge", False):
+            by_item.setdefault(rec["item_id"], []).append(rec)
+    judged = int(sum(bool(rec.get("needs_judge", False)) for rec in records))
+    if not records:
         return {"num_items": 0, "num_trajectories": 0}
+    flags = [bool(rec.get("needs_judge", False)) for rec in records] if judged else None
+    outcome = compute_outcome_metrics([rec["item_id"] for rec in records], [rec["reward"] for rec in records],
+                                      [is_success(float(rec["reward"])) for rec in records], seed=seed,
+                                      needs_judge=flags)
+    if not by_item:  # every trajectory awaits a judge: no rate to give
+        return {**outcome, "mean_turns": float(np.mean([float(rec["num_turns"]) for rec in records])),
+                "env_errors": int(sum(bool(rec["env_error"]) for rec in records))}
     rewards = [np.array([float(r["reward"]) for r in recs]) for recs in by_item.values()]
     successes = [int(sum(is_success(x) for x in r)) for r in rewards]
     fewest = min(len(r) for r in rewards)
-    outcome = compute_outcome_metrics([rec["item_id"] for rec in records], [rec["reward"] for rec in records],
-                                      [is_success(float(rec["reward"])) for rec in records], seed=seed)
     return {
         **outcome,
         "k": max(len(r) for r in rewards),
@@ -135,9 +149,9 @@ def summarize(records: Sequence[dict], categories: dict[str, list[str]], seed: i
 
 def _format_table(summary: dict) -> str:
     cols = ("num_items", "num_trajectories", "mean_reward", "mean_reward_ci95", "success_rate", "success_ci95",
-            "pass_at_k", "pass_at_k_success", "mean_turns", "env_errors")
+            "pass_at_k", "pass_at_k_success", "mean_turns", "env_errors", "needs_judge")
     heads = ("items", "trajs", "Avg@k", "Avg@k 95% CI", "success", "success 95% CI", "Pass@k", "Pass@k(succ)",
-             "turns", "env_err")
+             "turns", "env_err", "judge?")
     rows = [(name, m) for name, m in summary["categories"].items()]
     if len(rows) != 1:
         rows.append(("overall", summary["overall"]))
@@ -154,6 +168,11 @@ def _format_table(summary: dict) -> str:
     k = summary["overall"].get("k", 0)
     lines.append(f"(k = {k} samples per item; Pass@k = best reward > 0, Pass@k(succ) = some sample with reward 1; "
                  f"95% CIs over items: Wilson for success, bootstrap for Avg@k)")
+    judged = summary["overall"].get("needs_judge", 0)
+    if judged:
+        lines.append(f"({judged} trajectories (judge?) need an LLM judge the env server lacks or that failed: they "
+                     f"are not failures and are left out of every rate and CI; start the server with "
+                     f"--judge-base-url to score them)")
     return "\n".join(lines)
 
 
@@ -184,7 +203,8 @@ def _rollout_rows(loop, config: GenerationConfig, item_ids: list[str]) -> tuple[
                 "item_id": row["item_id"], "sample": row["sample"], "reward": float(nt["reward"][i]),
                 "success": bool(nt["success"][i]), "num_turns": int(nt["num_turns"][i]),
                 "terminated": bool(nt["terminated"][i]), "truncated": bool(nt["truncated"][i]),
-                "env_error": str(nt["env_error"][i]), "turn_rewards": [float(x) for x in nt["turn_rewards"][i]],
+                "env_error": str(nt["env_error"][i]), "needs_judge": bool(nt["needs_judge"][i]),
+                "turn_rewards": [float(x) for x in nt["turn_rewards"][i]],
                 "messages": list(nt["messages"][i]),
             })
         timing["gen_s"] += float(out.meta_info.get("timing_s/gen", 0.0))

@@ -4,9 +4,11 @@
 runs it exactly like an env client: `reset(idx)` = `start_interaction(session_id=idx, **start_kwargs)`
 (the first observation from the interaction's `get_observation` when it has one), `step(text)` =
 `generate_response` with the assistant message (its response, score and should-terminate become the
-`StepResult`), `close()` = `finalize_interaction`. The interaction's coroutines run on one background
-event loop shared by all adapters, so interactions that keep async state work from the loop's worker
-threads. `interaction_client_factory` builds the pool factory the agent loop takes.
+`StepResult`), `close()` = `finalize_interaction`; the observation cap is the env client's
+(`cap_observation`, `default_max_obs_tokens` of the task's client class). The interaction's
+coroutines run on one background event loop shared by all adapters, so interactions that keep async
+state work from the loop's worker threads. `interaction_client_factory` builds the pool factory the
+agent loop takes.
 """
 from __future__ import annotations
 
@@ -44,11 +46,17 @@ class InteractionEnvClient(BaseEnvClient):
         data_len: number of task indices (`len(client)`).
         start_kwargs: extra keyword arguments of every `start_interaction` (a row's
             `interaction_kwargs` without `name`).
+        env_client_cls: the env client class whose observation cap applies (its `cap_observation`
+            and `default_max_obs_tokens`); None: the default (the whole text is cut).
     """
 
     def __init__(self, interaction: BaseInteraction, conversation_start: Sequence[ConversationMessage] = (),
-                 data_len: int = 0, start_kwargs: Optional[dict] = None):
+                 data_len: int = 0, start_kwargs: Optional[dict] = None,
+                 env_client_cls: Optional[type[BaseEnvClient]] = None):
         super().__init__()
+        if env_client_cls is not None:  # the env's observations, so the env's cut
+            self.cap_observation = env_client_cls.cap_observation
+            self.default_max_obs_tokens = env_client_cls.default_max_obs_tokens
         self.interaction = interaction
         self.conversation_start = tuple(conversation_start)
         self.data_len = int(data_len)
@@ -93,8 +101,10 @@ class InteractionEnvClient(BaseEnvClient):
 def interaction_client_factory(interaction: BaseInteraction, task_name: str, data_len: int = 0,
                                start_kwargs: Optional[dict] = None) -> Callable[[], InteractionEnvClient]:
     """A zero-argument factory for `AgentLoop(env_client_factory=...)`: adapters over `interaction`
-    with the conversation start of `task_name`'s env client, so prompts match the env-client path."""
+    with the conversation start and observation cap of `task_name`'s env client, so prompts match the
+    env-client path."""
     from verl.utils.agentgym.client import envclient_classes
 
-    start = envclient_classes[task_name].conversation_start
-    return lambda: InteractionEnvClient(interaction, start, data_len, start_kwargs)
+    env_cls = envclient_classes[task_name]
+    return lambda: InteractionEnvClient(interaction, env_cls.conversation_start, data_len, start_kwargs,
+                                        env_client_cls=env_cls)

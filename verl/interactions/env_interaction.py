@@ -4,7 +4,7 @@
 of the config's `task_name`; `get_observation` returns the first observation; `generate_response`
 hands the last assistant message to the client's `step` (which parses the action; a reply without
 one gets the env's corrective observation, not an exception) and returns (done, next observation,
-step reward, {"reward", "done", "turns"}); `calculate_score` is the sum of the step rewards so far;
+step reward, {"reward", "done", "turns"[, "eval_status"]}); `calculate_score` is the sum of the step rewards so far;
 `finalize_interaction` returns the session to the pool. Env failures raise `EnvClientError` to the
 caller, which decides how to fail the sample. `WebshopInteraction` and `WebarenaInteraction` are this
 class with their task's defaults.
@@ -94,7 +94,10 @@ class EnvInteraction(BaseInteraction):
         inst.observation, inst.reward, inst.done = step.observation, float(step.reward), step.done
         inst.score += inst.reward
         inst.turns += 1
-        return inst.done, inst.observation, inst.reward, {"reward": inst.reward, "done": inst.done, "turns": inst.turns}
+        extra = {"reward": inst.reward, "done": inst.done, "turns": inst.turns}
+        if step.info and "eval_status" in step.info:  # e.g. needs_judge: the agent loop leaves such episodes out
+            extra["eval_status"] = step.info["eval_status"]
+        return inst.done, inst.observation, inst.reward, extra
 
     async def calculate_score(self, instance_id: str, **kwargs: Any) -> float:
         """Sum of the instance's step rewards (WebShop, WebArena: the task score once done, else 0)."""

@@ -7,7 +7,7 @@ Writes one figure per topic whose metrics the run logged (a topic with none is s
 * `reward_success.png`  env/reward/mean (band: min..max) and env/success_rate per training step;
 * `validation.png`      val/<mode>/success_rate and val/<mode>/mean_reward (error bars: their 95% CIs);
 * `length_turns.png`    response_length/mean and env/num_turns/mean per step;
-* `env_errors.png`      env/error_rate per step.
+* `env_errors.png`      env/error_rate and env/needs_judge_rate per step.
 
 The trainer calls `plot_metrics` at the end of `fit()` when `trainer.plots` is on and the `file`
 logger writes metrics.jsonl. Rendering uses matplotlib's Agg canvas (no display, no pyplot state).
@@ -44,6 +44,8 @@ FIGURES: dict[str, list[tuple[str, list[tuple[str, str, tuple[str, str] | None]]
     ],
     "env_errors.png": [
         ("env error rate", [("env/error_rate", "env/error_rate", None)]),
+        ("needs an LLM judge (share, left out of the update)", [
+            ("env/needs_judge_rate", "env/needs_judge_rate", None)]),
     ],
 }
 

@@ -52,7 +52,8 @@ CSS hooks (Postmill's class names, for WebArena-style `program_html` locators):
   .getAttribute('class')` reads the user's vote on the post page's submission.
 - comments: `section.comments` > `h2.comments__heading` ("N comments"), the comment form, then
   `article.comment#comment-<cid>` > `div.comment__vote`, `p.comment__info` (`a.comment__author`),
-  `div.comment__body`, `nav.comment__nav` (a "Reply" link) and `div.comment__replies` (children).
+  `div.comment__body`, `nav.comment__nav` (a "Reply" link, named "Reply to <author>") and
+  `div.comment__replies` (children).
   Each level is ordered oldest first (`created_at`, then id). A comment's page
   (`/f/<forum>/<id>/-/comment/<cid>`, its "Reply" link) shows the post without a vote form, then
   the reply form and that comment's thread, so its first "Upvote" button is the comment's.

@@ -64,15 +64,17 @@ def forums(store: InstanceStore, request: Request) -> Response:
     with db(store, request) as conn:
         ctx = Ctx(request, conn)
         rows = conn.execute(
-            "SELECT f.name, f.title, "
+            "SELECT f.name, f.title, f.description, f.sidebar, "
             "(SELECT COUNT(*) FROM forum_submissions s WHERE s.forum_id = f.id) AS submissions, "
             "(SELECT COUNT(*) FROM forum_subscriptions x WHERE x.forum_id = f.id) AS subscribers "
             "FROM forum_forums f ORDER BY f.name COLLATE NOCASE").fetchall()
         body = "".join(
             f'<tr><td><a href="/f/{quote(r["name"])}">{esc(r["name"])}</a></td><td>{esc(r["title"])}</td>'
+            f'<td class="forum-list__description"><p>{esc(r["description"])}</p><p>{esc(r["sidebar"])}</p></td>'
             f'<td>{r["submissions"]}</td><td>{r["subscribers"]}</td></tr>' for r in rows)
         main = ("<h1>List of forums</h1><table class=\"forum-list\"><thead><tr><th>Forum</th><th>Title</th>"
-                f"<th>Submissions</th><th>Subscribers</th></tr></thead><tbody>{body}</tbody></table>"
+                "<th>Description</th><th>Submissions</th><th>Subscribers</th></tr></thead>"
+                f"<tbody>{body}</tbody></table>"
                 '<p><a href="/create_forum">Create a forum</a></p>')
         return render_page(ctx, "List of forums", main)
 

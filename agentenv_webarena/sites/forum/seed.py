@@ -90,7 +90,7 @@ def _seed_posts(rng: random.Random, users: list[str]) -> list[dict]:
 def _seed_comments(conn: sqlite3.Connection, rng: random.Random, posts: list[dict], user_ids: dict[str, int]) -> None:
     rows = []
     for post in posts:
-        n = min(rng.choice((0, 0, 1, 1, 2, 2, 3, 3, 4, 5, 6, 8)), 10)
+        n = rng.choice((0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14))  # threads long enough to scroll, as on Postmill
         thread: list[tuple[int, dt.datetime]] = []  # (row index, created)
         for _ in range(n):
             author = rng.choice(data.USERS[1:] if rng.random() > 0.05 else [data.PRIMARY_USER])

@@ -79,7 +79,8 @@ def _comment_tree(ctx: Ctx, post: sqlite3.Row, comments: list[dict], root: Optio
                 f'<div class="comment__main"><p class="comment__info"><a class="comment__author" '
                 f'href="/user/{quote(c["author"])}">{esc(c["author"])}</a> {when(c["created_at"])}{edited}</p>'
                 f'<div class="comment__body">{paragraphs(c["body"])}</div>'
-                f'<nav class="comment__nav"><a href="{base}/{c["id"]}">Reply</a></nav></div></div>'
+                f'<nav class="comment__nav"><a href="{base}/{c["id"]}" aria-label="Reply to {esc(c["author"])}">'
+                'Reply</a></nav></div></div>'
                 f'<div class="comment__replies">{replies}</div></article>')
 
     if root is not None:

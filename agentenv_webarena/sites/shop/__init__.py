@@ -31,7 +31,7 @@ URLs (Magento's shapes, so WebArena-style URL checks carry over):
   address book
 - GET `/wishlist/`; POST `/wishlist/index/add/` (`product`), `/wishlist/index/remove/` (`item`),
   `/wishlist/index/cart/` (`item`): wish list
-- GET `/review/customer/`: my product reviews
+- GET `/review/customer/`: my product reviews, newest first (product, rating, summary, full text, status)
 - POST `/review/product/post/id/<product id>/`: review: `rating` 1-5, `nickname`, `title`, `detail` (stored pending,
   as Magento)
 - GET `/customer/account/login/`; POST `/customer/account/loginPost/` (`login[username]`, `login[password]`); GET
@@ -51,7 +51,10 @@ Magento REST subset (JSON; `/rest/V1/...` and `/rest/default/V1/...` are the sam
 CSS hooks for `program_html` locators: `#shopping-cart-table tbody tr.cart-item` (attribute
 `data-summary` = "<name> | Size: M | Color: Blue", input `.qty`), `#order-items` and `#order-status`
 on an order page, `#wishlist-items li.wishlist-item`, `.box-address-shipping` on the address book,
-`.box-information` on the account page, `#product-price` / `#product-sku` on a product page.
+`.box-information` on the account page, `#product-price` / `#product-sku` on a product page,
+`#my-reviews-table tbody tr` (`.review-title`, `.review-detail`) on my product reviews.
+
+Pages run past the 1280x720 viewport as Luma's do: a 20-product home showcase and a footer on every page.
 
 Ratings are stored as Magento stores votes: percent = stars * 20. New orders, reviews and comments
 get the site clock: one minute after the newest stored timestamp, so runs stay deterministic.

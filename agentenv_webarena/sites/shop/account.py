@@ -293,7 +293,7 @@ def wishlist_to_cart(ctx: Ctx) -> Response:
 
 
 def my_reviews(ctx: Ctx) -> Response:
-    """GET `/review/customer/`: the customer's reviews, any status."""
+    """GET `/review/customer/`: the customer's reviews, any status, newest first (summary and full text)."""
     denied = login_required(ctx)
     if denied:
         return denied
@@ -302,12 +302,13 @@ def my_reviews(ctx: Ctx) -> Response:
                             (ctx.customer["id"],)).fetchall()
     if not rows:
         return account_page(ctx, "My Product Reviews", "<p>You have submitted no reviews.</p>")
-    body = "".join(f'<tr><td>{short_date(r["created_at"])}</td><td><a href="/{esc(r["slug"])}.html">{esc(r["name"])}'
-                   f'</a></td><td>{star_text(r["rating_percent"])}</td><td>{esc(r["title"])}</td>'
+    body = "".join(f'<tr id="my-review-{r["id"]}"><td>{short_date(r["created_at"])}</td><td><a href="/'
+                   f'{esc(r["slug"])}.html">{esc(r["name"])}</a></td><td>{star_text(r["rating_percent"])}</td>'
+                   f'<td class="review-title">{esc(r["title"])}</td><td class="review-detail">{esc(r["detail"])}</td>'
                    f'<td>{REVIEW_STATUS_LABELS[r["status"]]}</td></tr>' for r in rows)
     return account_page(ctx, "My Product Reviews", '<table id="my-reviews-table"><thead><tr><th>Created</th>'
-                        '<th>Product Name</th><th>Rating</th><th>Review</th><th>Status</th></tr></thead>'
-                        f'<tbody>{body}</tbody></table>')
+                        '<th>Product Name</th><th>Rating</th><th>Summary</th><th>Review</th><th>Status</th></tr>'
+                        f'</thead><tbody>{body}</tbody></table>')
 
 
 def login_page(ctx: Ctx) -> Response:

@@ -6,8 +6,8 @@ mounted at `/admin`, so every path below is served as `{SHOPPING_ADMIN}/...` wit
 
 - GET `/`, GET `/login`; POST `/login` (`login[username]`, `login[password]`); GET `/logout`: sign-in form; session
   cookie `admin_session`
-- GET `/dashboard/`: lifetime sales, average order, last orders, bestsellers
-- GET `/sales/order/`: orders grid: `q` keyword (order #, name, email), `status`, `p` (10 a page, as every grid)
+- GET `/dashboard/`: lifetime sales, average order, last orders, bestsellers, new customers, latest reviews
+- GET `/sales/order/`: orders grid: `q` keyword (order #, name, email), `status`, `p` (20 a page, as every grid)
 - GET `/sales/order/view/order_id/<id>/`: order view; POST `.../cancel/`, `.../hold/`, `.../unhold/`,
   `.../invoice/`, `.../ship/` (`/sales/order/<action>/order_id/<id>/`), `/sales/order/addComment/order_id/<id>/`
   (`history[comment]`)
@@ -18,7 +18,8 @@ mounted at `/admin`, so every path below is served as `{SHOPPING_ADMIN}/...` wit
 - GET `/review/product/edit/id/<id>/`; POST `/review/product/save/id/<id>/` (`status`, `nickname`, `title`,
   `detail`), `/review/product/delete/id/<id>/`: one review
 - GET `/customer/index/`, `/customer/index/edit/id/<id>/`: customers grid (`q`, `p`) and customer view with orders
-- GET `/reports/report_sales/sales/`: orders report per `period` (day, month, year) with `from` / `to` (YYYY-MM-DD)
+- GET `/reports/report_sales/sales/`: orders report per `period` (day (default, as Magento), month, year) with
+  `from` / `to` (YYYY-MM-DD)
 - GET `/reports/report_sales/bestsellers/`: top 5 products by quantity per `period` (month, year), `from` / `to`
 
 Reports count every order except canceled ones (Magento's default "Order Status: Any" minus
@@ -67,7 +68,7 @@ __all__ = ["create_app", "COOKIE", "PREFIX", "bestsellers", "sales_report"]
 
 COOKIE = "admin_session"
 PREFIX = "/admin"
-GRID_PAGE_SIZE = 10
+GRID_PAGE_SIZE = 20  # Magento admin grids default to 20 records a page
 # order action -> (statuses it applies to, new status, message)
 ORDER_ACTIONS = {
     "cancel": ({"pending", "processing"}, "canceled", "You canceled the order."),
@@ -275,11 +276,24 @@ def _dashboard(ctx: _Ctx) -> Response:
     top = sorted(overall.values(), key=lambda e: (-e["qty"], e["name"]))[:5]
     best_rows = "".join(f'<tr><td>{esc(e["name"])}</td><td>{money(e["price"])}</td><td>{e["qty"]}</td></tr>'
                         for e in top)
+    customers = ctx.conn.execute("SELECT c.*, (SELECT COUNT(*) FROM shop_orders WHERE customer_id = c.id) AS orders "
+                                 "FROM shop_customers c ORDER BY c.created_at DESC, c.id DESC LIMIT 5").fetchall()
+    customer_rows = "".join(f'<tr><td>{esc(c["firstname"])} {esc(c["lastname"])}</td><td>{esc(c["email"])}</td>'
+                            f'<td>{c["orders"]}</td><td>{long_date(c["created_at"])}</td></tr>' for c in customers)
+    reviews = ctx.conn.execute("SELECT r.*, p.name AS product FROM shop_reviews r JOIN shop_products p ON "
+                               "p.id = r.product_id ORDER BY r.created_at DESC, r.id DESC LIMIT 5").fetchall()
+    review_rows = "".join(f'<tr><td>{esc(r["product"])}</td><td>{esc(r["nickname"])}</td>'
+                          f'<td>{r["rating_percent"] // 20} stars</td><td>{REVIEW_STATUS_LABELS[r["status"]]}</td></tr>'
+                          for r in reviews)
     main = (f'<section class="dashboard-totals"><p>Lifetime Sales: <strong>{money(totals[1])}</strong></p>'
             f'<p>Average Order: <strong>{money(average)}</strong></p></section>'
             '<section><h2>Last Orders</h2><table><thead><tr><th>Customer</th><th>Items</th><th>Total</th></tr></thead>'
             f'<tbody>{last_rows}</tbody></table></section><section><h2>Bestsellers</h2><table><thead><tr>'
-            f'<th>Product</th><th>Price</th><th>Quantity</th></tr></thead><tbody>{best_rows}</tbody></table></section>')
+            f'<th>Product</th><th>Price</th><th>Quantity</th></tr></thead><tbody>{best_rows}</tbody></table></section>'
+            '<section><h2>New Customers</h2><table><thead><tr><th>Customer</th><th>Email</th><th>Orders</th>'
+            f'<th>Customer Since</th></tr></thead><tbody>{customer_rows}</tbody></table></section>'
+            '<section><h2>Latest Reviews</h2><table><thead><tr><th>Product</th><th>Nickname</th><th>Rating</th>'
+            f'<th>Status</th></tr></thead><tbody>{review_rows}</tbody></table></section>')
     return _page(ctx, "Dashboard", main)
 
 
@@ -607,7 +621,7 @@ def _report_filters(ctx: _Ctx, path: str, periods: Iterable[str], default: str) 
 
 def _sales_report(ctx: _Ctx) -> Response:
     form, period, date_from, date_to = _report_filters(ctx, "/reports/report_sales/sales/", ("day", "month", "year"),
-                                                       "month")
+                                                       "day")
     rows = sales_report(ctx.conn, period, date_from, date_to)
     body = "".join(f'<tr><td>{r["interval"]}</td><td>{r["orders"]}</td><td>{r["items"]}</td>'
                    f'<td>{money(r["total"])}</td></tr>' for r in rows)

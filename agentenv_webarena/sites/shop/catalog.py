@@ -19,6 +19,7 @@ from agentenv_webarena.sites.shop.model import PAGE_SIZE, money, product_options
 
 __all__ = ["search_index", "search_products", "sort_products", "home", "search_results", "slug_page", "review_post"]
 
+HOME_SHOWCASE = 20  # products on the home page (Luma's showcase runs well below the fold)
 _STOP = {"the", "a", "an", "and", "of", "for", "with", "in", "on", "to"}
 
 
@@ -130,8 +131,8 @@ def _listing(ctx: Ctx, path: str, rows: list[sqlite3.Row], params: dict[str, Any
 
 def home(ctx: Ctx) -> Response:
     """GET `/`: the home page with a product showcase."""
-    rows = ctx.conn.execute("SELECT * FROM shop_products WHERE enabled = 1 AND id % 25 = 3 ORDER BY id").fetchall()
-    items = "".join(_product_item(ctx, p) for p in rows[:8])
+    rows = ctx.conn.execute("SELECT * FROM shop_products WHERE enabled = 1 AND id % 10 = 3 ORDER BY id").fetchall()
+    items = "".join(_product_item(ctx, p) for p in rows[:HOME_SHOWCASE])
     return render_page(ctx, "One Stop Market", '<h1>One Stop Market</h1><p>Welcome to One Stop Market: thousands of '
                        'products across every department.</p><h2>Product Showcases</h2>'
                        f'<ol class="products">{items}</ol>')

@@ -29,6 +29,7 @@ _CSS = (
     ".field{margin:.4em 0}.toolbar{display:flex;gap:2em;align-items:center}.pages{display:flex;gap:1em}"
     "fieldset{border:1px solid #ddd;margin:.5em 0}.layout{display:flex;gap:2em}.sidebar{width:14em}"
     ".column-main{flex:1;min-width:0}.review-item{margin:.6em 0;border-bottom:1px solid #eee}"
+    ".page-footer{margin-top:2em;padding:1em 0;border-top:1px solid #ccc}.page-footer ul{list-style:none;padding:0}"
 )
 
 
@@ -115,10 +116,25 @@ def _header(ctx: Ctx) -> str:
             f'<nav class="nav-sections" aria-label="Categories"><ul>{nav}</ul></nav>')
 
 
+# Luma's footer: information links, a newsletter box and the copyright (plain text here: the links lead
+# nowhere a task needs, and no name repeats a link or button of the pages above it).
+_FOOTER = (
+    '<footer class="page-footer"><section class="footer-links"><h2>Customer Service</h2><ul>'
+    '<li>Privacy and Cookie Policy</li><li>Search Terms</li><li>Contact Us</li><li>Orders and Returns</li>'
+    '<li>Advanced Search</li><li>Shipping and Delivery</li><li>Returns and Exchanges</li></ul></section>'
+    '<section class="footer-about"><h2>About One Stop Market</h2><p>One Stop Market sells beauty, sports, '
+    'clothing, home, electronics, office, grocery, health, video game and garden products from hundreds of '
+    'brands, shipped across the United States.</p><p>Free shipping on orders over $50. Most orders ship within '
+    'two business days; returns are accepted within 30 days of delivery.</p></section>'
+    '<section class="footer-newsletter"><h2>Newsletter</h2><p>Sign up for our newsletter to hear about new '
+    'products, sales and seasonal offers first.</p></section>'
+    '<p class="copyright">Copyright 2013-present Magento, Inc. All rights reserved.</p></footer>'
+)
+
+
 def render_page(ctx: Ctx, title: str, main: str, status_code: int = 200) -> HTMLResponse:
     """A storefront page: header, flash message, `main`, footer."""
-    body = f'{_header(ctx)}<main id="maincontent">{ctx.take_flash()}{main}</main>' \
-           '<footer><p>Copyright 2013-present Magento, Inc. All rights reserved.</p></footer>'
+    body = f'{_header(ctx)}<main id="maincontent">{ctx.take_flash()}{main}</main>{_FOOTER}'
     return html_page(title, body, status_code=status_code, css=_CSS)
 
 

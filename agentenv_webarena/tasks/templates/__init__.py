@@ -8,8 +8,10 @@
 | `cross`    | 4000-4099    | FORUM  | several sites in one task                |
 
 Each module exposes `TEMPLATES: list[tuple[int, fn]]` with `fn(db, rng) -> list[dict]` (see
-`templates.base` for the dict) and may expose `TEST_ONLY_TEMPLATES: set[int]`, templates whose
-instances all go to the test split. A module that does not exist yet is skipped.
+`templates.base` for the dict) and may expose `TEST_ONLY_TEMPLATES: set[int]`, held-out templates whose
+instances all go to the test split and none to training (`tasks.generate`); together they are at least
+a fifth of the templates, with information-seeking and state-changing ones of every site kind. A module
+that does not exist yet is skipped.
 """
 from __future__ import annotations
 

@@ -193,19 +193,30 @@ def t4004_comment_order_number(db, rng):
     return out[:INSTANCES]
 
 
-def t4005_tracking_number_na(db, rng):
-    tpl = "Post the tracking number of my shop order from {{month}} in the {{forum}} forum."
+def t4005_post_order_number(db, rng):
+    tpl = "Post the {{what}} of my shop order from {{month}} in the {{forum}} forum."
     note = "The shop shows no tracking numbers for orders, so there is nothing to post."
+    orders = pick(rng, _one_per_month(db), INSTANCES)
     out = []
-    for order in _one_per_month(db):
+    for i, order in enumerate(orders):
         name = CATEGORY_FORUM.get(order["items"][0]["category"], "AskReddit")
-        out.append(_task(tpl, {"month": order["month"], "forum": name}, f"{HISTORY} |AND| {REDDIT}/f/{name}",
-                         string_eval(fuzzy="N/A", note=note), _open_order(order) + [stop("N/A")]))
-    return pick(rng, out, INSTANCES)
+        start = f"{HISTORY} |AND| {REDDIT}/f/{name}"
+        if i < 4:  # infeasible: the shop has no tracking numbers
+            out.append(_task(tpl, {"what": "tracking number", "month": order["month"], "forum": name}, start,
+                             string_eval(fuzzy="N/A", note=note), _open_order(order) + [stop("N/A")]))
+            continue
+        number = order["increment_id"]
+        ev = html_eval([target(POST_URL_FUNC, "", must_include=[number])], with_url=f"{REDDIT}/f/{name}")
+        seq = _to_history_row(order) + [tab_focus(1), click("link", "Submit a post"),
+                                        type_text("textbox", "Title", f"My order number is {number}", enter=False),
+                                        click("button", "Create submission"), stop(DONE)]
+        out.append(_task(tpl, {"what": "order number", "month": order["month"], "forum": name}, start, ev, seq))
+    rng.shuffle(out)
+    return out
 
 
 # Held out: every instance of these goes to the test split (templates never seen in training).
-TEST_ONLY_TEMPLATES = {4004}
+TEST_ONLY_TEMPLATES = {4003, 4004}
 
 TEMPLATES = [
     (4000, t4000_post_about_purchase),
@@ -213,5 +224,5 @@ TEMPLATES = [
     (4002, t4002_ask_about_order_total),
     (4003, t4003_bio_from_purchase),
     (4004, t4004_comment_order_number),
-    (4005, t4005_tracking_number_na),
+    (4005, t4005_post_order_number),
 ]

@@ -156,13 +156,41 @@ def t3003_newest_post_title(db, rng):
     return _pick(rng, out)
 
 
-def t3004_user_email_na(db, rng):
-    tpl = "What is the email address of the forum user {{user}}?"
-    users = [r["username"] for r in rows(db, "SELECT username FROM forum_users ORDER BY id")
-             if r["username"] != PRIMARY_USER]
+def _registered(db: sqlite3.Connection, username: str) -> str:
+    """The day a user registered, as their page's sidebar shows it (`Registered YYYY-MM-DD HH:MM`)."""
+    return rows(db, "SELECT created_at FROM forum_users WHERE username = ?", (username,))[0]["created_at"][:10]
+
+
+def _last_comment_day(db: sqlite3.Connection, username: str) -> Optional[str]:
+    """The day of a user's newest comment (their page lists it first under "Latest comments"), or None."""
+    r = rows(db, "SELECT c.created_at FROM forum_comments c JOIN forum_users u ON u.id = c.user_id "
+                 "WHERE u.username = ? ORDER BY c.created_at DESC, c.id DESC LIMIT 1", (username,))
+    return r[0]["created_at"][:10] if r else None
+
+
+def _split_feasible(rng: random.Random, items: list, n_na: int) -> list[tuple[bool, Any]]:
+    """`items` picked in a seeded order, the first `n_na` marked infeasible (False), then shuffled."""
+    chosen = _pick(rng, items)
+    marked = [(i >= n_na, item) for i, item in enumerate(chosen)]
+    rng.shuffle(marked)
+    return marked
+
+
+def t3004_author_detail(db, rng):
+    tpl = 'What is the {{detail}} of the user who posted "{{title}}"?'
+    posts = [p for p in _posts(db, sort="new") if p["author"] != PRIMARY_USER and _searchable(db, p)]
     note = "The forum does not show users' email addresses anywhere."
-    return [_task(tpl, {"user": u}, REDDIT, string_eval(fuzzy="N/A", note=note),
-                      [goto(f"{REDDIT}/user/{u}"), stop("N/A")]) for u in _pick(rng, users)]
+    out = []
+    for feasible, p in _split_feasible(rng, posts, 4):
+        steps = _search_to(p) + [click("link", p["author"])]
+        if feasible:
+            day = _registered(db, p["author"])
+            out.append(_task(tpl, {"detail": "registration date", "title": p["title"]}, REDDIT,
+                             string_eval(must_include=[day]), steps + [stop(day)]))
+        else:
+            out.append(_task(tpl, {"detail": "email address", "title": p["title"]}, REDDIT,
+                             string_eval(fuzzy="N/A", note=note), steps + [stop("N/A")]))
+    return out
 
 
 def t3005_go_to_forum(db, rng):
@@ -231,8 +259,7 @@ def t3009_create_post(db, rng):
     out = []
     for name, title, body in _NEW_POSTS:
         ev = html_eval([target(POST_URL_FUNC, "document.querySelector('.submission__title').outerText", exact=title),
-                        target(POST_URL_FUNC, "document.querySelector('.submission__body').outerText",
-                               must_include=[body])],
+                        target(POST_URL_FUNC, "", must_include=[body])],
                        with_url=f"{REDDIT}/f/{name}")
         seq = [click("link", "Forums"), click("link", name), click("link", "Submit a post"),
                type_text("textbox", "Title", title, enter=False),
@@ -287,11 +314,11 @@ def t3011_reply_to_comment(db, rng):
                "You made my day with this comment.", "Good advice, I will try that."]
     picks = _pick(rng, _single_comment_targets(db))
     out = []
-    for (p, c, i), text in zip(picks, replies, strict=False):
+    for (p, c, _), text in zip(picks, replies, strict=False):
         ev = html_eval([target(_post_url(p),
                                f"document.querySelector('#comment-{c['id']} > .comment__replies').outerText",
                                must_include=[text])])
-        seq = _search_to(p) + [click("link", "Reply", nth=i),
+        seq = _search_to(p) + [click("link", f"Reply to {c['author']}"),
                                type_text("textbox", f"Reply to {c['author']}", text, enter=False),
                                click("button", "Post"), stop(DONE)]
         out.append(_task(tpl, {"reply": text, "user": c["author"], "title": p["title"]}, REDDIT, ev, seq))
@@ -428,12 +455,20 @@ def _users_with_posts(db: sqlite3.Connection) -> list[dict]:
                     "GROUP BY u.id ORDER BY u.id")
 
 
-def t3019_count_user_posts(db, rng):
-    tpl = "How many posts has {{user}} submitted to the forum?"
-    users = [u for u in _users_with_posts(db) if u["n"] <= forum.PAGE_SIZE and u["username"] != PRIMARY_USER]
-    return [_task(tpl, {"user": u["username"]}, REDDIT, string_eval(exact=str(u["n"])),
-                      [goto(f"{REDDIT}/user/{u['username']}/submissions"), stop(str(u["n"]))])
-            for u in _pick(rng, users)]
+def t3019_count_author_posts(db, rng):
+    tpl = 'How many posts has the author of "{{title}}" submitted to the forum?'
+    counts = {u["username"]: u["n"] for u in _users_with_posts(db)}
+    posts = [p for p in _posts(db, sort="new") if p["author"] != PRIMARY_USER and _searchable(db, p)
+             and counts[p["author"]] <= forum.PAGE_SIZE]
+    by_author: dict[str, dict] = {}
+    for p in posts:  # one post per author, so the instances ask about different users
+        by_author.setdefault(p["author"], p)
+    out = []
+    for p in _pick(rng, list(by_author.values())):
+        n = str(counts[p["author"]])
+        out.append(_task(tpl, {"title": p["title"]}, REDDIT, string_eval(exact=n),
+                         _search_to(p) + [click("link", p["author"]), click("link", "Submissions"), stop(n)]))
+    return out
 
 
 def t3020_post_score(db, rng):
@@ -531,21 +566,34 @@ def t3025_upvote_comment(db, rng):
                                               "ON u.id = v.user_id WHERE u.username = ?", (PRIMARY_USER,))}
     picks = _pick(rng, [t for t in _single_comment_targets(db) if t[1]["id"] not in mine])
     out = []
-    for p, c, i in picks:
+    for p, c, _ in picks:
         locator = f"document.querySelector('#comment-{c['id']} .comment__vote form').getAttribute('class')"
         ev = html_eval([target(_post_url(p), locator, must_include=["vote vote--user-upvoted"])])
-        seq = _search_to(p) + [click("link", "Reply", nth=i), click("button", "Upvote"), stop(DONE)]
+        seq = _search_to(p) + [click("link", f"Reply to {c['author']}"), click("button", "Upvote"), stop(DONE)]
         out.append(_task(tpl, {"user": c["author"], "title": p["title"]}, REDDIT, ev, seq))
     return out
 
 
-def t3026_last_login_na(db, rng):
-    tpl = "When did {{user}} last log in to the forum?"
-    users = [r["username"] for r in rows(db, "SELECT username FROM forum_users ORDER BY id")
-             if r["username"] != PRIMARY_USER]
+def t3026_newest_author_activity(db, rng):
+    tpl = "On which day did the author of the newest post in the {{forum}} forum {{event}}?"
     note = "The forum does not show when users log in."
-    return [_task(tpl, {"user": u}, REDDIT, string_eval(fuzzy="N/A", note=note),
-                      [goto(f"{REDDIT}/user/{u}"), stop("N/A")]) for u in _pick(rng, users)]
+    cases = []
+    for f in _forums(db):
+        newest = _posts(db, forum=f["name"], sort="new", limit=1)[0]
+        if newest["author"] != PRIMARY_USER and _last_comment_day(db, newest["author"]):
+            cases.append((f["name"], newest["author"]))
+    out = []
+    for feasible, (name, author) in _split_feasible(rng, cases, 4):
+        steps = [click("link", "Forums"), click("link", name), click("link", forum.SORT_LABELS["new"]),
+                 click("link", author)]
+        if feasible:
+            day = _last_comment_day(db, author)
+            out.append(_task(tpl, {"forum": name, "event": "last comment on a post"}, REDDIT,
+                             string_eval(must_include=[day]), steps + [stop(day)]))
+        else:
+            out.append(_task(tpl, {"forum": name, "event": "last log in"}, REDDIT,
+                             string_eval(fuzzy="N/A", note=note), steps + [stop("N/A")]))
+    return out
 
 
 def t3027_newest_post_by_user(db, rng):
@@ -577,14 +625,14 @@ def t3028_comment_count_by_user_in_post(db, rng):
 
 
 # Held out: every instance of these goes to the test split (templates never seen in training).
-TEST_ONLY_TEMPLATES = {3026, 3028}
+TEST_ONLY_TEMPLATES = {3011, 3018, 3021, 3022, 3026, 3028}
 
 TEMPLATES = [
     (3000, t3000_top_post_author),
     (3001, t3001_comment_count),
     (3002, t3002_forum_with_most_posts),
     (3003, t3003_newest_post_title),
-    (3004, t3004_user_email_na),
+    (3004, t3004_author_detail),
     (3005, t3005_go_to_forum),
     (3006, t3006_author_profile),
     (3007, t3007_open_best_post),
@@ -599,14 +647,14 @@ TEMPLATES = [
     (3016, t3016_edit_bio),
     (3017, t3017_subscribe),
     (3018, t3018_switch_subscription),
-    (3019, t3019_count_user_posts),
+    (3019, t3019_count_author_posts),
     (3020, t3020_post_score),
     (3021, t3021_user_bio),
     (3022, t3022_create_forum),
     (3023, t3023_ask_in_right_forum),
     (3024, t3024_delete_post),
     (3025, t3025_upvote_comment),
-    (3026, t3026_last_login_na),
+    (3026, t3026_newest_author_activity),
     (3027, t3027_newest_post_by_user),
     (3028, t3028_comment_count_by_user_in_post),
 ]

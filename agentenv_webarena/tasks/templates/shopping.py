@@ -9,6 +9,7 @@ doing nothing scores 0.
 from __future__ import annotations
 
 import calendar
+import json
 import random
 import sqlite3
 from urllib.parse import urlencode
@@ -48,9 +49,11 @@ N = 12  # instances per template
 EMMA = 1  # customer id of WebArena's shopping account
 CART_LOCATOR = ("[...document.querySelectorAll('#shopping-cart-table tr.cart-item')].map(r => r.dataset.summary + "
                 "' | Qty: ' + r.querySelector('input.qty').value).join(' ; ')")
-WISHLIST_LOCATOR = ("[...document.querySelectorAll('#wishlist-items li.wishlist-item')]"
-                    ".map(e => e.dataset.name).join(' ; ')")
 ORDER_ITEMS_LOCATOR = "document.querySelector('#order-items').outerText"
+# The newest row of "My Product Reviews" (newest first): its summary, full text and product.
+MY_LATEST_REVIEW_SUMMARY = "document.querySelector('#my-reviews-table tbody tr .review-title').outerText"
+MY_LATEST_REVIEW_TEXT = "document.querySelector('#my-reviews-table tbody tr .review-detail').outerText"
+MY_LATEST_REVIEW_PRODUCT = "document.querySelector('#my-reviews-table tbody tr td:nth-child(2)').outerText"
 
 
 # --- data helpers ------------------------------------------------------------------------------------
@@ -78,6 +81,18 @@ def _searchable(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[sqlite3
 
 def _open_product(p: sqlite3.Row) -> list[dict]:
     return [type_text("searchbox", "Search", p["name"]), click("link", p["name"])]
+
+
+def _in_cart(name: str) -> str:
+    """A locator answering "yes" when a cart line is product `name` (any options), else "no"."""
+    return ("[...document.querySelectorAll('#shopping-cart-table tr.cart-item')].some(r => "
+            f"r.dataset.summary.split(' | ')[0] === {_js(name)}) ? 'yes' : 'no'")
+
+
+def _ordered_qty(name: str) -> str:
+    """A locator reading the Qty cell ("Ordered: 2") of product `name`'s rows on an order page."""
+    return ("[...document.querySelectorAll('#order-items tbody tr')].filter(r => "
+            f"r.cells[0].innerText.split('\\n')[0].trim() === {_js(name)}).map(r => r.cells[3].innerText).join(' ; ')")
 
 
 def _cart_product_ids(db: sqlite3.Connection) -> set[int]:
@@ -119,6 +134,15 @@ def _fake_products(db: sqlite3.Connection, rng: random.Random, k: int) -> list[s
         if name.lower() not in names and name not in out:
             out.append(name)
     return out
+
+
+def _default_address(db: sqlite3.Connection) -> sqlite3.Row:
+    return db.execute("SELECT * FROM shop_addresses WHERE customer_id = ? AND is_default = 1", (EMMA,)).fetchone()
+
+
+def _js(text: str) -> str:
+    """`text` as a JavaScript string literal (for a locator)."""
+    return json.dumps(text)
 
 
 def _month_label(ym: str) -> str:
@@ -192,7 +216,7 @@ def order_status(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         label = STATUS_LABELS[o["status"]]
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="What is the status of my order #{{order_number}}?",
-                        values={"order_number": o["increment_id"]}, eval=string_eval(fuzzy=[label]),
+                        values={"order_number": o["increment_id"]}, eval=string_eval(must_include=[label]),
                         sequence=[*_history_steps(index), stop(label)]))
     return out
 
@@ -361,13 +385,17 @@ def place_order(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     latest = db.execute("SELECT id FROM shop_orders ORDER BY created_at DESC, id DESC LIMIT 1").fetchone()["id"]
     exclude = {i["product_id"] for i in _items(db, latest)}
     candidates = [p for p in _searchable(db, _sellable(db, options=False)) if p["id"] not in exclude]
+    home = _default_address(db)
+    address = [home["street"], f"{home['city']}, {home['region']}, {home['postcode']}"]
+    latest_order = "func:shopping_get_latest_order_url()"
     out = []
     for p in pick(rng, candidates, N):
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="Buy one {{product}} for me and check out with my default shipping address.",
                         values={"product": p["name"]},
-                        eval=html_eval([target("func:shopping_get_latest_order_url()", ORDER_ITEMS_LOCATOR,
-                                               must_include=[p["name"]])]),
+                        eval=html_eval([target(latest_order, ORDER_ITEMS_LOCATOR, must_include=[p["name"]]),
+                                        target(latest_order, _ordered_qty(p["name"]), exact="Ordered: 1"),
+                                        target(latest_order, "", must_include=address)]),
                         sequence=[*_open_product(p), click("button", "Add to Cart"), click("link", contains="My Cart"),
                                   click("link", "Proceed to Checkout"), click("button", "Place Order"), stop(DONE)]))
     return out
@@ -404,7 +432,11 @@ def write_review(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         eval=html_eval([target("last", f"func:shopping_get_sku_latest_review_rating('{sku}')",
                                                exact=str(stars * 20)),
                                         target("last", f"func:shopping_get_sku_latest_review_author('{sku}')",
-                                               exact="Emma")]),
+                                               exact="Emma"),
+                                        target(f"{S}/review/customer/", MY_LATEST_REVIEW_SUMMARY, exact=title),
+                                        target(f"{S}/review/customer/", MY_LATEST_REVIEW_TEXT, exact=text),
+                                        target(f"{S}/review/customer/", MY_LATEST_REVIEW_PRODUCT,
+                                               exact=p["name"])]),
                         sequence=[*_open_product(p), click("radio", f"{stars} star" + ("" if stars == 1 else "s")),
                                   type_text("textbox", "Summary", title, enter=False),
                                   type_text("textbox", "Review", text, enter=False),
@@ -436,7 +468,7 @@ def edit_address(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         values={"street": street, "city": city, "state": region, "zip": postcode},
                         eval=html_eval([target(f"{S}/customer/address/",
                                                "document.querySelector('.box-address-shipping').outerText",
-                                               must_include=[street, city, region, postcode])]),
+                                               must_include=[street, f"{city}, {region}, {postcode}"])]),
                         sequence=[*steps, click("button", "Save Address"), stop(DONE)]))
     return out
 
@@ -448,7 +480,7 @@ def add_to_wishlist(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     for p in pick(rng, candidates, N):
         out.append(task(sites=["shopping"], start_url=S, intent_template="Add {{product}} to my wish list.",
                         values={"product": p["name"]},
-                        eval=html_eval([target(f"{S}/wishlist/", WISHLIST_LOCATOR, must_include=[p["name"]])]),
+                        eval=html_eval([target(f"{S}/wishlist/", "", must_include=[p["name"]])]),
                         sequence=[*_open_product(p), click("button", "Add to Wish List"), stop(DONE)]))
     return out
 
@@ -467,14 +499,15 @@ def add_cheaper_of_two_tabs(db: sqlite3.Connection, rng: random.Random) -> list[
         if rng.random() < 0.5:
             a, b = b, a
         cheaper_first = a["price"] < b["price"]
-        cheaper = a if cheaper_first else b
+        cheaper, dearer = (a, b) if cheaper_first else (b, a)
         steps = [tab_focus(1)] + ([tab_focus(0)] if cheaper_first else [])
         out.append(task(sites=["shopping"], start_url=f"{S}/{a['slug']}.html |AND| {S}/{b['slug']}.html",
                         intent_template="I have {{product_a}} and {{product_b}} open in two tabs. Add the cheaper "
                                         "one to my shopping cart.",
                         values={"product_a": a["name"], "product_b": b["name"]},
                         eval=html_eval([target(f"{S}/checkout/cart/", CART_LOCATOR,
-                                               must_include=[f"{cheaper['name']} | Qty: 1"])]),
+                                               must_include=[f"{cheaper['name']} | Qty: 1"]),
+                                        target(f"{S}/checkout/cart/", _in_cart(dearer["name"]), exact="no")]),
                         sequence=[*steps, click("button", "Add to Cart"), stop(DONE)]))
     return out
 
@@ -509,9 +542,7 @@ def change_last_name(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="Change the last name on my account to {{last_name}}.",
                         values={"last_name": last},
-                        eval=html_eval([target(f"{S}/customer/account/",
-                                               "document.querySelector('.box-information').outerText",
-                                               must_include=[f"{first} {last}"])]),
+                        eval=html_eval([target(f"{S}/customer/account/", "", must_include=[f"{first} {last}"])]),
                         sequence=[click("link", "My Account"), click("link", "Account Information"),
                                   *clear_and_type("textbox", "Last Name", last), click("button", "Save"), stop(DONE)]))
     return out
@@ -542,4 +573,4 @@ TEMPLATES = [
 ]
 
 # Whole templates kept out of the training split (generalisation to unseen task kinds).
-TEST_ONLY_TEMPLATES = {1015, 1020}
+TEST_ONLY_TEMPLATES = {1005, 1013, 1015, 1017, 1020}

@@ -72,14 +72,18 @@ class Agent(abc.ABC):
 
 
 class TeacherForcingAgent(Agent):
-    """Plays the task's `reference_action_sequence`, one step per call."""
+    """Plays the task's `reference_action_sequence`, one step per call; while a step's element is not in
+    the (viewport-only) observation it scrolls towards it instead, as the expert replay does."""
 
     needs_metadata = True
+    max_seek_down = 8  # scrolls per step at most, down then back up (`tasks.reference.seek_actions`)
+    max_seek_up = 8
 
     def __init__(self) -> None:
         self._sequence: list[dict] = []
         self._position = 0
         self._site_urls: dict[str, str] = {}
+        self._seeks: Optional[list[str]] = None
 
     def reset(self, task: dict, site_urls: dict[str, str]) -> None:
         """Load the task's reference sequence.
@@ -92,21 +96,43 @@ class TeacherForcingAgent(Agent):
             raise ValueError(f"task {task.get('task_id')} has no reference_action_sequence ending in stop; "
                              "teacher forcing needs one (the embedded suite has them)")
         self._sequence, self._position, self._site_urls = sequence, 0, dict(site_urls)
+        self._seeks = None
 
     def next_action(self, state: PromptState, metadata: Optional[dict] = None) -> AgentOutput:
-        """The next reference step, its element resolved in `metadata["obs_nodes_info"]`.
+        """The next reference step, its element resolved in `metadata["obs_nodes_info"]`, or a scroll
+        towards that element while the observation does not list it.
 
         Raises:
             ValueError: the sequence is used up.
-            agentenv_webarena.tasks.reference.ReplayError: the step's element is not on the page.
+            agentenv_webarena.tasks.reference.ReplayError: the step's element is not on the page, scrolled
+                through.
         """
-        from agentenv_webarena.tasks.reference import reference_actions
+        from agentenv_webarena.tasks.reference import (
+            PAUSE,
+            ReplayError,
+            pause_action,
+            reference_actions,
+            seek_actions,
+        )
 
         if self._position >= len(self._sequence):
             raise ValueError(f"the reference sequence has only {len(self._sequence)} steps")
         step = self._sequence[self._position]
-        self._position += 1
-        action = reference_actions(step, (metadata or {}).get("obs_nodes_info", {}), self._site_urls)
+        nodes_info = (metadata or {}).get("obs_nodes_info", {})
+        try:
+            action = reference_actions(step, nodes_info, self._site_urls)
+            self._position += 1
+            self._seeks = None
+        except ReplayError as missing:
+            if self._seeks is None:
+                self._seeks = seek_actions(self.max_seek_down, self.max_seek_up)
+            if not self._seeks:
+                raise
+            move = self._seeks.pop(0)
+            try:
+                action = pause_action(nodes_info) if move == PAUSE else move
+            except ReplayError:
+                raise missing from None
         response = f"In summary, the next action I will perform is {_SPLITTER}{action}{_SPLITTER}"
         return AgentOutput(action=action, response=response, attempts=[response])
 

@@ -11,7 +11,11 @@
   inside its methods, so the env and the benchmark CLI import without torch.
 
 Both are thread-safe: the benchmark's workers share one backend (the HF engine batches their
-requests together). Each has a `codec` that `--max_obs_length` counts tokens with.
+requests together). Each has a `codec` that `--max_obs_length` counts tokens with: the local
+model's tokenizer; for provider=openai the `--tokenizer` given, else the served model's own when
+`--model` is a local HF directory (as `vllm serve DIR` names it). With no tokenizer known, a token is
+taken as 4 characters (`ApproxTokenCodec`: WebArena's 1,920 tokens = 7,680 characters), logged once;
+characters are never counted as if they were tokens.
 """
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ import logging
 import os
 from typing import Any, Optional, Protocol, Union
 
-from agentenv_webarena.webarena.agent.prompts.prompt_constructor import MODES, CharCodec, HFTokenCodec, TokenCodec
+from agentenv.controller.tokens import APPROX_CHARS_PER_TOKEN, ApproxTokenCodec, HFTokenCodec, TokenCodec
+from agentenv_webarena.webarena.agent.prompts.prompt_constructor import MODES
 
 __all__ = ["LLM", "OpenAILLM", "LocalLLM", "PROVIDERS", "build_llm"]
 
@@ -46,12 +51,17 @@ def _check_mode(mode: str) -> None:
         raise ValueError(f"--mode={mode!r} is not supported; choose one of {list(MODES)}")
 
 
-def _codec_for(tokenizer_path: Optional[str], provider: str) -> TokenCodec:
+def _codec_for(tokenizer_path: Optional[str], provider: str, model: str = "") -> TokenCodec:
+    """The tokenizer `--max_obs_length` counts in: `tokenizer_path`, else the tokenizer in the `model`
+    directory, else `ApproxTokenCodec` (a token taken as 4 characters; logged once per backend)."""
     if tokenizer_path:
         return HFTokenCodec.from_pretrained(tokenizer_path)
-    logger.warning("provider=%s without --tokenizer: --max_obs_length counts characters, not tokens "
-                   "(pass --tokenizer <HF tokenizer dir> to count the model's tokens)", provider)
-    return CharCodec()
+    if model and os.path.isfile(os.path.join(model, "tokenizer_config.json")):
+        return HFTokenCodec.from_pretrained(model)
+    logger.warning("provider=%s without --tokenizer: --max_obs_length N counts approximate tokens of %d characters "
+                   "(the tree keeps N*%d characters); pass --tokenizer <HF tokenizer dir> to count the model's tokens",
+                   provider, APPROX_CHARS_PER_TOKEN, APPROX_CHARS_PER_TOKEN)
+    return ApproxTokenCodec()
 
 
 class OpenAILLM:
@@ -63,7 +73,8 @@ class OpenAILLM:
         temperature, top_p, max_tokens: sampling settings sent with every request.
         base_url: the server's `/v1` URL; default `$OPENAI_BASE_URL`, else OpenAI's.
         api_key: default `$OPENAI_API_KEY`; a local server without auth takes any value.
-        tokenizer_path: an HF tokenizer the observation cap counts with (default: characters).
+        tokenizer_path: an HF tokenizer the observation cap counts with (default: the tokenizer in the
+            `model` directory, else ~4 characters a token; see the module docstring).
         timeout_s: per request.
         max_retries: the client's retries on connection errors, 429 and 5xx.
 
@@ -87,7 +98,7 @@ class OpenAILLM:
         self.model, self.mode = model, mode
         self.temperature, self.top_p, self.max_tokens = temperature, top_p, max_tokens
         self.client = OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=max_retries)
-        self.codec = _codec_for(tokenizer_path, "openai")
+        self.codec = _codec_for(tokenizer_path, "openai", model)
 
     def __call__(self, prompt: Prompt) -> str:
         """One reply (the first choice's text; "" when the server sends none)."""

@@ -43,8 +43,8 @@ class BrowserConfig:
         headless: run without a window.
         viewport_width: page width in CSS pixels (WebArena: 1280).
         viewport_height: page height in CSS pixels (WebArena: 720).
-        current_viewport_only: observations list only what is inside the viewport (WebArena's
-            ``run.py`` sets this).
+        current_viewport_only: observations list only what is inside the viewport, as WebArena's
+            ``run.py`` runs its benchmark (it forces this on); False shows the whole page.
         max_obs_chars: cap on the observation text in characters (cut, then a marker line);
             None = no cap.
         action_timeout_ms: limit for every single Playwright/CDP call.
@@ -60,7 +60,7 @@ class BrowserConfig:
     headless: bool = True
     viewport_width: int = 1280
     viewport_height: int = 720
-    current_viewport_only: bool = False
+    current_viewport_only: bool = True
     max_obs_chars: int | None = None
     action_timeout_ms: int = 5000
     settle_timeout_ms: int = 3000

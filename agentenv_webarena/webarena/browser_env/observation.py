@@ -29,6 +29,13 @@ Faithfulness notes (where the output can differ from WebArena's):
   extra_ignored_properties=("url",)``) for lines like WebArena's, which also keeps the text short.
 * Text-node bounds come from the layout snapshot (the text's layout box) rather than a DOM Range;
   they agree for single-line text and differ at most in the union of wrapped lines.
+* Pseudo-elements (``::marker`` of list items, ``::before``/``::after``) get no bound: WebArena could
+  not resolve them to a DOM object to measure, so viewport-only mode drops their ``ListMarker`` lines
+  as WebArena's did. (The whole-page mode shows them, as WebArena's whole-page mode does.)
+* The text inside a form field (typed, or a prefilled ``value``) lives in the field's user-agent
+  shadow tree, which the DOM snapshot does not list. `unlisted_nodes` names the shown nodes the
+  snapshot misses, and the browser measures just those as WebArena measured every node
+  (``getBoundingClientRect``, a Range for text), so field text is kept exactly when WebArena kept it.
 
 Does not own: talking to the browser (`browser`), the action grammar (`actions`).
 """
@@ -45,6 +52,8 @@ __all__ = [
     "ROOT_BOUND",
     "TRUNCATION_MARKER",
     "bounds_from_snapshot",
+    "snapshot_node_ids",
+    "unlisted_nodes",
     "in_viewport_ratio",
     "build_accessibility_tree",
     "clean_accessibility_tree",
@@ -83,15 +92,17 @@ def bounds_from_snapshot(snapshot: Mapping[str, Any]) -> dict[int, list[float]]:
             frame id only covers that frame.
 
     Returns:
-        One entry per DOM node that has a layout object. Layout bounds are document coordinates,
-        so the document's scroll offset is subtracted, giving what ``getBoundingClientRect`` would
-        return. A node with several layout entries gets their union.
+        One entry per DOM node that has a layout object, pseudo-elements excepted (WebArena could not
+        measure them; see the module docstring). Layout bounds are document coordinates, so the
+        document's scroll offset is subtracted, giving what ``getBoundingClientRect`` would return.
+        A node with several layout entries gets their union.
     """
     documents = snapshot.get("documents") or []
     if not documents:
         return {}
     doc = documents[0]
     backend_ids = doc.get("nodes", {}).get("backendNodeId", [])
+    pseudo = set((doc.get("nodes", {}).get("pseudoType") or {}).get("index") or [])
     layout = doc.get("layout", {})
     node_index = layout.get("nodeIndex", [])
     rects = layout.get("bounds", [])
@@ -99,7 +110,7 @@ def bounds_from_snapshot(snapshot: Mapping[str, Any]) -> dict[int, list[float]]:
     scroll_y = float(doc.get("scrollOffsetY", 0) or 0)
     out: dict[int, list[float]] = {}
     for idx, rect in zip(node_index, rects, strict=False):
-        if idx >= len(backend_ids) or len(rect) < 4:
+        if idx >= len(backend_ids) or len(rect) < 4 or idx in pseudo:
             continue
         backend_id = backend_ids[idx]
         x, y, w, h = (float(v) for v in rect[:4])
@@ -107,6 +118,41 @@ def bounds_from_snapshot(snapshot: Mapping[str, Any]) -> dict[int, list[float]]:
         prev = out.get(backend_id)
         out[backend_id] = box if prev is None else _union(prev, box)
     return out
+
+
+def snapshot_node_ids(snapshot: Mapping[str, Any]) -> frozenset[int]:
+    """Backend node ids of every node the snapshot's first document lists (laid out or not).
+
+    User-agent shadow trees (the inner editor of an input or textarea, which holds its text) are not
+    listed; see `unlisted_nodes`.
+    """
+    documents = snapshot.get("documents") or []
+    if not documents:
+        return frozenset()
+    return frozenset(documents[0].get("nodes", {}).get("backendNodeId", []))
+
+
+def unlisted_nodes(nodes: Sequence[Mapping[str, Any]], dom_nodes: AbstractSet[int],
+                   ignored_properties: AbstractSet[str] = IGNORED_PROPERTIES) -> list[int]:
+    """Backend ids of AX nodes that would be shown but that the DOM snapshot does not list.
+
+    These are nodes of user-agent shadow trees: the text typed into or prefilled in an input or
+    textarea, a select's popup. The snapshot gives them no bound, so viewport-only mode needs them
+    measured one by one (few per page), as WebArena measured every node.
+
+    Args:
+        nodes: ``Accessibility.getFullAXTree`` nodes.
+        dom_nodes: `snapshot_node_ids` of the snapshot taken with them.
+        ignored_properties: as for `build_accessibility_tree` (decides which nodes are shown).
+    """
+    out: dict[int, None] = {}  # ordered, without repeats
+    for node in nodes:
+        backend_id = node.get("backendDOMNodeId")
+        if backend_id is None or backend_id in dom_nodes or backend_id in out:
+            continue
+        if _node_line(node, ignored_properties) is not None:
+            out[backend_id] = None
+    return list(out)
 
 
 def _union(a: Bound, b: Bound) -> list[float]:

@@ -1,6 +1,7 @@
 """`BrowserSession`: one environment's context and tabs in the shared Chromium, driven from the host loop.
 
-`BrowserSession.observe` (WebArena's accessibility tree, from two CDP calls per observation),
+`BrowserSession.observe` (WebArena's accessibility tree, from two CDP calls per observation, plus a few for
+text inside form fields in viewport-only mode),
 `BrowserSession.execute` (WebArena's id-based actions), `BrowserSession.screenshot`,
 `BrowserSession.close`. All coroutine methods run on the `BrowserHost` loop
 (``host.run(session.observe())``).
@@ -40,6 +41,8 @@ from agentenv_webarena.webarena.browser_env.observation import (
     IGNORED_PROPERTIES,
     bounds_from_snapshot,
     render_observation,
+    snapshot_node_ids,
+    unlisted_nodes,
 )
 
 __all__ = ["BrowserSession", "Observation", "ActionExecutionError"]
@@ -54,6 +57,13 @@ _SCROLL_JS = ("(sign) => { const el = document.scrollingElement || document.body
 # Lets tasks the action queued (a form submission, a click handler's navigation) run before we
 # look for navigations: one macrotask turn in the page, event-driven rather than a fixed sleep.
 _BARRIER_JS = "new Promise((resolve) => setTimeout(resolve, 0))"
+# [x, y, w, h] per node argument, relative to the viewport (text nodes through a Range), null if not measurable.
+_RECTS_JS = ("function(...nodes) { return nodes.map((node) => { let rect = null;"
+             " if (node && node.nodeType === Node.TEXT_NODE) { const range = document.createRange();"
+             " range.selectNode(node); rect = range.getBoundingClientRect(); range.detach(); }"
+             " else if (node && node.getBoundingClientRect) { rect = node.getBoundingClientRect(); }"
+             " return rect ? [rect.x, rect.y, rect.width, rect.height] : null; }); }")
+_MEASURE_GROUP = "webarena-observation-bounds"
 
 
 class ActionExecutionError(RuntimeError):
@@ -244,7 +254,9 @@ class BrowserSession:
 
         Two CDP calls whatever the page size: ``Accessibility.getFullAXTree`` and
         ``DOMSnapshot.captureSnapshot`` (bounds of every node at once); plus one title read per
-        tab. A crashed tab is replaced first (see the module docstring).
+        tab. In viewport-only mode, shown nodes the snapshot does not list (text inside form fields)
+        are measured on top: one call per such node and two more (`_measure`). A crashed tab is
+        replaced first (see the module docstring).
 
         Raises:
             RuntimeError: the page could not be read twice in a row (e.g. the browser died).
@@ -267,19 +279,56 @@ class BrowserSession:
         else:
             raise RuntimeError(f"could not read the accessibility tree of {page.url}: "
                                f"{_first_line(last_exc)}") from last_exc
+        nodes = ax.get("nodes", [])
+        bounds = bounds_from_snapshot(snapshot)
+        ignored = IGNORED_PROPERTIES | frozenset(self.config.extra_ignored_properties)
+        if self.config.current_viewport_only:
+            missing = unlisted_nodes(nodes, snapshot_node_ids(snapshot), ignored)
+            if missing:
+                bounds.update(await self._measure(page, missing))
         pages = self.pages
         titles = [await self._title(p) for p in pages]
         current = pages.index(page) if page in pages else 0
         text, nodes_info = render_observation(
-            ax.get("nodes", []), bounds_from_snapshot(snapshot), titles, current,
+            nodes, bounds, titles, current,
             current_viewport_only=self.config.current_viewport_only,
             viewport=(self.config.viewport_width, self.config.viewport_height),
             max_chars=self.config.max_obs_chars,
-            ignored_properties=IGNORED_PROPERTIES | frozenset(self.config.extra_ignored_properties),
+            ignored_properties=ignored,
         )
         self._nodes_info = nodes_info
         self._observed = (page, (await self._state(page)).documents)
         return Observation(text=text, nodes_info=nodes_info, url=page.url, tabs=titles)
+
+    async def _measure(self, page: Page, backend_ids: list[int]) -> dict[int, list[float]]:
+        """``[x, y, w, h]`` of DOM nodes the layout snapshot does not list, measured as WebArena measured.
+
+        ``DOM.resolveNode`` per node (sent together), one ``Runtime.callFunctionOn`` for all of them
+        (``getBoundingClientRect``; a Range for text nodes), then the objects are released. A node
+        that cannot be resolved (gone, a pseudo-element) gets no bound, as in WebArena.
+        """
+        resolved = await asyncio.gather(*(
+            self._cdp_send(page, "DOM.resolveNode", {"backendNodeId": bid, "objectGroup": _MEASURE_GROUP})
+            for bid in backend_ids), return_exceptions=True)
+        objects = [(bid, r["object"]["objectId"]) for bid, r in zip(backend_ids, resolved, strict=True)
+                   if isinstance(r, dict) and r.get("object", {}).get("objectId")]
+        out: dict[int, list[float]] = {}
+        if not objects:
+            return out
+        try:
+            result = await self._cdp_send(page, "Runtime.callFunctionOn", {
+                "objectId": objects[0][1], "functionDeclaration": _RECTS_JS, "returnByValue": True,
+                "arguments": [{"objectId": oid} for _, oid in objects]})
+            for (bid, _), rect in zip(objects, result.get("result", {}).get("value") or [], strict=False):
+                if rect is not None:
+                    out[bid] = [float(v) for v in rect]
+        except (PlaywrightError, asyncio.TimeoutError) as exc:
+            logger.debug("measuring %d unlisted nodes failed: %s", len(objects), exc)
+        try:
+            await self._cdp_send(page, "Runtime.releaseObjectGroup", {"objectGroup": _MEASURE_GROUP})
+        except (PlaywrightError, asyncio.TimeoutError) as exc:
+            logger.debug("releasing measured nodes failed: %s", exc)
+        return out
 
     async def screenshot(self) -> bytes:
         """A PNG of the current tab's viewport."""

@@ -11,6 +11,7 @@ from agentenv_webarena.webarena.evaluation_harness.evaluators import (
     StringEvaluator,
     URLEvaluator,
     evaluator_router,
+    judge_calls,
     word_tokenize,
 )
 from agentenv_webarena.webarena.evaluation_harness.helper_functions import (
@@ -20,7 +21,7 @@ from agentenv_webarena.webarena.evaluation_harness.helper_functions import (
     call_helper,
     register_helper,
 )
-from agentenv_webarena.webarena.evaluation_harness.judge import JudgeError, LLMJudge, NeedsJudge
+from agentenv_webarena.webarena.evaluation_harness.judge import JudgeError, LLMJudge, NeedsJudge, judge_from_settings
 
 __all__ = [
     "HELPERS",
@@ -37,6 +38,8 @@ __all__ = [
     "URLEvaluator",
     "call_helper",
     "evaluator_router",
+    "judge_calls",
+    "judge_from_settings",
     "register_helper",
     "word_tokenize",
 ]

@@ -6,8 +6,8 @@ async Playwright API, quirks included (the deliberate differences are listed bel
 - `StringEvaluator` (`string_match`): the stop action's answer against `reference_answers`:
   `exact_match` (cleaned equality), `must_include` (cleaned substring; a lone one-character
   reference must be a whole token; " |OR| " is *not* split), `fuzzy_match` (LLM judge; an
-  exact cleaned agreement scores 1 without one), and `fuzzy_match: "N/A"` (exact "N/A", else the
-  judge's `ua_match`, whose result *replaces* the score).
+  exact cleaned agreement scores 1 without one, and no judge is asked once the score is 0), and
+  `fuzzy_match: "N/A"` (exact "N/A", else the judge's `ua_match`, whose result *replaces* the score).
 - `URLEvaluator` (`url_match`): rule "GOLD in PRED" on the agent page's URL.
 - `HTMLContentEvaluator` (`program_html`): reads page content, a JS expression or a `func:`
   helper on the agent's page (`url: "last"`) or on a URL opened in a NEW tab of the same context
@@ -44,6 +44,7 @@ __all__ = [
     "StringEvaluator",
     "URLEvaluator",
     "evaluator_router",
+    "judge_calls",
     "word_tokenize",
 ]
 
@@ -166,8 +167,8 @@ class StringEvaluator(Evaluator):
             return 1.0
         if self.judge is None:
             raise NeedsJudge(
-                f"fuzzy_match of {pred!r} against {ref!r} needs an LLM judge; set WEBARENA_JUDGE_BASE_URL "
-                f"or pass judge= to evaluator_router"
+                f"fuzzy_match of {pred!r} against {ref!r} needs an LLM judge; start the server with "
+                f"--judge-base-url (or set WEBARENA_JUDGE_BASE_URL), or pass judge= to evaluator_router"
             )
         return await self.judge.fuzzy_match(pred=pred, reference=ref, question=intent)
 
@@ -180,8 +181,8 @@ class StringEvaluator(Evaluator):
         """
         if self.judge is None:
             raise NeedsJudge(
-                f"the N/A task's answer {pred!r} is not 'N/A', so ua_match needs an LLM judge; set "
-                f"WEBARENA_JUDGE_BASE_URL or pass judge= to evaluator_router"
+                f"the N/A task's answer {pred!r} is not 'N/A', so ua_match needs an LLM judge; start the server "
+                f"with --judge-base-url (or set WEBARENA_JUDGE_BASE_URL), or pass judge= to evaluator_router"
             )
         return await self.judge.ua_match(pred=pred, reference=ref, question=intent)
 
@@ -215,6 +216,8 @@ class StringEvaluator(Evaluator):
                     if not isinstance(value, list):
                         raise ValueError(f"reference_answers.fuzzy_match must be a list or 'N/A', got {value!r}")
                     for reference in value:
+                        if score == 0:  # the product is 0 whatever the judge says: ask no more
+                            break
                         score *= await self.fuzzy_match(ref=reference, pred=pred, intent=intent)
             else:
                 raise ValueError(
@@ -403,6 +406,21 @@ class EvaluatorComb(Evaluator):
         for evaluator in self.evaluators:
             score *= await evaluator(trajectory, config_file, page, client)
         return score
+
+
+def judge_calls(config_file: str | dict) -> int:
+    """At most how many judge requests scoring this task can make (0: it never needs a judge).
+
+    One per `fuzzy_match` reference, one for an N/A task's reason check; callers size their
+    evaluation timeout with it (`timeout_s` per request).
+    """
+    configs = load_task_config(config_file)
+    if "string_match" not in configs["eval"]["eval_types"]:
+        return 0
+    fuzzy = (configs["eval"].get("reference_answers") or {}).get("fuzzy_match")
+    if fuzzy is None:
+        return 0
+    return 1 if fuzzy == "N/A" else len(fuzzy)
 
 
 def evaluator_router(

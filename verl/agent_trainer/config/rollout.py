@@ -184,6 +184,9 @@ class AgentGymConfig:
     health_timeout: float = 5.0   # seconds for the GET / probe of a server whose session just failed
     server_backoff_s: float = 5.0  # a server out of rotation is probed again after this; doubles per failed probe
     server_max_backoff_s: float = 120.0
+    # cap on each observation in tokens of the policy's tokenizer, cut where the env's benchmark cuts
+    # (WebArena: the accessibility tree); null: the env's benchmark cap (webarena 1920, webshop none); 0: none
+    max_obs_tokens: Optional[int] = None
     env_servers: EnvServersConfig = field(default_factory=EnvServersConfig)
 
     def __post_init__(self):
@@ -205,6 +208,7 @@ class AgentGymConfig:
         check_positive(f"{p}.timeout", self.timeout)
         check_positive(f"{p}.max_rounds", self.max_rounds)
         check_positive(f"{p}.data_len", self.data_len, allow_zero=True)
+        check_positive(f"{p}.max_obs_tokens", self.max_obs_tokens, allow_zero=True)
         check_positive(f"{p}.health_timeout", self.health_timeout)
         check_positive(f"{p}.server_backoff_s", self.server_backoff_s)
         if self.server_max_backoff_s < self.server_backoff_s:

@@ -65,7 +65,9 @@ def compute_data_metrics(batch, use_critic: bool = True) -> dict[str, float]:
     Reads (when present) ``token_level_scores``, ``token_level_rewards``, ``advantages``,
     ``returns``, ``values``, ``response_mask``, ``attention_mask``, ``responses``,
     ``old_log_probs``, ``ref_log_prob``, ``rollout_log_probs``, ``entropys`` and the non-tensor
-    keys ``uid``, ``num_turns``, ``success``, ``reward``, ``terminated``, ``truncated``, ``env_error``.
+    keys ``uid``, ``num_turns``, ``success``, ``reward``, ``terminated``, ``truncated``, ``env_error``,
+    ``needs_judge``. Rows that need an LLM judge have no outcome: ``env/reward/*`` and
+    ``env/success_rate`` leave them out, ``env/needs_judge`` counts them (``env/needs_judge_rate``: their share).
 
     Returns:
         e.g. ``critic/score/mean``, ``critic/advantages/max``, ``critic/score/zero_variance_group_frac``,
@@ -120,12 +122,18 @@ def compute_data_metrics(batch, use_critic: bool = True) -> dict[str, float]:
 
     if "num_turns" in nt:
         m.update(_stats("env/num_turns", torch.as_tensor(nt["num_turns"].astype(np.float64))))
+    judged = nt["needs_judge"].astype(bool) if "needs_judge" in nt else None
+    scored = ~judged if judged is not None else slice(None)  # rows with an outcome
     if "reward" in nt:
-        m.update(_stats("env/reward", torch.as_tensor(nt["reward"].astype(np.float64))))
+        m.update(_stats("env/reward", torch.as_tensor(nt["reward"][scored].astype(np.float64))))
     for key, name in (("success", "env/success_rate"), ("terminated", "env/terminated_rate"),
                       ("truncated", "env/truncated_rate")):
-        if key in nt and len(nt[key]):
-            m[name] = float(np.mean(nt[key].astype(bool)))
+        values = nt[key][scored] if key == "success" and key in nt else nt.get(key)
+        if values is not None and len(values):
+            m[name] = float(np.mean(values.astype(bool)))
+    if judged is not None and len(judged):
+        m["env/needs_judge"] = float(judged.sum())
+        m["env/needs_judge_rate"] = float(judged.mean())
     if "env_error" in nt and len(nt["env_error"]):
         m["env/error_rate"] = float(np.mean([bool(e) for e in nt["env_error"]]))
     return m
@@ -172,7 +180,7 @@ def _rank_reduction(key: str) -> str:
     that the ranks do side by side add up; durations take the slowest rank (a parallel stage lasts that
     long); everything else (means, fractions, norms, learning rates) is averaged over the equal shares."""
     name = key.rsplit("/", 1)[-1]
-    if name.endswith(("_sum", "_per_s")) or name in ("env_errors", "generated_tokens"):
+    if name.endswith(("_sum", "_per_s")) or name in ("env_errors", "needs_judge", "generated_tokens"):
         return "sum"
     if key.startswith("timing_s/") or name.endswith("_s"):
         return "max"
@@ -198,7 +206,7 @@ def reduce_rank_metrics(metas: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def compute_outcome_metrics(item_ids, rewards, successes, seed: int = 0) -> dict:
+def compute_outcome_metrics(item_ids, rewards, successes, seed: int = 0, needs_judge=None) -> dict:
     """Success rate and mean reward over items, with 95% confidence intervals.
 
     Trajectories are grouped by item id (items may have several samples, in any order); each item
@@ -208,28 +216,44 @@ def compute_outcome_metrics(item_ids, rewards, successes, seed: int = 0) -> dict
       exact binomial case; with k > 1 samples an item's success share stands for its outcome, which
       is conservative (a share varies no more than a single Bernoulli outcome with the same mean).
     * ``mean_reward_ci95``: percentile bootstrap (10,000 resamples of the items, seeded with `seed`).
+    * ``needs_judge``: trajectories the env could not score without an LLM judge (flags in
+      `needs_judge`, one per trajectory). They are no failures: the rates, the CIs and
+      ``scored_items`` leave them out (an item all of whose samples need a judge drops out; with no
+      scored item at all the rates are NaN); ``num_items`` and ``num_trajectories`` count everything.
+      The two keys are there when `needs_judge` is given.
 
     Returns:
-        ``{"num_items", "num_trajectories", "success_rate", "success_ci95": [lo, hi], "mean_reward",
-        "mean_reward_ci95": [lo, hi]}``.
+        ``{"num_items", "num_trajectories", ["scored_items", "needs_judge",] "success_rate",
+        "success_ci95": [lo, hi], "mean_reward", "mean_reward_ci95": [lo, hi]}``.
 
     Raises:
         ValueError: no trajectories, or inputs of different lengths.
     """
-    if not len(item_ids) == len(rewards) == len(successes):
-        raise ValueError(f"compute_outcome_metrics: {len(item_ids)} item ids, {len(rewards)} rewards and "
-                         f"{len(successes)} success flags; one of each per trajectory")
+    judged = [False] * len(rewards) if needs_judge is None else [bool(x) for x in needs_judge]
+    if not len(item_ids) == len(rewards) == len(successes) == len(judged):
+        raise ValueError(f"compute_outcome_metrics: {len(item_ids)} item ids, {len(rewards)} rewards, "
+                         f"{len(successes)} success flags and {len(judged)} needs_judge flags; one of each per "
+                         f"trajectory")
     if not len(item_ids):
         raise ValueError("compute_outcome_metrics needs at least one trajectory")
     by_item: dict = {}
-    for item, reward, success in zip(item_ids, rewards, successes, strict=True):
-        by_item.setdefault(item, []).append((float(reward), bool(success)))
-    item_rewards = [float(np.mean([r for r, _ in outs])) for outs in by_item.values()]
-    item_success = [float(np.mean([s for _, s in outs])) for outs in by_item.values()]
-    n = len(by_item)
+    for item, reward, success, judge in zip(item_ids, rewards, successes, judged, strict=True):
+        outs = by_item.setdefault(item, [])
+        if not judge:
+            outs.append((float(reward), bool(success)))
+    scored = [outs for outs in by_item.values() if outs]
+    out = {"num_items": len(by_item), "num_trajectories": len(item_ids)}
+    if needs_judge is not None:
+        out.update(scored_items=len(scored), needs_judge=int(sum(judged)))
+    if not scored:
+        nan = float("nan")
+        return {**out, "success_rate": nan, "success_ci95": [nan, nan], "mean_reward": nan,
+                "mean_reward_ci95": [nan, nan]}
+    item_rewards = [float(np.mean([r for r, _ in outs])) for outs in scored]
+    item_success = [float(np.mean([s for _, s in outs])) for outs in scored]
+    n = len(scored)
     return {
-        "num_items": n,
-        "num_trajectories": len(item_ids),
+        **out,
         "success_rate": float(np.mean(item_success)),
         "success_ci95": list(wilson_interval(min(float(sum(item_success)), n), n)),
         "mean_reward": float(np.mean(item_rewards)),

@@ -48,7 +48,7 @@ from verl.utils.checkpoint import CheckpointManager
 from verl.utils.dataset import AgentDataset, StatefulDataLoader, rows_to_dataproto
 from verl.utils.ray_placement import NodePlacement, node_placement
 from verl.utils.tracking import Tracking
-from verl.workers.rollout.agent_loop import check_env_failures
+from verl.workers.rollout.agent_loop import NEEDS_JUDGE_UID_SUFFIX, check_env_failures
 
 __all__ = ["RayPPOTrainer", "WorkerGroup", "check_config", "use_critic"]
 
@@ -616,6 +616,9 @@ class RayPPOTrainer:
         validation item ids: a greedy pass (n=1), plus a sampled pass (val_kwargs.n samples at
         val_kwargs.temperature, else rollout.temperature) when `rollout.val_kwargs.do_sample`.
 
+        Trajectories the env could not score without an LLM judge are counted in `needs_judge` and left
+        out of the rates and their CIs (`val/<mode>/needs_judge`, `val/<mode>/scored_items`).
+
         Returns:
             `{mode: outcome}` for mode in ("greedy"[, "sampled"]); outcomes also carry `num_turns`.
         """
@@ -637,8 +640,10 @@ class RayPPOTrainer:
             out = self._score(DataProto.concat(results), reward_metrics)
             nt = out.non_tensor_batch
             outcomes[mode] = {
-                **metric_utils.compute_outcome_metrics(list(nt["uid"]), list(nt["reward"]), list(nt["success"]),
-                                                       seed=rcfg.seed),
+                # rows that need an LLM judge are counted (needs_judge) but are no failures: out of the rates
+                **metric_utils.compute_outcome_metrics(
+                    [str(u).split(NEEDS_JUDGE_UID_SUFFIX, 1)[0] for u in nt["uid"]], list(nt["reward"]),
+                    list(nt["success"]), seed=rcfg.seed, needs_judge=nt.get("needs_judge")),
                 "num_turns": float(np.mean(nt["num_turns"].astype(float))),
                 **reward_metrics,
             }

@@ -11,6 +11,11 @@ Per trajectory (row of the input batch):
   4. stop when the env says done, at the round limit (`meta_info["max_rounds"]`), or when the token
      budget (`data.max_response_length`, `rollout.max_model_len`) is used up.
 
+Each observation (the first one too) is cut to `agentgym.max_obs_tokens` tokens of the policy's tokenizer
+by the env client's `cap_observation` hook before it enters the chat (WebArena's client cuts the
+accessibility tree only, as WebArena does; null: the env's benchmark cap). The cut text is what the
+messages record and what is tokenized into the context, so the tokens trained on are the tokens shown.
+
 Model output is never re-encoded: the ids trained on are exactly the ids sampled. When a turn hits
 `max_tokens` without EOS, the closing tokens appended to keep the chat well-formed carry mask 0.
 The final reward (the last env step's reward, AgentGym's convention) sits on the last model token.
@@ -19,7 +24,10 @@ that stops answering leaves the rotation until a back-off passes, and each row r
 it ran on (`env_server`). An env failure (server down, timeout, `EnvClientError`; never a bug's
 exception) ends only that trajectory: `env_error` is recorded, its reward is 0, its tokens are
 masked out of the loss and it leaves its group (its uid gets an `#env_error` suffix), so the policy
-is not punished for the infrastructure and group baselines see only real samples. A training
+is not punished for the infrastructure and group baselines see only real samples. An episode the
+env could not score because it needs an LLM judge (final `info["eval_status"] == "needs_judge"`: no judge
+configured, or it failed) is left out the same way (`needs_judge` column, uid suffix `#needs_judge`): its
+reward 0 is no outcome. A training
 rollout where more than `agentgym.max_failed_frac` of the trajectories failed (over all ranks) is
 stopped by the trainer with `check_env_failures`. Rows with a `prompt` (chat messages, non-env
 datasets) run one turn.
@@ -48,10 +56,12 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from agentenv.controller.types import ResetResult, StepResult, is_success
+from agentenv.controller.env import BaseEnvClient
+from agentenv.controller.tokens import HFTokenCodec
+from agentenv.controller.types import ResetResult, StepResult, is_success, needs_judge
 from verl.agent_trainer.config.schema import AgentGymConfig, DataConfig, RolloutConfig, as_section
 from verl.protocol import DataProto, to_object_array
-from verl.utils.agentgym.client import EnvClientPool
+from verl.utils.agentgym.client import EnvClientPool, envclient_classes
 from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.dataset import parse_item_id
 from verl.workers.copy_only import banned_in_context, copy_only_token_ids
@@ -67,9 +77,12 @@ from verl.workers.rollout.tokenizer import (
     render_chat,
 )
 
-__all__ = ["AgentLoop", "TooManyEnvFailures", "check_env_failures"]
+__all__ = ["AgentLoop", "NEEDS_JUDGE_UID_SUFFIX", "TooManyEnvFailures", "check_env_failures"]
 
 logger = logging.getLogger(__name__)
+
+# uid of a row that needs an LLM judge: `<group uid>#needs_judge<row>` (out of its group; validation strips it)
+NEEDS_JUDGE_UID_SUFFIX = "#needs_judge"
 
 
 
@@ -137,6 +150,10 @@ class AgentLoop:
         turns = [t for t in (rollout.multi_turn.max_assistant_turns, rollout.multi_turn.max_user_turns) if t]
         self.max_interaction_turns = min(turns) if turns else None
         self.pool = EnvClientPool(agentgym, factory=env_client_factory)
+        env_cls = envclient_classes.get(self.task_name)
+        self.max_obs_tokens = (agentgym.max_obs_tokens if agentgym.max_obs_tokens is not None
+                               else getattr(env_cls, "default_max_obs_tokens", 0))
+        self._obs_codec = HFTokenCodec(tokenizer)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         if tokenizer.eos_token_id is None:
             raise ValueError("the tokenizer has no eos_token; the agent loop needs it to end a turn")
@@ -151,6 +168,7 @@ class AgentLoop:
                                                                thread_name_prefix="env")
         self.total_env_errors = 0
         self.total_trajectories = 0
+        self.total_needs_judge = 0
         # close pooled server sessions even if the owner never calls close()
         self._finalizer = weakref.finalize(self, _close_resources, self.pool, self._executor)
 
@@ -256,6 +274,7 @@ class AgentLoop:
         client = None
         try:
             client, observation = await self._reset(index, traj, clock)
+            observation = self._shown(client, observation)
             traj.messages = self._initial_messages(client, observation)
             traj.prompt_ids = self._encode(self._render(traj.messages, add_generation_prompt=True))
             if len(traj.prompt_ids) > self.max_prompt_length:
@@ -284,12 +303,13 @@ class AgentLoop:
                 if not isinstance(step, StepResult):
                     raise TypeError(f"{type(client).__name__}.step must return agentenv.controller.StepResult, "
                                     f"got {type(step).__name__}")
-                state, reward = step.observation, float(step.reward)
+                state, reward = self._shown(client, step.observation), float(step.reward)
                 traj.turn_rewards.append(reward)
                 traj.reward = reward
                 traj.messages.append({"role": "user", "content": state})
                 if step.done:
                     traj.terminated, traj.truncated = step.terminated, step.truncated
+                    traj.needs_judge = needs_judge(step.info)
                     break
                 if turn == max_rounds - 1:
                     traj.truncated = True
@@ -387,6 +407,14 @@ class AgentLoop:
         return SamplingParams(max_tokens=self.max_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
                               top_k=cfg.top_k)
 
+    def _shown(self, client, observation: str) -> str:
+        """The observation as the policy sees it: cut to `max_obs_tokens` by the client's hook."""
+        if not self.max_obs_tokens:
+            return observation
+        # a duck-typed client without the hook gets the default: the whole text is cut
+        cap = getattr(client, "cap_observation", BaseEnvClient.cap_observation)
+        return cap(observation, self._obs_codec, self.max_obs_tokens)
+
     def _initial_messages(self, client, observation: str) -> list[dict]:
         return initial_messages(self.system_prompt, getattr(client, "conversation_start", ()), observation)
 
@@ -419,7 +447,7 @@ class AgentLoop:
                 prompt_attn[i, P - len(p):] = 1
             if len(p) < len(t.prompt_ids):  # prompt_too_long rows: never trained on
                 t.response_ids, t.response_mask, t.log_probs = [], [], []
-            if t.env_error:  # the env failed, not the policy: nothing of it is trained on
+            if t.env_error or t.needs_judge:  # the env failed or could not score: nothing of it is trained on
                 t.response_mask = [0] * len(t.response_ids)
             L = len(t.response_ids)
             if L > R:
@@ -448,7 +476,8 @@ class AgentLoop:
             non_tensors["uid"] = to_object_array([t.item_id for t in trajs])
         # a failed trajectory leaves its group: group baselines (GRPO, RLOO, ...) see real samples only
         rows = non_tensors.get("rollout_row", range(len(trajs)))
-        non_tensors["uid"] = to_object_array([f"{uid}#env_error{row}" if t.env_error else uid
+        non_tensors["uid"] = to_object_array([f"{uid}#env_error{row}" if t.env_error
+                                              else f"{uid}{NEEDS_JUDGE_UID_SUFFIX}{row}" if t.needs_judge else uid
                                               for uid, row, t in zip(non_tensors["uid"], rows, trajs, strict=True)])
         non_tensors.update({
             "item_id": to_object_array([t.item_id for t in trajs]),
@@ -459,6 +488,7 @@ class AgentLoop:
             "terminated": to_object_array([t.terminated for t in trajs]),
             "truncated": to_object_array([t.truncated for t in trajs]),
             "env_error": to_object_array([t.env_error for t in trajs]),
+            "needs_judge": to_object_array([t.needs_judge for t in trajs]),
             "env_server": to_object_array([t.env_server for t in trajs]),
             "messages": to_object_array([t.messages for t in trajs]),
             "anchor_obs": to_object_array([list(t.anchor_obs) for t in trajs]),
@@ -488,6 +518,7 @@ class AgentLoop:
             "rollout/terminated_frac": sum(t.terminated for t in trajs) / n,
             "rollout/truncated_frac": sum(t.truncated for t in trajs) / n,
             "rollout/env_errors": sum(bool(t.env_error) for t in trajs),
+            "rollout/needs_judge": sum(t.needs_judge for t in trajs),
             "rollout/response_len_mean": sum(len(t.response_ids) for t in trajs) / n,
             "rollout/max_rounds": max_rounds,
             **self._server_metrics(trajs),
@@ -506,6 +537,13 @@ class AgentLoop:
         failed = [t for t in trajs if t.env_error]
         self.total_trajectories += len(trajs)
         self.total_env_errors += len(failed)
+        judged = sum(t.needs_judge for t in trajs)
+        if judged:  # warn the first time; afterwards the count is in rollout/needs_judge and env/needs_judge
+            level = logging.WARNING if not self.total_needs_judge else logging.INFO
+            self.total_needs_judge += judged
+            logger.log(level, "%d/%d trajectories need an LLM judge (%d since start) and are left out of the update "
+                       "and of success rates; start the env server with --judge-base-url to score them", judged,
+                       len(trajs), self.total_needs_judge)
         if not failed:
             return
         level = logging.ERROR if len(failed) == len(trajs) else logging.WARNING
@@ -523,7 +561,8 @@ class AgentLoop:
                 fh.write(json.dumps({
                     "item_id": t.item_id, "reward": t.reward, "success": is_success(t.reward), "turns": t.num_turns,
                     "turn_rewards": t.turn_rewards, "terminated": t.terminated, "truncated": t.truncated,
-                    "env_error": t.env_error, "gen_s": round(t.gen_s, 4), "env_s": round(t.env_s, 4),
+                    "env_error": t.env_error, "needs_judge": t.needs_judge, "gen_s": round(t.gen_s, 4),
+                    "env_s": round(t.env_s, 4),
                     "messages": t.messages,
                 }, ensure_ascii=False) + "\n")
 

@@ -28,6 +28,7 @@ class Trajectory:
     terminated: bool = False
     truncated: bool = False
     env_error: str = ""
+    needs_judge: bool = False  # the env could not score the episode without an LLM judge (not trained on)
     env_server: str = ""       # address of the env server the trajectory ran on ("" for chat rows)
     gen_s: float = 0.0
     env_s: float = 0.0

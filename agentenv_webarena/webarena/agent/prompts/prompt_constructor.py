@@ -19,8 +19,10 @@ import logging
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol, Union
+from typing import Union
 
+from agentenv.controller.tokens import ApproxTokenCodec, HFTokenCodec, TokenCodec, cut_to_tokens
+from agentenv.envs.webarena import OBSERVATION_LAYOUT
 from agentenv_webarena.webarena.browser_env.actions import ActionParsingError
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "TokenCodec",
     "CharCodec",
     "HFTokenCodec",
+    "ApproxTokenCodec",
     "PromptConstructor",
     "CoTPromptConstructor",
     "DirectPromptConstructor",
@@ -41,9 +44,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 MODES = ("chat", "completion")
-# The env's prompt layout, read from the end so a page text can never shift the fields.
-_LAYOUT_RE = re.compile(r"\AOBSERVATION:\n(?P<observation>.*)\nURL: (?P<url>[^\n]*)\nOBJECTIVE: (?P<objective>.*?)"
-                        r"\nPREVIOUS ACTION: (?P<previous_action>.*)\Z", re.S)
 _COMPLETION_CUE = "REPLY:"
 
 
@@ -63,49 +63,21 @@ def split_prompt_text(text: str) -> PromptState:
     Raises:
         ValueError: the text is not in that layout.
     """
-    match = _LAYOUT_RE.match(text)
+    match = OBSERVATION_LAYOUT.match(text)  # the client's layout, read from the end
     if match is None:
         raise ValueError("the observation is not in the WebArena prompt layout "
                          f"(OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION): {text[:200]!r}")
     return PromptState(**match.groupdict())
 
 
-class TokenCodec(Protocol):
-    """What the observation cut needs from a tokenizer."""
-
-    def encode(self, text: str) -> list[int]: ...
-
-    def decode(self, ids: list[int]) -> str: ...
-
-
 class CharCodec:
-    """Characters as tokens: the cut when no tokenizer for the model is at hand."""
+    """Characters as tokens (a cut of N keeps N characters)."""
 
     def encode(self, text: str) -> list[int]:
         return [ord(c) for c in text]
 
     def decode(self, ids: list[int]) -> str:
         return "".join(map(chr, ids))
-
-
-class HFTokenCodec:
-    """A transformers tokenizer as a `TokenCodec` (no special tokens added)."""
-
-    def __init__(self, tokenizer: Any):
-        self.tokenizer = tokenizer
-
-    @classmethod
-    def from_pretrained(cls, path: str) -> "HFTokenCodec":
-        """The codec of the HF tokenizer at `path` (a local directory or a hub name)."""
-        from transformers import AutoTokenizer
-
-        return cls(AutoTokenizer.from_pretrained(path))
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def decode(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids)
 
 
 def load_instruction(instruction: Union[str, os.PathLike, dict]) -> dict:
@@ -141,7 +113,7 @@ class PromptConstructor(abc.ABC):
         instruction: a template path or dict (see `load_instruction`).
         max_obs_length: cap on the observation in tokens of `codec` (0 = no cap), as WebArena's
             `--max_obs_length`.
-        codec: the tokenizer the cap counts in (default: characters).
+        codec: the tokenizer the cap counts in (default: `ApproxTokenCodec`, 4 characters a token).
     """
 
     def __init__(self, instruction: Union[str, os.PathLike, dict], max_obs_length: int = 0,
@@ -151,7 +123,7 @@ class PromptConstructor(abc.ABC):
         self.instruction = load_instruction(instruction)
         self.meta = self.instruction["meta_data"]
         self.max_obs_length = max_obs_length
-        self.codec = codec or CharCodec()
+        self.codec = codec or ApproxTokenCodec()
 
     @property
     def force_prefix(self) -> str:
@@ -160,11 +132,7 @@ class PromptConstructor(abc.ABC):
 
     def step_block(self, state: PromptState) -> str:
         """The current step in the template's layout, the observation cut to `max_obs_length`."""
-        observation = state.observation
-        if self.max_obs_length:
-            ids = self.codec.encode(observation)
-            if len(ids) > self.max_obs_length:
-                observation = self.codec.decode(ids[: self.max_obs_length])
+        observation = cut_to_tokens(state.observation, self.codec, self.max_obs_length)
         return self.instruction["template"].format(observation=observation, url=state.url,
                                                    objective=state.objective, previous_action=state.previous_action)
 

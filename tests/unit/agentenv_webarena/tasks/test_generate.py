@@ -2,8 +2,10 @@
 
 Generates the suite once from the pristine seed and checks what the suite must be: WebArena's
 task format with task_id == index, enough tasks and templates, every evaluator kind, state-changing
-and multi-tab tasks, reference sequences that end in a stop, disjoint train/test splits with
-test-only templates, and that the packaged `embedded.raw.json` is exactly what the generator writes.
+and multi-tab tasks, reference sequences that end in a stop, splits that measure generalisation
+(held-out templates in test, no judge-scored task in train), and that the packaged
+`embedded.raw.json` and `AgentItemId/webarena_*.json` are exactly what the generator writes.
+Whether the tasks check what they ask: `test_task_realism.py`.
 """
 from __future__ import annotations
 
@@ -98,15 +100,46 @@ def test_state_changing_tasks_never_pass_at_the_start(tasks):
             assert not generate._url_matches(start_urls(task)[0], ev["reference_url"]), task["task_id"]
 
 
-def test_splits_are_disjoint_with_test_only_templates(tasks):
-    train, test = generate.split_ids(tasks)
-    assert not set(train) & set(test)
-    assert sorted(train + test) == list(range(len(tasks)))
-    assert len(test) >= 100
-    train_templates = {tasks[i]["intent_template_id"] for i in train}
-    held_out = {tasks[i]["intent_template_id"] for i in test} - train_templates
-    assert len(held_out) >= 4
-    assert shopping.TEST_ONLY_TEMPLATES | admin.TEST_ONLY_TEMPLATES <= held_out <= held_out_templates()
+def _site_kind(task: dict) -> str:
+    return task["sites"][0] if len(task["sites"]) == 1 else "cross-site"
+
+
+def test_splits_are_disjoint_and_cover_every_task(tasks):
+    splits = generate.split_ids(tasks)
+    assert list(splits) == list(generate.SPLITS)
+    ids = [i for indices in splits.values() for i in indices]
+    assert sorted(ids) == list(range(len(tasks)))  # disjoint and covering
+    assert len(splits["test"]) >= 100 and len(splits["train"]) >= 300 and splits["test_iid"]
+
+
+def test_test_split_holds_only_held_out_templates(tasks):
+    """`webarena_test.json` measures generalisation to unseen task kinds: no template of it is trained on,
+    at least 20% of all templates are held out, and every site kind is among them."""
+    splits = generate.split_ids(tasks)
+    templates = {split: {tasks[i]["intent_template_id"] for i in ids} for split, ids in splits.items()}
+    assert not templates["test"] & (templates["train"] | templates["test_iid"] | templates["judge"])
+    assert templates["test"] == held_out_templates()
+    assert shopping.TEST_ONLY_TEMPLATES | admin.TEST_ONLY_TEMPLATES <= templates["test"]
+    all_templates = {t["intent_template_id"] for t in tasks}
+    assert len(templates["test"]) >= 0.2 * len(all_templates)
+    assert {_site_kind(tasks[i]) for i in splits["test"]} == {"shopping", "shopping_admin", "reddit", "cross-site"}
+    for kind in ("shopping", "shopping_admin", "reddit", "cross-site"):  # held out per kind, not whole kinds
+        assert any(_site_kind(tasks[i]) == kind for i in splits["train"]), kind
+    # the in-template split: new instances of training templates only
+    assert templates["test_iid"] <= templates["train"]
+
+
+def test_no_training_task_needs_an_llm_judge(tasks):
+    """A `fuzzy_match` against a reference is scored by an LLM judge: such tasks live in test or in
+    `webarena_judge.json`, never in train (nor in test_iid). N/A tasks answered "N/A" need no judge."""
+    splits = generate.split_ids(tasks)
+    for split in ("train", "test_iid"):
+        assert not [i for i in splits[split] if generate.judge_scored(tasks[i])], split
+    assert all(generate.judge_scored(tasks[i]) for i in splits["judge"])
+    judged = [i for i, t in enumerate(tasks) if generate.judge_scored(t)]
+    assert judged and set(judged) <= set(splits["test"]) | set(splits["judge"])
+    answers = [(t["eval"]["reference_answers"] or {}) for i, t in enumerate(tasks) if i in set(splits["train"])]
+    assert any(a.get("fuzzy_match") == "N/A" for a in answers)  # infeasible tasks stay trainable
 
 
 def test_generation_is_deterministic(db, tasks):
@@ -124,9 +157,8 @@ def test_packaged_files_are_up_to_date(tasks, tmp_path):
     packaged = load_tasks(EMBEDDED_TASK_FILE)
     assert packaged == json.loads(json.dumps(tasks)), "run: python -m agentenv_webarena.tasks.generate"
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__)))))
-    train, test = generate.split_ids(tasks)
-    generate.write_ids(tmp_path / "train.json", train)
-    generate.write_ids(tmp_path / "test.json", test)
-    for name, mine in (("webarena_train.json", "train.json"), ("webarena_test.json", "test.json")):
-        with open(os.path.join(root, "AgentItemId", name)) as f, open(tmp_path / mine) as g:
-            assert json.load(f) == json.load(g)
+    for name, indices in generate.split_ids(tasks).items():
+        generate.write_ids(tmp_path / f"{name}.json", indices)
+        packaged_ids = os.path.join(root, "AgentItemId", f"webarena_{name}.json")
+        with open(packaged_ids) as f, open(tmp_path / f"{name}.json") as g:
+            assert json.load(f) == json.load(g), name

@@ -65,8 +65,23 @@ def test_teacher_forcing_resolves_elements_and_substitutes_urls():
     with pytest.raises(ValueError, match="only 3 steps"):
         agent.next_action(STATE, meta)
     agent.reset(task, {})
+    empty = {"obs_nodes_info": {}}
+    assert [agent.next_action(STATE, empty).action for _ in range(2)] == ["scroll [down]"] * 2
     with pytest.raises(ReplayError, match="Next"):
-        agent.next_action(STATE, {"obs_nodes_info": {}})
+        agent.next_action(STATE, empty)  # nothing in view to pause on between scrolls: give up
+
+
+def test_teacher_forcing_scrolls_to_an_element_below_the_fold():
+    task = {"task_id": 3, "reference_action_sequence": [
+        {"action": "click", "element": {"role": "link", "name": "Next"}}, {"action": "stop", "answer": "$1"}]}
+    agent = TeacherForcingAgent()
+    agent.reset(task, {})
+    above = {"obs_nodes_info": {"1": {"role": "StaticText", "name": "Top", "backend_id": 4,
+                                      "union_bound": [10, 10, 100, 20]}}}
+    moves = [agent.next_action(STATE, above).action for _ in range(4)]
+    assert moves == ["scroll [down]", "scroll [down]", "hover [1]", "scroll [down]"]  # never 3 alike in a row
+    assert agent.next_action(STATE, {"obs_nodes_info": {"7": {"role": "link", "name": "Next"}}}).action == "click [7]"
+    assert agent.next_action(STATE, above).action == "stop [$1]"
     with pytest.raises(ValueError, match="reference_action_sequence"):
         agent.reset({"task_id": 1}, {})
 

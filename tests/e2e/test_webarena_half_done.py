@@ -1,0 +1,109 @@
+"""End to end: each strengthened template's check fails on a plausible half-done play.
+
+Against the WebArena server (`python -m agentenv_webarena.launch`, its embedded sites, real Chromium)
+with its default observation, the first task of a template plays its reference sequence (1.0), then
+the same sequence changed the way a careless agent would play it (a review typed halfway, two units
+bought instead of one, an address half edited, ...), which must score 0. The whole suite's reference
+and wrong plays: tests/e2e/test_webarena_suite.py (slow).
+"""
+from __future__ import annotations
+
+import copy
+import os
+from typing import Callable
+
+import pytest
+import requests
+from helpers import launched_server, require_chromium
+
+require_chromium()
+
+from agentenv.envs.webarena import WebarenaEnvClient  # noqa: E402
+from agentenv_webarena.expert import play_task  # noqa: E402
+from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
+from agentenv_webarena.tasks.templates.base import clear_and_type, click, tab_focus  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE")}
+    with launched_server("agentenv_webarena.launch", env=env, timeout_s=120) as (base, _proc):
+        yield base
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return load_tasks(EMBEDDED_TASK_FILE)
+
+
+def _named(step: dict, name: str) -> bool:
+    return (step.get("element") or {}).get("name") == name
+
+
+def _retype(name: str, text: Callable[[str], str]) -> Callable[[list[dict]], list[dict]]:
+    """Type something else into the field `name`."""
+    def change(steps: list[dict]) -> list[dict]:
+        for step in steps:
+            if step["action"] == "type" and _named(step, name):
+                step["text"] = text(step["text"])
+        return steps
+    return change
+
+
+def _drop(name: str, action: str = "click") -> Callable[[list[dict]], list[dict]]:
+    """Leave out the step doing `action` on the element `name`."""
+    return lambda steps: [s for s in steps if not (s["action"] == action and _named(s, name))]
+
+
+def _buy_two(steps: list[dict]) -> list[dict]:
+    i = next(i for i, s in enumerate(steps) if _named(s, "Add to Cart"))
+    return steps[:i] + clear_and_type("spinbutton", "Qty", "2") + steps[i:]
+
+
+def _street_only(steps: list[dict]) -> list[dict]:
+    # 3 navigation steps, then a 4-step clear-and-type per field (street, city, state, zip), Save, stop
+    return steps[:7] + steps[-2:]
+
+
+def _both_tabs(steps: list[dict]) -> list[dict]:
+    return [click("button", "Add to Cart"), tab_focus(1), click("button", "Add to Cart"), steps[-1]]
+
+
+def _no_clearing(steps: list[dict]) -> list[dict]:
+    """Type into a pre-filled field without selecting and deleting its text first (appends to it)."""
+    return [s for s in steps if s["action"] != "press"]
+
+
+# (template, what the careless play does, how the reference sequence changes)
+HALF_DONE = [
+    (1010, "review text typed halfway", _retype("Review", lambda t: t[: len(t) // 2])),
+    (1010, "summary typed halfway", _retype("Summary", lambda t: t[: len(t) // 2])),
+    (1009, "two units bought instead of one", _buy_two),
+    (1011, "only the street changed", _street_only),
+    (1013, "both products added", _both_tabs),
+    (1020, "last name typed after the old one", _no_clearing),
+    (2015, "comment typed, never submitted", _drop("Submit Comment")),
+    (3009, "post created without its text", _drop("Body", action="type")),
+    (4005, "order number left out of the post", _retype("Title", lambda t: t.rsplit(" ", 1)[0])),
+]
+
+
+def _first_feasible(tasks: list[dict], template_id: int) -> int:
+    return next(i for i, t in enumerate(tasks) if t["intent_template_id"] == template_id
+                and "program_html" in t["eval"]["eval_types"])
+
+
+@pytest.mark.parametrize("template_id,what,change", HALF_DONE, ids=[f"{t}-{w}" for t, w, _ in HALF_DONE])
+def test_a_half_done_play_scores_zero(server, tasks, template_id, what, change):
+    site_urls = requests.get(server + "/tasks", timeout=10).json()["site_urls"]
+    index = _first_feasible(tasks, template_id)
+    task = tasks[index]
+    half = {**task, "reference_action_sequence": change(copy.deepcopy(task["reference_action_sequence"]))}
+    assert half["reference_action_sequence"] != task["reference_action_sequence"]
+    with WebarenaEnvClient(server, data_len=len(tasks), timeout=120) as client:
+        done = play_task(client, index, task, site_urls)
+        assert (done.reward, done.error) == (1.0, ""), f"reference of task {index}: {done.info}"
+        careless = play_task(client, index, half, site_urls)
+        assert careless.error == "", f"task {index} ({what}): {careless.error}"
+        assert careless.reward == 0.0, f"task {index} ({what}) scored {careless.reward}"
