@@ -32,7 +32,14 @@ sys.path.insert(0, ROOT)
 
 from agentenv.controller.tokens import ApproxTokenCodec, HFTokenCodec, cut_to_tokens  # noqa: E402
 from agentenv.envs.webarena import OBSERVATION_LAYOUT, WEBARENA_MAX_OBS_TOKENS  # noqa: E402
-from agentenv_webarena.tasks.reference import reference_actions  # noqa: E402
+from agentenv_webarena.expert import MAX_SEEK_DOWN, MAX_SEEK_UP  # noqa: E402
+from agentenv_webarena.tasks.reference import (  # noqa: E402
+    PAUSE,
+    ReplayError,
+    pause_action,
+    reference_actions,
+    seek_actions,
+)
 
 
 class _Chars:
@@ -74,11 +81,22 @@ def question_tasks(tasks: list[dict]) -> list[int]:
 
 
 def answer_page_tree(world, session, index: int) -> str:
-    """Reset task `index`, replay its reference actions up to the `stop`; the accessibility tree shown then."""
+    """Reset task `index`, replay its reference actions up to the `stop` (scrolling, as the expert does, while a
+    step's element is below the fold); the accessibility tree shown then."""
     text = session.reset(index).observation
     for step in world.tasks[index]["reference_action_sequence"][:-1]:
-        meta = session.observation_metadata()
-        action = reference_actions(step, meta["obs_nodes_info"], world.config.site_urls)
+        seeks = seek_actions(MAX_SEEK_DOWN, MAX_SEEK_UP)  # as the expert: scroll to an element below the fold
+        while True:
+            meta = session.observation_metadata()
+            try:
+                action = reference_actions(step, meta["obs_nodes_info"], world.config.site_urls)
+                break
+            except ReplayError:
+                if not seeks:
+                    raise
+                move = seeks.pop(0)
+                move = pause_action(meta["obs_nodes_info"]) if move == PAUSE else move
+                session.step(f"```{move}```")
         text = session.step(f"```{action}```").observation
     return OBSERVATION_LAYOUT.match(text)["observation"]
 
