@@ -87,7 +87,8 @@ def check_two_steps(tmp_path) -> list[dict]:
     hf_dir = step2 / "actor" / "huggingface"
     model = AutoModelForCausalLM.from_pretrained(str(hf_dir))
     tok = AutoTokenizer.from_pretrained(str(hf_dir))
-    saved = torch.load(next((step2 / "actor").glob("model_*.pt")), weights_only=False)
+    saved = torch.load(next((step2 / "actor").glob("model_*.pt")), map_location="cpu", weights_only=False)
+    assert {v.device.type for v in saved.values() if torch.is_tensor(v)} == {"cpu"}  # written as CPU tensors
     name, tensor = next((k, v) for k, v in saved.items() if k.endswith("q_proj.weight"))
     assert torch.equal(model.state_dict()[name], tensor)  # the export holds the trained weights
     assert tok("Search").input_ids

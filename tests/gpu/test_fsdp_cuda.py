@@ -29,26 +29,28 @@ def tiny_path(tmp_path_factory):
     return build_tiny_model(str(tmp_path_factory.mktemp("tiny") / "model"))
 
 
-def _run(tiny_path: str, overrides: list[str], steps: int = 2) -> dict:
+def _run(tiny_path: str, overrides: list[str], steps: int = 2, R: int = 96, micro_bsz: int = 2) -> dict:
     """`steps` actor updates on CUDA: their losses and gradient norms, where the weights and the optimizer
-    state wait afterwards, peak memory, and the log-probs after the updates."""
+    state wait afterwards, the peak memory above what was held when the updates began (`peak_mib`), and the
+    log-probs after the updates."""
     cfg = OmegaConf.merge(dict_config(tiny_path), OmegaConf.from_dotlist([
         "trainer.device=cuda", "actor_rollout_ref.actor.use_kl_loss=false",
-        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2", *overrides]))
+        f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={micro_bsz}", *overrides]))
     torch.manual_seed(0)
     worker = actor_worker(cfg, role="actor")
     worker.init_model()
-    data = make_batch(worker.tokenizer, bs=4, R=96, seed=1)
+    data = make_batch(worker.tokenizer, bs=4, R=R, seed=1)
     data = data.union(worker.compute_log_prob(data))
     out = {"pg_loss": [], "grad_norm": [], "param_devices": set(), "optim_devices": set()}
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
+    held_at_reset = torch.cuda.memory_allocated()
     for _ in range(steps):
         metrics = worker.update_actor(data).meta_info["metrics"]
         out["pg_loss"].append(metrics["actor/pg_loss"])
         out["grad_norm"].append(metrics["actor/grad_norm"])
     torch.cuda.synchronize()
-    out["peak_mib"] = torch.cuda.max_memory_allocated() / 2**20
+    out["peak_mib"] = (torch.cuda.max_memory_allocated() - held_at_reset) / 2**20
     out["param_devices"] = {p.device.type for p in worker.module.parameters()}
     out["optim_devices"] = {v.device.type for s in worker.optimizer.state.values() for v in s.values()
                             if torch.is_tensor(v) and v.dim() > 0}
@@ -73,6 +75,10 @@ def test_offloaded_actor_updates_match_the_resident_run(tiny_path):
 
 
 def test_activation_offloading_lowers_peak_gpu_memory(tiny_path):
-    resident = _run(tiny_path, OFFLOADS["none"], steps=1)
-    offloaded = _run(tiny_path, OFFLOADS["activations"], steps=1)
-    assert offloaded["peak_mib"] < resident["peak_mib"], (offloaded["peak_mib"], resident["peak_mib"])
+    """A shape where saved activations dominate the peak (R=2,048, one micro-batch of 4 rows; the tiny model's
+    weights, optimizer state and cuBLAS workspace are small next to them), measured above the memory held
+    when the update began. On an H100: 200.2 -> 83.9 MiB (0.42)."""
+    resident = _run(tiny_path, OFFLOADS["none"], steps=1, R=2048, micro_bsz=4)
+    offloaded = _run(tiny_path, OFFLOADS["activations"], steps=1, R=2048, micro_bsz=4)
+    ratio = offloaded["peak_mib"] / resident["peak_mib"]
+    assert ratio < 0.7, (offloaded["peak_mib"], resident["peak_mib"], ratio)

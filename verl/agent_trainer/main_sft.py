@@ -192,7 +192,9 @@ class _Checkpoint:
         state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                  "losses": list(losses), "step": step, "total_steps": total_steps, "rng": torch.get_rng_state(),
                  "wall_s": wall_s}
-        torch.save(state, self.path + ".tmp")
+        from verl.utils.checkpoint import to_cpu
+
+        torch.save(to_cpu(state), self.path + ".tmp")
         os.replace(self.path + ".tmp", self.path)
         logger.info("SFT checkpoint at step %d: %s", step, self.path)
 

@@ -33,6 +33,21 @@ TRAINER_STATE_FILE = "trainer_state.pt"
 _STEP_DIR = re.compile(r"^global_step_(\d+)$")
 
 
+def to_cpu(obj):
+    """`obj` with every tensor in it (nested dicts, lists, tuples; DTensors keep their sharding) moved to CPU.
+
+    Checkpoints are written through this, so a resume on another device or a CPU-side tool can read them
+    without `map_location`.
+    """
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().to("cpu")
+    if isinstance(obj, dict):
+        return type(obj)((k, to_cpu(v)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_cpu(v) for v in obj)
+    return obj
+
+
 def capture_rng_state() -> dict:
     """RNG states of python `random`, numpy's global generator and torch (CPU, and CUDA if present)."""
     state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
@@ -100,7 +115,7 @@ class CheckpointManager:
         os.makedirs(step_dir, exist_ok=True)
         state = {"global_step": step, "dataloader": dataloader_state, "rng": capture_rng_state(), **(extra or {})}
         tmp = os.path.join(step_dir, TRAINER_STATE_FILE + ".tmp")
-        torch.save(state, tmp)
+        torch.save(to_cpu(state), tmp)
         os.replace(tmp, os.path.join(step_dir, TRAINER_STATE_FILE))
         latest_tmp = os.path.join(self.root_dir, LATEST_FILE + ".tmp")
         with open(latest_tmp, "w", encoding="utf-8") as fh:
@@ -119,7 +134,7 @@ class CheckpointManager:
         if not os.path.exists(path):
             raise FileNotFoundError(f"{step_dir!r} is not a complete checkpoint (no {TRAINER_STATE_FILE}); "
                                     f"point trainer.resume_from_path at a global_step_N directory")
-        state = torch.load(path, weights_only=False)
+        state = torch.load(path, map_location="cpu", weights_only=False)
         if restore_rng:
             restore_rng_state(state["rng"])
         return state

@@ -40,7 +40,7 @@ from verl.agent_trainer.config.schema import (
 )
 from verl.protocol import DataProto
 from verl.utils import model_utils
-from verl.utils.checkpoint import capture_rng_state, restore_rng_state
+from verl.utils.checkpoint import capture_rng_state, restore_rng_state, to_cpu
 from verl.utils.device import resolve_device, resolve_dtype
 from verl.workers.copy_only import CopyOnlyRule, copy_only_token_ids
 
@@ -241,15 +241,20 @@ class _ModelWorkerBase:
         files = self._ckpt_files(local_path)
         contents = set(self._ckpt_config().save_contents)
         if self.use_fsdp:
-            from torch.distributed.checkpoint.state_dict import get_model_state_dict, get_state_dict
+            from torch.distributed.checkpoint.state_dict import (
+                StateDictOptions,
+                get_model_state_dict,
+                get_state_dict,
+            )
 
+            opts = StateDictOptions(cpu_offload=True)  # each rank's shards, written as CPU tensors
             if self.optimizer is not None:
-                model_sd, optim_sd = get_state_dict(self.module, self.optimizer)
+                model_sd, optim_sd = get_state_dict(self.module, self.optimizer, options=opts)
             else:
-                model_sd, optim_sd = get_model_state_dict(self.module), None
-        else:
-            model_sd = self.module.state_dict()
-            optim_sd = self.optimizer.state_dict() if self.optimizer is not None else None
+                model_sd, optim_sd = get_model_state_dict(self.module, options=opts), None
+        else:  # CPU copies: a checkpoint never holds live CUDA tensors
+            model_sd = to_cpu(self.module.state_dict())
+            optim_sd = to_cpu(self.optimizer.state_dict()) if self.optimizer is not None else None
         if "model" in contents:
             torch.save(model_sd, files["model"])
         if optim_sd is not None and "optimizer" in contents:
@@ -257,7 +262,7 @@ class _ModelWorkerBase:
         if "extra" in contents:
             extra = {"global_step": int(global_step), "rng": capture_rng_state(),
                      "lr_scheduler": self.lr_scheduler.state_dict() if self.lr_scheduler is not None else None}
-            torch.save(extra, files["extra_state"])
+            torch.save(to_cpu(extra), files["extra_state"])
         if "hf_model" in contents and hasattr(self, "export_hf"):
             self.export_hf(os.path.join(local_path, "huggingface"))
         elif self.rank == 0:

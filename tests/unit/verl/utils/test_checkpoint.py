@@ -36,3 +36,13 @@ def test_trainer_state_restores_rng(tmp_path):
     assert state["global_step"] == 5 and state["dataloader"] == {"pos": 1} and state["note"] == "x"
     assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected
     assert CheckpointManager.step_of(mgr.step_dir(5)) == 5
+
+
+def test_to_cpu_moves_nested_tensors_and_keeps_the_rest():
+    from verl.utils.checkpoint import to_cpu
+
+    t = torch.ones(2, requires_grad=True)
+    out = to_cpu({"a": [t, (t, 3)], "b": "x", "c": None})
+    assert out["b"] == "x" and out["c"] is None and out["a"][1][1] == 3
+    assert isinstance(out["a"], list) and isinstance(out["a"][1], tuple)
+    assert all(x.device.type == "cpu" and not x.requires_grad for x in (out["a"][0], out["a"][1][0]))

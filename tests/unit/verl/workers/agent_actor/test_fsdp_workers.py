@@ -52,6 +52,26 @@ def critic_worker(cfg) -> CriticWorker:
     return CriticWorker(typed.critic, typed.actor_rollout_ref, typed.trainer)
 
 
+def _assert_cpu_checkpoint(ckpt: str) -> None:
+    """Every tensor in the checkpoint files under `ckpt` (model, optimizer, extra state) lies on CPU."""
+    def devices(obj):
+        if hasattr(obj, "_local_tensor"):
+            return {obj._local_tensor.device.type}
+        if torch.is_tensor(obj):
+            return {obj.device.type}
+        if isinstance(obj, dict):
+            return set().union(*map(devices, obj.values()))
+        if isinstance(obj, (list, tuple)):
+            return set().union(*map(devices, obj))
+        return set()
+
+    files = [f for f in os.listdir(ckpt) if f.endswith(".pt")]
+    assert any(f.startswith("model_") for f in files), files
+    for f in files:
+        loaded = torch.load(os.path.join(ckpt, f), map_location="cpu", weights_only=False)
+        assert devices(loaded) <= {"cpu"}, f
+
+
 def make_batch(tokenizer, bs=4, P=16, R=12, seed=0) -> DataProto:
     g = torch.Generator().manual_seed(seed)
     texts = ["search for red shoes", "buy now", "click item one please", "hi"][:bs]
@@ -111,6 +131,7 @@ def test_actor_rollout_ref_worker_lifecycle(tiny_path, tmp_path):
         # checkpoint round trip: params, optimizer, scheduler and RNG come back exactly
         ckpt = str(tmp_path / "global_step_3" / "actor")
         worker.save_checkpoint(ckpt, global_step=3)
+        _assert_cpu_checkpoint(ckpt)
         assert os.path.isfile(os.path.join(ckpt, "huggingface", "config.json"))
         assert any(f.endswith(".safetensors") for f in os.listdir(os.path.join(ckpt, "huggingface")))  # hf_model
         saved_params = params(worker.module)
@@ -228,6 +249,7 @@ def _fsdp_rank(rank: int, world: int, port: int, model_path: str, out: str) -> N
     assert names == [n for n, _ in worker.module.named_parameters()]
     ckpt = os.path.join(out, "actor")
     worker.save_checkpoint(ckpt, global_step=7)
+    _assert_cpu_checkpoint(ckpt)
     saved = {k: v.clone() for k, v in _full_state_dict(worker.module, cpu_offload=False).items()}
     worker.update_actor(data)
     assert worker.load_checkpoint(ckpt) == 7
