@@ -36,7 +36,8 @@ any subset of a checkpoint). The last bucket flushes the prefix cache; requests 
 the old weights (SGLang's model-update lock).
 
 Memory release (`rollout.free_cache_engine`, on by default on CUDA): the engine starts with
-`enable_memory_saver`; `sleep()` is `release_memory_occupation` (weights, KV cache and CUDA graphs),
+`enable_memory_saver` and `enable_weights_cpu_backup`; `sleep()` is `release_memory_occupation` (weights
+backed up to CPU memory, KV cache and CUDA graphs released),
 `wake_up(["weights"])` / `wake_up(["kv_cache"])` resume them (`resume_memory_occupation`).
 
 Not run in this repository's CI: SGLang cannot be installed on the CPU machines nor on the lent GPU
@@ -99,7 +100,10 @@ def sglang_engine_args(model_path: str, config: RolloutConfig, *, dtype: str, se
     rollout key -> SGLang: dtype -> dtype, seed -> random_seed, tensor_model_parallel_size -> tp_size,
     gpu_memory_utilization -> mem_fraction_static, max_model_len -> context_length, max_num_seqs ->
     max_running_requests, enable_prefix_caching -> not disable_radix_cache, enforce_eager ->
-    disable_cuda_graph, free_cache_engine -> enable_memory_saver. `max_num_batched_tokens` and
+    disable_cuda_graph (null: CUDA graphs on), free_cache_engine -> enable_memory_saver and
+    enable_weights_cpu_backup (colocated runs: `release_memory_occupation` keeps a CPU copy of the weights
+    and restores all of them on resume, including what the weight sync never re-sends, such as RoPE caches;
+    without it those would come back as garbage). `max_num_batched_tokens` and
     `logprobs_mode` are vLLM's and not read here.
     """
     return dict(
@@ -113,6 +117,7 @@ def sglang_engine_args(model_path: str, config: RolloutConfig, *, dtype: str, se
         disable_radix_cache=not config.enable_prefix_caching,
         disable_cuda_graph=bool(config.enforce_eager),
         enable_memory_saver=bool(enable_memory_saver),
+        enable_weights_cpu_backup=bool(enable_memory_saver),
         skip_tokenizer_init=True,
         trust_remote_code=bool(trust_remote_code),
         log_level="error",

@@ -27,3 +27,10 @@ def test_rollout_overlap_refuses_what_it_cannot_honour(overrides, message):
     cfg = _cfg("trainer.rollout_overlap=true", "actor_rollout_ref.rollout.name=hf", *overrides)
     with pytest.raises(ValueError, match=message):
         RayPPOTrainer(cfg)
+
+
+def test_rollout_overlap_refuses_sglang_at_start_up():
+    cfg = _cfg("trainer.rollout_overlap=true", "actor_rollout_ref.rollout.name=sglang",
+               "actor_rollout_ref.rollout.free_cache_engine=false")
+    with pytest.raises(ValueError, match=r"rollout_overlap=true cannot run actor_rollout_ref\.rollout\.name=sglang"):
+        RayPPOTrainer(cfg)

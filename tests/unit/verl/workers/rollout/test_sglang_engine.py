@@ -184,8 +184,12 @@ def test_engine_args_translate_the_rollout_section():
                                              enable_memory_saver=True)
     assert args == {"model_path": "/m", "dtype": "bfloat16", "random_seed": 5, "tp_size": 2, "mem_fraction_static": 0.4,
                     "context_length": 4096, "max_running_requests": 64, "disable_radix_cache": True,
-                    "disable_cuda_graph": False, "enable_memory_saver": True, "skip_tokenizer_init": True,
-                    "trust_remote_code": True, "log_level": "error"}
+                    "disable_cuda_graph": False, "enable_memory_saver": True, "enable_weights_cpu_backup": True,
+                    "skip_tokenizer_init": True, "trust_remote_code": True, "log_level": "error"}
+    # not colocated (no memory release): nothing to back up
+    resident = sglang_rollout.sglang_engine_args("/m", cfg, dtype="bfloat16", seed=0, trust_remote_code=False,
+                                                 enable_memory_saver=False)
+    assert resident["enable_memory_saver"] is False and resident["enable_weights_cpu_backup"] is False
 
 
 def _answer(ids, kind, lps=None):
