@@ -31,9 +31,9 @@ def check_overlap_supported(cfg: PPOConfig) -> None:
 
     rollout = cfg.actor_rollout_ref.rollout
     if rollout.name == "sglang":
-        raise ValueError("trainer.rollout_overlap=true cannot run actor_rollout_ref.rollout.name=sglang: the overlapped "
-                         "rollout would build SGLang's engine off the main thread, where it cannot install its signal "
-                         "handlers; use rollout.name=vllm or hf, or turn the overlap off")
+        raise ValueError("trainer.rollout_overlap=true cannot run actor_rollout_ref.rollout.name=sglang: the "
+                         "overlapped rollout would build SGLang's engine off the main thread, where it cannot install "
+                         "its signal handlers; use rollout.name=vllm or hf, or turn the overlap off")
     free_cache = rollout.free_cache_engine
     device = resolve_device("auto") if cfg.trainer.device == "auto" else cfg.trainer.device
     if free_cache or (free_cache is None and device == "cuda"):
