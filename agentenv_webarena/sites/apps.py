@@ -1,7 +1,8 @@
 """Assemble the embedded sites: one `InstanceStore` for all of them and one ASGI app per site.
 
-Owns which site modules exist, the pristine database build (every site's SCHEMA then seed, in a
-fixed order) and the control endpoints every port answers:
+Owns which sites exist (`SITES`: shop, shop admin, forum, code host, map, wiki, homepage), the
+pristine database build (every site's SCHEMA then seed, in a fixed order) and the control endpoints
+every port answers:
 
 | Method & path                               | Effect                                          |
 |---------------------------------------------|-------------------------------------------------|
@@ -12,6 +13,7 @@ fixed order) and the control endpoints every port answers:
 from __future__ import annotations
 
 import importlib
+import inspect
 import sqlite3
 import time
 from typing import Any
@@ -23,10 +25,24 @@ from starlette.routing import Mount, Route
 
 from agentenv_webarena.sites.store import InstanceStore, check_instance_name
 
-__all__ = ["SITE_MODULES", "build_database", "build_apps", "pristine_database"]
+__all__ = ["SITES", "SITE_MODULES", "build_database", "build_apps", "pristine_database"]
 
-# Site packages owning tables (SCHEMA + seed), in build order; the shop's admin side shares the shop's tables.
-SITE_MODULES = ("agentenv_webarena.sites.shop", "agentenv_webarena.sites.forum")
+# Site key (WebArena's name) -> (module with `create_app(store)`, mount path). The mount path is part of
+# the site's base URL (WebArena's SHOPPING_ADMIN ends in "/admin").
+SITES: dict[str, tuple[str, str]] = {
+    "shopping": ("agentenv_webarena.sites.shop", "/"),
+    "shopping_admin": ("agentenv_webarena.sites.shop.admin", "/admin"),
+    "reddit": ("agentenv_webarena.sites.forum", "/"),
+    "gitlab": ("agentenv_webarena.sites.gitlab", "/"),
+    "map": ("agentenv_webarena.sites.map", "/"),
+    "wikipedia": ("agentenv_webarena.sites.wiki", "/"),
+    "homepage": ("agentenv_webarena.sites.homepage", "/"),
+}
+
+# Site packages owning tables (SCHEMA + seed), in build order; the shop's admin side shares the shop's
+# tables.
+SITE_MODULES = ("agentenv_webarena.sites.shop", "agentenv_webarena.sites.forum", "agentenv_webarena.sites.gitlab",
+                "agentenv_webarena.sites.map", "agentenv_webarena.sites.wiki", "agentenv_webarena.sites.homepage")
 
 
 def build_database(conn: sqlite3.Connection) -> None:
@@ -70,16 +86,22 @@ def _control_routes(store: InstanceStore) -> list[Route]:
             Route("/__control/health", health, methods=["GET"])]
 
 
-def build_apps(store: InstanceStore | None = None) -> tuple[InstanceStore, dict[str, Any]]:
-    """The store and the three apps keyed by WebArena site name (shopping, shopping_admin, reddit)."""
-    from agentenv_webarena.sites import forum, shop
-    from agentenv_webarena.sites.shop import admin
+def build_apps(store: InstanceStore | None = None,
+               site_urls: dict[str, str] | None = None) -> tuple[InstanceStore, dict[str, Any]]:
+    """The store and one app per site of `SITES`, keyed by WebArena site name.
 
+    Args:
+        store: the instances (a new one over `build_database` when None).
+        site_urls: site key -> base URL, for pages that link to the other sites (the homepage); the
+            caller may fill it in after building, once the ports are bound.
+    """
     store = store or InstanceStore(build_database)
     control = _control_routes(store)
-    apps = {
-        "shopping": Starlette(routes=[*control, Mount("/", app=shop.create_app(store))]),
-        "shopping_admin": Starlette(routes=[*control, Mount("/admin", app=admin.create_app(store))]),
-        "reddit": Starlette(routes=[*control, Mount("/", app=forum.create_app(store))]),
-    }
+    urls = {} if site_urls is None else site_urls
+    apps = {}
+    for site, (module_name, mount) in SITES.items():
+        module = importlib.import_module(module_name)
+        accepts_urls = "site_urls" in inspect.signature(module.create_app).parameters
+        app = module.create_app(store, site_urls=urls) if accepts_urls else module.create_app(store)
+        apps[site] = Starlette(routes=[*control, Mount(mount, app=app)])
     return store, apps

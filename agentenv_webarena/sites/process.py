@@ -44,7 +44,7 @@ class EmbeddedSites:
         log_level: the child's log level.
 
     Attributes:
-        urls: {"shopping", "shopping_admin", "reddit"} -> base URL, set by `start()`.
+        urls: site key (every key of `sites.apps.SITES`) -> base URL, set by `start()`.
     """
 
     def __init__(self, host: str = "127.0.0.1", start_timeout_s: float = 60.0, log_level: str = "warning"):

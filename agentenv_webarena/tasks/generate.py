@@ -89,8 +89,9 @@ def _check(task: dict, where: str) -> None:
         raise ValueError(f"{where}the start URL already satisfies reference_url {ev['reference_url']!r}")
 
 
-def generate_tasks(db: Optional[sqlite3.Connection] = None) -> list[dict]:
-    """Run every template on the pristine data and number the tasks (task_id == index).
+def generate_tasks(db: Optional[sqlite3.Connection] = None, only: Optional[Sequence[str]] = None) -> list[dict]:
+    """Run every template (of the modules `only`, when given) on the pristine data and number the tasks
+    (task_id == index).
 
     Raises:
         ValueError: a template returned an invalid task; the message names the template.
@@ -100,7 +101,7 @@ def generate_tasks(db: Optional[sqlite3.Connection] = None) -> list[dict]:
 
         db = pristine_database()
     tasks: list[dict] = []
-    for template_id, fn in load_templates():
+    for template_id, fn in load_templates(only):
         instances = fn(db, random.Random(SEED * 100_000 + template_id))
         if not instances:
             raise ValueError(f"template {template_id} ({fn.__qualname__}) produced no tasks")
@@ -157,9 +158,15 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--out", default=EMBEDDED_TASK_FILE, help="task JSON to write (default: the packaged file)")
     parser.add_argument("--ids-dir", default="AgentItemId",
                         help="where webarena_{train,test,test_iid,judge}.json go")
+    parser.add_argument("--only", default="",
+                        help="comma-separated template modules to run (default: all; a partial suite for checking "
+                             "new templates: write it with --out elsewhere, never over the packaged file)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    tasks = generate_tasks()
+    only = [m.strip() for m in args.only.split(",") if m.strip()] or None
+    if only and os.path.abspath(args.out) == os.path.abspath(EMBEDDED_TASK_FILE):
+        parser.error("--only writes a partial suite: give --out a path other than the packaged task file")
+    tasks = generate_tasks(only=only)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(tasks, f, indent=2, ensure_ascii=False)
         f.write("\n")

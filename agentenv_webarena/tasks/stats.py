@@ -22,7 +22,7 @@ from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks, start
 __all__ = ["SITE_KINDS", "site_kind", "is_state_changing", "needs_judge", "is_one_action", "has_whole_page_check",
            "suite_stats", "split_stats", "page_heights", "main"]
 
-SITE_KINDS = ("shopping", "shopping_admin", "reddit", "cross-site")
+SITE_KINDS = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "cross-site")
 VIEWPORT = (1280, 720)  # WebArena's viewport (browser_env config)
 SPLIT_FILES = ("train", "test", "test_iid", "judge")
 

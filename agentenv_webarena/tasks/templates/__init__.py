@@ -6,6 +6,9 @@
 | `admin`    | 2000-2099    | SITES  | shop admin (`__SHOPPING_ADMIN__`)        |
 | `forum`    | 3000-3099    | FORUM  | forum (`__REDDIT__`)                     |
 | `cross`    | 4000-4099    | FORUM  | several sites in one task                |
+| `gitlab`   | 5000-5199    | GITLAB | code host (`__GITLAB__`), and its multi-site tasks |
+| `map`      | 6000-6199    | MAP    | map (`__MAP__`), and its multi-site tasks  |
+| `wiki`     | 7000-7199    | WIKI   | wiki (`__WIKIPEDIA__`), homepage, and their multi-site tasks |
 
 Each module exposes `TEMPLATES: list[tuple[int, fn]]` with `fn(db, rng) -> list[dict]` (see
 `templates.base` for the dict) and may expose `TEST_ONLY_TEMPLATES: set[int]`, held-out templates whose
@@ -17,19 +20,22 @@ from __future__ import annotations
 
 import importlib
 import logging
-from typing import Callable
+from typing import Callable, Sequence
 
 __all__ = ["MODULES", "Template", "load_templates", "test_only_templates"]
 
 logger = logging.getLogger(__name__)
 
-MODULES = ("shopping", "admin", "forum", "cross")
+MODULES = ("shopping", "admin", "forum", "cross", "gitlab", "map", "wiki")  # new modules go last: task ids stay
 Template = tuple[int, Callable]
 
 
-def _modules() -> list:
+def _modules(only: Sequence[str] | None = None) -> list:
+    unknown = sorted(set(only or ()) - set(MODULES))
+    if unknown:
+        raise ValueError(f"unknown template modules {unknown}; choose from {list(MODULES)}")
     found = []
-    for name in MODULES:
+    for name in (m for m in MODULES if only is None or m in only):
         full = f"{__name__}.{name}"
         try:
             found.append(importlib.import_module(full))
@@ -40,15 +46,15 @@ def _modules() -> list:
     return found
 
 
-def load_templates() -> list[Template]:
-    """Every template of every present module, in module order then list order.
+def load_templates(only: Sequence[str] | None = None) -> list[Template]:
+    """Every template of every present module (of `only`, when given), in module order then list order.
 
     Raises:
         ValueError: two templates share an id.
     """
     templates: list[Template] = []
     owner: dict[int, str] = {}
-    for module in _modules():
+    for module in _modules(only):
         for template_id, fn in module.TEMPLATES:
             if template_id in owner:
                 raise ValueError(f"template id {template_id} is defined in both {owner[template_id]} and "
