@@ -1,14 +1,18 @@
 """Task templates of the embedded suite, one module per site family.
 
-| module     | template ids | owner  | site(s)                                  |
-|------------|--------------|--------|------------------------------------------|
-| `shopping` | 1000-1099    | SITES  | storefront (`__SHOPPING__`)              |
-| `admin`    | 2000-2099    | SITES  | shop admin (`__SHOPPING_ADMIN__`)        |
-| `forum`    | 3000-3099    | FORUM  | forum (`__REDDIT__`)                     |
-| `cross`    | 4000-4099    | FORUM  | several sites in one task                |
-| `gitlab`   | 5000-5199    | GITLAB | code host (`__GITLAB__`), and its multi-site tasks |
-| `map`      | 6000-6199    | MAP    | map (`__MAP__`), and its multi-site tasks  |
-| `wiki`     | 7000-7199    | WIKI   | wiki (`__WIKIPEDIA__`), homepage, and their multi-site tasks |
+| module     | template ids | owner  | site(s)                                                       |
+|------------|--------------|--------|---------------------------------------------------------------|
+| `shopping` | 1000-1099    | SITES  | storefront (`__SHOPPING__`)                                   |
+| `admin`    | 2000-2099    | SITES  | shop admin (`__SHOPPING_ADMIN__`)                             |
+| `forum`    | 3000-3099    | FORUM  | forum (`__REDDIT__`)                                          |
+| `cross`    | 4000-4099    | FORUM  | several sites in one task                                     |
+| `gitlab`   | 5000-5199    | GITLAB | code host (`__GITLAB__`), and its multi-site tasks            |
+| `map`      | 6000-6199    | MAP    | map (`__MAP__`), and its multi-site tasks                     |
+| `wiki`     | 7000-7199    | WIKI   | wiki (`__WIKIPEDIA__`), homepage, and their multi-site tasks  |
+| `classic`  | 8000-8099    | SITES  | later templates of the first three site kinds                 |
+
+Modules run in this order and task ids follow it (task_id == index), so a new module goes last and
+the ids of earlier tasks never move (item-id lists saved by users keep their meaning).
 
 Each module exposes `TEMPLATES: list[tuple[int, fn]]` with `fn(db, rng) -> list[dict]` (see
 `templates.base` for the dict) and may expose `TEST_ONLY_TEMPLATES: set[int]`, held-out templates whose
@@ -26,7 +30,7 @@ __all__ = ["MODULES", "Template", "load_templates", "test_only_templates"]
 
 logger = logging.getLogger(__name__)
 
-MODULES = ("shopping", "admin", "forum", "cross", "gitlab", "map", "wiki")  # new modules go last: task ids stay
+MODULES = ("shopping", "admin", "forum", "cross", "gitlab", "map", "wiki", "classic")
 Template = tuple[int, Callable]
 
 
