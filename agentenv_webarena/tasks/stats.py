@@ -1,7 +1,8 @@
 """Numbers of the embedded task suite: `python -m agentenv_webarena.tasks.stats [--pages] [--json]`.
 
 Owns how the suite's shape is measured, so the numbers a README or an issue quotes can be
-recomputed: templates and tasks per site kind, the splits (held-out templates, shared templates,
+recomputed: templates and tasks per site kind, multi-site tasks per site combination, evaluator kinds
+a site's tasks never use, the splits (held-out templates, shared templates,
 judge-scored tasks in train), one-action tasks, whole-page checks, templates that are N/A in every
 instance, and with `--pages` the share of task start pages taller than WebArena's 1280x720
 viewport (the embedded sites and Chromium are started for that). It reads the task file and the
@@ -81,7 +82,20 @@ def suite_stats(tasks: Sequence[dict]) -> dict:
         "needs_judge": sum(needs_judge(t) for t in tasks),
         "na_tasks": sum(is_na(t) for t in tasks),
         "all_na_templates": sorted(tid for tid, ts in templates.items() if all(is_na(t) for t in ts)),
+        "site_pairs": dict(Counter("+".join(t["sites"]) for t in tasks if len(t["sites"]) > 1)),
+        "eval_kinds_missing": _eval_kinds_missing(tasks),
     }
+
+
+def _eval_kinds_missing(tasks: Sequence[dict]) -> dict[str, list[str]]:
+    """Site key -> the evaluator kinds (string_match, url_match, program_html) no task touching that site uses."""
+    used: dict[str, set[str]] = defaultdict(set)
+    for t in tasks:
+        for site in t["sites"]:
+            used[site].update(t["eval"]["eval_types"])
+    kinds = ("string_match", "url_match", "program_html")
+    return {site: [k for k in kinds if k not in have] for site, have in sorted(used.items())
+            if any(k not in have for k in kinds)}
 
 
 def _read_ids(path: str) -> list[int]:
@@ -172,6 +186,10 @@ def _table(stats: dict, splits: dict, pages: Optional[dict]) -> str:
     lines.append(f"{'fuzzy_match against a reference (judge)':<44} {stats['needs_judge']}")
     lines.append(f"{'N/A tasks':<44} {stats['na_tasks']}")
     lines.append(f"{'templates N/A in every instance':<44} {stats['all_na_templates'] or 'none'}")
+    pairs = ", ".join(f"{pair} {n}" for pair, n in sorted(stats["site_pairs"].items(), key=lambda kv: -kv[1]))
+    lines.append(f"{'multi-site tasks by sites':<44} {pairs or 'none'}")
+    missing = "; ".join(f"{site}: {', '.join(kinds)}" for site, kinds in stats["eval_kinds_missing"].items())
+    lines.append(f"{'evaluator kinds a site never uses':<44} {missing or 'none'}")
     for name, s in splits.get("splits", {}).items():
         per_site = ", ".join(f"{k} {s['tasks_per_site'].get(k, 0)}" for k in SITE_KINDS)
         lines.append(f"{'split ' + name + ' (tasks / templates)':<44} {s['tasks']} / {s['templates']}  [{per_site}]"

@@ -25,6 +25,11 @@ SITE_MODULES = (
     "agentenv_webarena.sites.shop",
     "agentenv_webarena.sites.shop.admin",
     "agentenv_webarena.sites.forum",
+    "agentenv_webarena.sites.gitlab",
+    "agentenv_webarena.sites.map",
+    "agentenv_webarena.sites.wiki",
+    "agentenv_webarena.sites.homepage",
+    "agentenv_webarena.sites.world",
 )
 ENV_MODULES = (
     "agentenv_webarena.environment",

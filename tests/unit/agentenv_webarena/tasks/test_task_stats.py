@@ -38,6 +38,8 @@ def test_suite_stats_counts_what_it_names():
     assert (s["tasks"], s["templates"], s["one_action"], s["state_changing"], s["whole_page_checks"]) == (6, 4, 2, 2, 1)
     assert s["tasks_per_site"] == {"shopping": 2, "reddit": 2, "cross-site": 2}
     assert (s["needs_judge"], s["na_tasks"], s["all_na_templates"]) == (1, 2, [4])
+    assert s["site_pairs"] == {"shopping+reddit": 2}
+    assert s["eval_kinds_missing"] == {"reddit": ["url_match"], "shopping": ["url_match"]}
 
 
 def test_split_stats_of_the_packaged_lists(tasks):
