@@ -14,6 +14,9 @@ Starts `python -m agentenv_webarena.launch` (embedded sites + one Chromium) on a
 4. CPU per step (server + Chromium + driver + sites, summed over processes) from the one-at-a-time
    phase, and what it implies for N envs that always step together: N x CPU per step / cores (the
    replay's envs also spend time resetting and reading metadata, so they overlap less than that).
+5. the embedded sites' start-up (every site of `sites.apps.SITES`: imports, the pristine database build,
+   binding the ports), timed as `EmbeddedSites().start()` three times before the server starts, and the
+   size of the pristine database every /reset copies.
 Prints a table and writes the numbers (with machine, commit, date) to --out.
 """
 from __future__ import annotations
@@ -40,7 +43,8 @@ sys.path.insert(0, ROOT)
 from agentenv.envs.webarena import WebarenaEnvClient  # noqa: E402
 from agentenv.health import wait_until_healthy  # noqa: E402
 from agentenv_webarena.expert import MAX_SEEK_DOWN, MAX_SEEK_UP  # noqa: E402
-from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
+from agentenv_webarena.sites.process import EmbeddedSites  # noqa: E402
+from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, SITE_ENV_VARS, load_tasks  # noqa: E402
 from agentenv_webarena.tasks.reference import (  # noqa: E402
     PAUSE,
     ReplayError,
@@ -180,6 +184,26 @@ def _phase(base: str, tasks: list, ids: list, n_envs: int, site_urls: dict,
     return step_ms, reset_ms
 
 
+def _sites_startup(runs: int = 3) -> tuple[list[float], int]:
+    """Seconds of `EmbeddedSites().start()` per run, and the number of sites it serves."""
+    seconds, n_sites = [], 0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        with EmbeddedSites(start_timeout_s=300) as sites:
+            seconds.append(time.perf_counter() - t0)
+            n_sites = len(sites.urls)
+    return seconds, n_sites
+
+
+def _pristine_db_mb() -> float:
+    """Size of the seeded database an instance reset copies (SQLite pages in use)."""
+    from agentenv_webarena.sites.apps import pristine_database
+
+    conn = pristine_database()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0] - conn.execute("PRAGMA freelist_count").fetchone()[0]
+    return pages * conn.execute("PRAGMA page_size").fetchone()[0] / 2**20
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--envs", type=int, default=8, help="live envs in the multi-env phases")
@@ -193,7 +217,9 @@ def main() -> None:
     ids = list(range(0, len(tasks), max(1, len(tasks) // args.tasks)))[: args.tasks]
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT")}
+    env = {k: v for k, v in os.environ.items() if k not in SITE_ENV_VARS.values()}
+    sites_start_s, n_sites = _sites_startup()
+    db_mb = _pristine_db_mb()
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "agentenv_webarena.launch", "--port", str(port),
                              "--log-level", "warning", *shlex.split(args.server_args)], env=env, cwd=ROOT)
@@ -245,6 +271,10 @@ def main() -> None:
         "commit": commit,
         "server_args": args.server_args,
         "machine": f"{platform.machine()} {os.cpu_count()} cpus, {psutil.virtual_memory().total / 2**30:.0f} GiB",
+        "sites": n_sites,
+        "sites_start_s_median": round(statistics.median(sites_start_s), 2),
+        "sites_start_s_runs": [round(x, 2) for x in sites_start_s],
+        "pristine_db_mb": round(db_mb, 1),
         "server_start_s": round(start_s, 2),
         "uss_mb_1_env": round(uss_1, 1),
         f"uss_mb_{args.envs}_envs": round(uss_n, 1),
