@@ -24,6 +24,8 @@ TEMPLATE_FIELDS: dict[int, list[str]] = {
     3015: ["new"], 3016: ["bio"], 3017: ["forum"], 3018: ["old", "new"], 3022: ["name", "title", "description"],
     3023: ["thing"], 3024: [], 3025: [],
     4000: ["forum"], 4001: ["forum"], 4002: [], 4003: [], 4004: [], 4005: ["forum"],
+    8003: [], 8004: ["product"], 8005: ["product"], 8014: [], 8015: ["product"], 8021: [],
+    8022: ["url", "forum", "title"], 8023: [], 8030: [], 8031: ["product", "forum"],
 }
 
 
