@@ -15,6 +15,7 @@ Two kinds of site:
   | shopping | `/customer/account/loginPost/` | `login[username]`=emma.lopez@gmail.com, `login[password]`=Password.123 |
   | shopping_admin | `/login` | `login[username]`=admin, `login[password]`=admin1234 |
   | reddit | `/login_check` | `_username`=MarvelsGrantMan136, `_password`=test1234 |
+  | gitlab | `/users/sign_in` | `user[login]`=byteblaze, `user[password]`=hello1234 |
 
   The base URLs are `{SHOPPING}`, `{SHOPPING_ADMIN}` (which already ends in `/admin`) and `{REDDIT}`.
 
@@ -84,6 +85,7 @@ EMBEDDED_LOGINS: dict[str, tuple[str, tuple[str, str]]] = {
     "shopping": (SHOP_LOGIN_PATH, SHOP_LOGIN_FIELDS),
     "shopping_admin": (ADMIN_LOGIN_PATH, ADMIN_LOGIN_FIELDS),
     "reddit": (FORUM_LOGIN_PATH, FORUM_LOGIN_FIELDS),
+    "gitlab": ("/users/sign_in", ("user[login]", "user[password]")),
 }
 # A redirect whose path ends like this means the credentials were refused.
 _LOGIN_PAGE_SUFFIXES = ("/login", "/customer/account/login", "/users/sign_in")

@@ -15,6 +15,7 @@ import pytest
 from agentenv_webarena.tasks.auth import (
     ACCOUNTS,
     ADMIN_LOGIN_PATH,
+    EMBEDDED_LOGINS,
     FORUM_LOGIN_PATH,
     SHOP_LOGIN_PATH,
     LoginError,
@@ -148,7 +149,9 @@ def test_embedded_login_refused_raises(browser, site_url, monkeypatch):
         browser(body)
 
 
-def test_embedded_login_of_a_site_we_do_not_embed_is_a_value_error(browser, site_url):
+def test_embedded_login_of_a_site_without_an_embedded_recipe_is_a_value_error(browser, site_url, monkeypatch):
+    monkeypatch.delitem(EMBEDDED_LOGINS, "gitlab")
+
     async def body(context):
         await login(context, "gitlab", site_url, embedded=True)
 

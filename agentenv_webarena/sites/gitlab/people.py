@@ -1,0 +1,411 @@
+"""The code host's people pages: sign in / out, profiles, the profile editor, following, groups,
+project members (invite, change role, remove) and search.
+
+Owns `/users/sign_in`, `/users/sign_out`, `/-/profile`, `/<username>` and `/<group>` (one catch-all
+route: a user name first, then a group path), `/users/<u>/following|followers|follow`,
+`/dashboard/groups`, `/explore/groups`, `/<ns>/<proj>/-/project_members[/<uid>/edit|/<uid>/remove]`
+and `/search`.
+"""
+from __future__ import annotations
+
+import sqlite3
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from agentenv_webarena.sites.common import db, esc, new_token, query_url, read_form, redirect, to_int
+from agentenv_webarena.sites.gitlab.issuables import _issue_rows
+from agentenv_webarena.sites.gitlab.layout import (
+    Ctx,
+    area_field,
+    load_project,
+    login_required,
+    not_found,
+    project_base,
+    project_page,
+    radio_group,
+    render_page,
+    text_field,
+    user_link,
+)
+from agentenv_webarena.sites.gitlab.model import (
+    COOKIE,
+    ROLES,
+    display_date,
+    issue_list,
+    member_level,
+    project_list,
+    project_members,
+    site_now,
+    user_by_name,
+)
+from agentenv_webarena.sites.gitlab.projects import project_rows
+from agentenv_webarena.sites.store import InstanceStore
+
+__all__ = ["sign_in", "sign_in_post", "sign_out", "profile_edit", "namespace_page", "follow", "follow_list",
+           "groups_list", "members", "member_edit", "member_remove", "search"]
+
+_ROLE_OPTIONS = [(str(level), name) for level, name in ROLES.items()]
+
+
+def sign_in(store: InstanceStore, request: Request) -> Response:
+    """GET `/users/sign_in`: the sign-in form (`user[login]`, `user[password]`)."""
+    with db(store, request) as conn:
+        ctx = Ctx(request, conn)
+        err = ('<p class="flash-alert" role="alert">Invalid login or password.</p>'
+               if request.query_params.get("error") else "")
+        main = ("<h1>Sign in</h1>" + err + '<form action="/users/sign_in" method="post" class="new_user">'
+                '<label for="user_login">Username or email</label><input type="text" id="user_login" '
+                'name="user[login]" data-testid="username-field" autocomplete="username" required>'
+                '<label for="user_password">Password</label><input type="password" id="user_password" '
+                'name="user[password]" data-testid="password-field" autocomplete="current-password" required>'
+                '<p><button type="submit" data-testid="sign-in-button">Sign in</button></p></form>')
+        return render_page(ctx, "Sign in", main)
+
+
+async def sign_in_post(store: InstanceStore, request: Request) -> Response:
+    """POST `/users/sign_in`: check the password and set the session cookie (refused: back to the form)."""
+    form = await read_form(request)
+    login = form.get("user[login]", "").strip()
+    with db(store, request) as conn:
+        user = conn.execute("SELECT id, password FROM gitlab_users WHERE username = ? COLLATE NOCASE OR email = ? "
+                            "COLLATE NOCASE", (login, login)).fetchone()
+        if user is None or user["password"] != form.get("user[password]", ""):
+            return redirect("/users/sign_in?error=1")
+        token = new_token()
+        conn.execute("INSERT INTO gitlab_sessions (token, user_id) VALUES (?,?)", (token, user["id"]))
+    response = redirect("/")
+    response.set_cookie(COOKIE, token, path="/", httponly=True, samesite="lax")
+    return response
+
+
+def sign_out(store: InstanceStore, request: Request) -> Response:
+    """POST `/users/sign_out`: end the session."""
+    token = request.cookies.get(COOKIE)
+    if token:
+        with db(store, request) as conn:
+            conn.execute("DELETE FROM gitlab_sessions WHERE token = ?", (token,))
+    response = redirect("/users/sign_in")
+    response.delete_cookie(COOKIE, path="/")
+    return response
+
+
+_PROFILE_FIELDS = (("name", "user[name]", "Full name"), ("website", "user[website_url]", "Website URL"),
+                   ("location", "user[location]", "Location"), ("status", "user[status]", "Status message"))
+
+
+async def profile_edit(store: InstanceStore, request: Request) -> Response:
+    """GET/POST `/-/profile`: the signed-in user's name, website, location, status and bio."""
+    form = await read_form(request) if request.method == "POST" else None
+    with db(store, request) as conn:
+        ctx = Ctx(request, conn)
+        need = login_required(ctx)
+        if need:
+            return need
+        u = ctx.user
+        if form is not None:
+            name = form.get("user[name]", "").strip()
+            if not name:
+                alert = '<p class="flash-alert" role="alert">Full name can\'t be blank.</p>'
+                return render_page(ctx, "Edit profile", "<h1>Edit profile</h1>" + alert + _profile_form(u, form),
+                                   status_code=422)
+            conn.execute("UPDATE gitlab_users SET name = ?, website = ?, location = ?, status = ?, bio = ? "
+                         "WHERE id = ?",
+                         (name, form.get("user[website_url]", "").strip(), form.get("user[location]", "").strip(),
+                          form.get("user[status]", "").strip(), form.get("user[bio]", "").strip(), u["id"]))
+            return redirect(f"/{quote(u['username'])}")
+        return render_page(ctx, "Edit profile", "<h1>Edit profile</h1>" + _profile_form(u, {}))
+
+
+def _profile_form(u: sqlite3.Row, values: dict[str, str]) -> str:
+    fields = "".join(text_field(f"user_{col}", name, label, values.get(name, u[col]))
+                     for col, name, label in _PROFILE_FIELDS)
+    return ('<form action="/-/profile" method="post" class="edit-user">' + fields
+            + area_field("user_bio", "user[bio]", "Bio", values.get("user[bio]", u["bio"]), rows=3)
+            + f'<p class="email">Email: {esc(u["email"])}</p>'
+            + '<p><button type="submit">Update profile settings</button></p></form>')
+
+
+def _count(conn: sqlite3.Connection, sql: str, arg: int) -> int:
+    return conn.execute(sql, (arg,)).fetchone()[0]
+
+
+def _profile(ctx: Ctx, u: sqlite3.Row) -> Response:
+    conn = ctx.conn
+    name = quote(u["username"])
+    following = _count(conn, "SELECT COUNT(*) FROM gitlab_follows WHERE follower_id = ?", u["id"])
+    followers = _count(conn, "SELECT COUNT(*) FROM gitlab_follows WHERE followee_id = ?", u["id"])
+    follow_btn = ""
+    if ctx.user is not None and ctx.user_id != u["id"]:
+        on = conn.execute("SELECT 1 FROM gitlab_follows WHERE follower_id = ? AND followee_id = ?",
+                          (ctx.user_id, u["id"])).fetchone()
+        follow_btn = (f'<form action="/users/{name}/follow" method="post"><button type="submit">'
+                      f'{"Unfollow" if on else "Follow"}</button></form>')
+    groups = conn.execute("SELECT g.path, g.name FROM gitlab_group_members m JOIN gitlab_groups g ON g.id = m.group_id "
+                          "WHERE m.user_id = ? ORDER BY g.name", (u["id"],)).fetchall()
+    group_links = ", ".join(f'<a href="/{quote(g["path"])}">{esc(g["name"])}</a>' for g in groups) or "None"
+    website = (f'<p class="profile-website"><a href="{esc(u["website"])}">{esc(u["website"])}</a></p>'
+               if u["website"] else "")
+    status = f'<p class="user-status" data-testid="user-status">{esc(u["status"])}</p>' if u["status"] else ""
+    rows = project_list(conn, viewer_id=ctx.user_id, namespace=u["username"], sort="name")
+    main = (f'<div class="user-profile"><h1 class="user-name" data-testid="user-name">{esc(u["name"])}</h1>'
+            f'<p class="user-username">@{esc(u["username"])}</p>{status}'
+            f'<p class="profile-bio">{esc(u["bio"])}</p><p class="profile-location">{esc(u["location"])}</p>{website}'
+            f'<p class="member-since">Member since {display_date(u["created_at"])}</p>'
+            f'<p><a href="/users/{name}/followers">{followers} Followers</a> '
+            f'<a href="/users/{name}/following">{following} Following</a> '
+            f'<a href="/users/{name}/starred">Starred projects</a></p>{follow_btn}'
+            f'<p class="user-groups">Groups: {group_links}</p></div>'
+            f'<h2>Personal projects</h2>{project_rows(rows)}')
+    return render_page(ctx, u["name"], main)
+
+
+def _group_page(ctx: Ctx, g: sqlite3.Row) -> Response:
+    conn = ctx.conn
+    rows = project_list(conn, viewer_id=ctx.user_id, namespace=g["path"], sort="name")
+    members = conn.execute("SELECT u.username, u.name, m.access_level FROM gitlab_group_members m JOIN gitlab_users u "
+                           "ON u.id = m.user_id WHERE m.group_id = ? ORDER BY m.access_level DESC, u.username",
+                           (g["id"],)).fetchall()
+    items = "".join(f'<li class="group-member">{user_link(m["username"], m["name"])} @{esc(m["username"])} · '
+                    f'{ROLES[m["access_level"]]}</li>' for m in members)
+    main = (f'<h1 class="group-title">{esc(g["name"])}</h1><p class="group-path">Group URL: /{esc(g["path"])}</p>'
+            f'<p class="group-description">{esc(g["description"])}</p><h2>Projects</h2>{project_rows(rows)}'
+            f'<h2>Members</h2><ul class="group-members">{items}</ul>')
+    return render_page(ctx, g["name"], main)
+
+
+def namespace_page(store: InstanceStore, request: Request) -> Response:
+    """GET `/<name>`: a user's profile, else a group's page."""
+    with db(store, request) as conn:
+        ctx = Ctx(request, conn)
+        name = request.path_params["name"]
+        user = user_by_name(conn, name)
+        if user is not None:
+            return _profile(ctx, user)
+        group = conn.execute("SELECT * FROM gitlab_groups WHERE path = ?", (name,)).fetchone()
+        if group is not None:
+            return _group_page(ctx, group)
+        return not_found(ctx)
+
+
+def follow(store: InstanceStore, request: Request) -> Response:
+    """POST `/users/<u>/follow`: follow the user, or unfollow when already following."""
+    with db(store, request) as conn:
+        ctx = Ctx(request, conn)
+        need = login_required(ctx)
+        if need:
+            return need
+        user = user_by_name(conn, request.path_params["username"])
+        if user is None:
+            return not_found(ctx)
+        if user["id"] != ctx.user_id:
+            done = conn.execute("DELETE FROM gitlab_follows WHERE follower_id = ? AND followee_id = ?",
+                                (ctx.user_id, user["id"]))
+            if done.rowcount == 0:
+                conn.execute("INSERT INTO gitlab_follows (follower_id, followee_id) VALUES (?,?)",
+                             (ctx.user_id, user["id"]))
+        return redirect(f"/{quote(user['username'])}")
+
+
+def follow_list(store: InstanceStore, request: Request) -> Response:
+    """GET `/users/<u>/following` and `/users/<u>/followers`."""
+    which = request.path_params["which"]
+    with db(store, request) as conn:
+        ctx = Ctx(request, conn)
+        user = user_by_name(conn, request.path_params["username"])
+        if user is None or which not in ("following", "followers"):
+            return not_found(ctx)
+        mine, other = ("follower_id", "followee_id") if which == "following" else ("followee_id", "follower_id")
+        rows = conn.execute(f"SELECT u.username, u.name FROM gitlab_follows f JOIN gitlab_users u ON u.id = f.{other} "
+                            f"WHERE f.{mine} = ? ORDER BY u.username", (user["id"],)).fetchall()
+        items = "".join(f'<li class="user-row">{user_link(r["username"], r["name"])} @{esc(r["username"])}</li>'
+                        for r in rows)
+        title = f"{user['name']} · {'Following' if which == 'following' else 'Followers'}"
+        return render_page(ctx, title, f'<h1>{esc(title)}</h1><ul class="users-list">{items}</ul>')
+
+
+def groups_list(store: InstanceStore, request: Request) -> Response:
+    """GET `/dashboard/groups` (the user's groups) and `/explore/groups` (all groups)."""
+    mine = request.url.path.startswith("/dashboard")
+    with db(store, request) as conn:
+        ctx = Ctx(request, conn)
+        if mine:
+            need = login_required(ctx)
+            if need:
+                return need
+            rows = conn.execute("SELECT g.* FROM gitlab_groups g JOIN gitlab_group_members m ON m.group_id = g.id "
+                                "WHERE m.user_id = ? ORDER BY g.name", (ctx.user_id,)).fetchall()
+        else:
+            rows = conn.execute("SELECT * FROM gitlab_groups ORDER BY name").fetchall()
+        items = "".join(f'<li class="group-row"><a href="/{quote(g["path"])}">{esc(g["name"])}</a> '
+                        f'<p class="description">{esc(g["description"])}</p></li>' for g in rows)
+        heading = "Your groups" if mine else "Explore groups"
+        return render_page(ctx, heading, f'<h1>{heading}</h1><ul class="groups-list">{items}</ul>')
+
+
+def _members_table(p: sqlite3.Row, rows: list[sqlite3.Row], can_edit: bool) -> str:
+    body = []
+    for m in rows:
+        edit = ""
+        if can_edit and m["access_level"] < 50:
+            edit = (f'<a href="{project_base(p)}/-/project_members/{m["id"]}/edit">'
+                    f'Edit role of {esc(m["username"])}</a>'
+                    f'<form action="{project_base(p)}/-/project_members/{m["id"]}/remove" method="post">'
+                    f'<button type="submit">Remove {esc(m["username"])}</button></form>')
+        body.append(f'<tr class="member-row"><td data-label="Account"><span class="gl-avatar-labeled-label">'
+                    f'{esc(m["name"])}</span> <span class="gl-avatar-labeled-sublabel">@{esc(m["username"])}</span>'
+                    "</td>"
+                    f'<td data-label="Source">Direct member</td>'
+                    f'<td class="col-max-role" data-label="Max role"><span>{ROLES[m["access_level"]]}</span></td>'
+                    f'<td data-label="Member since">{display_date(m["created_at"])}</td><td>{edit}</td></tr>')
+    return ('<table class="members-table" aria-label="Members"><thead><tr><th>Account</th><th>Source</th>'
+            '<th>Max role</th><th>Member since</th><th>Actions</th></tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>')
+
+
+def _invite_form(p: sqlite3.Row) -> str:
+    return (f'<form action="{project_base(p)}/-/project_members" method="post" class="invite-members-form">'
+            '<h2>Invite members</h2>'
+            + text_field("invite_usernames", "usernames", "Usernames (comma-separated)", required=True)
+            + radio_group("access_level", "Select a role", _ROLE_OPTIONS[:4], "10")
+            + '<p><button type="submit">Invite</button></p></form>')
+
+
+async def members(store: InstanceStore, request: Request) -> Response:
+    """GET/POST `/<ns>/<proj>/-/project_members`: the members table; POST invites `usernames` at `access_level`."""
+    form = await read_form(request) if request.method == "POST" else None
+    with db(store, request) as conn:
+        ctx = Ctx(request, conn)
+        p = load_project(ctx, request.path_params["namespace"], request.path_params["project"])
+        if p is None:
+            return not_found(ctx)
+        can_edit = member_level(conn, p["id"], ctx.user_id) >= 40
+        error = ""
+        if form is not None:
+            if ctx.user is None:
+                return redirect("/users/sign_in")
+            if not can_edit:
+                error = "You need the Maintainer role or higher to invite members."
+            else:
+                error = _invite(conn, p, form)
+            if not error:
+                return redirect(f"{project_base(p)}/-/project_members")
+        alert = f'<p class="flash-alert" role="alert">{esc(error)}</p>' if error else ""
+        rows = project_members(conn, p["id"])
+        main = (f'<h1>Project members</h1>{alert}<p class="members-count">{len(rows)} members</p>'
+                f'{_invite_form(p) if can_edit else ""}{_members_table(p, rows, can_edit)}')
+        return project_page(ctx, p, "Members", main, status_code=422 if error else 200)
+
+
+def _invite(conn: sqlite3.Connection, p: sqlite3.Row, form: dict[str, str]) -> str:
+    """Add the form's users as members; returns an error message, or "" when all were added."""
+    level = to_int(form.get("access_level"), -1)
+    names = [n.strip().lstrip("@") for n in form.get("usernames", "").split(",") if n.strip()]
+    if level not in ROLES or level == 50:
+        return f"Role {form.get('access_level')!r} is invalid: choose Guest, Reporter, Developer or Maintainer."
+    if not names:
+        return "Enter at least one username to invite."
+    users = []
+    for name in names:
+        user = user_by_name(conn, name)
+        if user is None:
+            return f"There is no user {name!r}."
+        if member_level(conn, p["id"], user["id"]):
+            return f"{user['username']} is already a member of this project."
+        users.append(user)
+    now = site_now(conn)
+    for user in users:
+        conn.execute("INSERT INTO gitlab_project_members (project_id, user_id, access_level, created_at) "
+                     "VALUES (?,?,?,?)",
+                     (p["id"], user["id"], level, now))
+    return ""
+
+
+async def member_edit(store: InstanceStore, request: Request) -> Response:
+    """GET/POST `/<ns>/<proj>/-/project_members/<uid>/edit`: change a member's role (`access_level`)."""
+    form = await read_form(request) if request.method == "POST" else None
+    with db(store, request) as conn:
+        ctx = Ctx(request, conn)
+        need = login_required(ctx)
+        if need:
+            return need
+        p = load_project(ctx, request.path_params["namespace"], request.path_params["project"])
+        uid = to_int(request.path_params["uid"], -1)
+        current = member_level(conn, p["id"], uid) if p is not None else 0
+        if p is None or current == 0:
+            return not_found(ctx)
+        if member_level(conn, p["id"], ctx.user_id) < 40 or current == 50:
+            return project_page(ctx, p, "Forbidden", "<h1>403: Forbidden</h1><p>Only Maintainers can change roles, "
+                                "and an Owner's role cannot be changed here.</p>", status_code=403)
+        user = conn.execute("SELECT username FROM gitlab_users WHERE id = ?", (uid,)).fetchone()
+        action = f"{project_base(p)}/-/project_members/{uid}/edit"
+        page = (f'<h1>Edit role of {esc(user["username"])}</h1><form action="{action}" method="post">'
+                + radio_group("access_level", "Role", _ROLE_OPTIONS[:4], str(current))
+                + '<p><button type="submit">Update role</button></p></form>')
+        if form is None:
+            return project_page(ctx, p, "Edit role", page)
+        level = to_int(form.get("access_level"), -1)
+        if level not in ROLES or level == 50:
+            return project_page(ctx, p, "Edit role", f'<p class="flash-alert" role="alert">Role '
+                                f'{esc(form.get("access_level"))} is invalid.</p>' + page, status_code=422)
+        conn.execute("UPDATE gitlab_project_members SET access_level = ? WHERE project_id = ? AND user_id = ?",
+                     (level, p["id"], uid))
+        return redirect(f"{project_base(p)}/-/project_members")
+
+
+def member_remove(store: InstanceStore, request: Request) -> Response:
+    """POST `/<ns>/<proj>/-/project_members/<uid>/remove`: remove a (non-Owner) member."""
+    with db(store, request) as conn:
+        ctx = Ctx(request, conn)
+        need = login_required(ctx)
+        if need:
+            return need
+        p = load_project(ctx, request.path_params["namespace"], request.path_params["project"])
+        uid = to_int(request.path_params["uid"], -1)
+        if p is None or member_level(conn, p["id"], uid) == 0:
+            return not_found(ctx)
+        if member_level(conn, p["id"], ctx.user_id) < 40 or member_level(conn, p["id"], uid) == 50:
+            return project_page(ctx, p, "Forbidden", "<h1>403: Forbidden</h1><p>Only Maintainers can remove "
+                                "members, and Owners cannot be removed.</p>", status_code=403)
+        conn.execute("DELETE FROM gitlab_project_members WHERE project_id = ? AND user_id = ?", (p["id"], uid))
+        return redirect(f"{project_base(p)}/-/project_members")
+
+
+_SCOPES = {"projects": "Projects", "issues": "Issues", "users": "Users"}
+
+
+def search(store: InstanceStore, request: Request) -> Response:
+    """GET `/search?search=<words>&scope=projects|issues|users`."""
+    q = request.query_params.get("search", "").strip()
+    scope = request.query_params.get("scope", "projects")
+    scope = scope if scope in _SCOPES else "projects"
+    with db(store, request) as conn:
+        ctx = Ctx(request, conn)
+        found = {"projects": project_list(conn, viewer_id=ctx.user_id, search=q, sort="stars") if q else [],
+                 "issues": [], "users": []}
+        if q:
+            visible = {p["id"] for p in project_list(conn, viewer_id=ctx.user_id)}
+            found["issues"] = [i for i in issue_list(conn, state="all", search=q) if i["project_id"] in visible]
+            like = f"%{q}%"
+            found["users"] = conn.execute("SELECT username, name FROM gitlab_users WHERE username LIKE ? "
+                                          "OR name LIKE ? "
+                                          "ORDER BY username", (like, like)).fetchall()
+        tabs = " ".join(f'<a href="{esc(query_url("/search", search=q, scope=s))}">{label} {len(found[s])}</a>'
+                        for s, label in _SCOPES.items())
+        if scope == "projects":
+            results = project_rows(found["projects"])
+        elif scope == "issues":
+            results = _issue_rows(found["issues"], conn, with_project=True)
+        else:
+            results = '<ul class="users-list">' + "".join(
+                f'<li class="user-row">{user_link(u["username"], u["name"])} @{esc(u["username"])}</li>'
+                for u in found["users"]) + "</ul>"
+        main = ('<h1>Search</h1><form action="/search" method="get">'
+                f'<input type="search" name="search" value="{esc(q)}" '
+                f'aria-label="Search for projects, issues, etc." placeholder="Search for projects, issues, etc.">'
+                f'<input type="hidden" name="scope" value="{scope}"></form>'
+                f'<nav aria-label="Search scopes" class="search-scopes">{tabs}</nav>'
+                f'<p class="results-summary">Showing results for "{esc(q)}"</p>{results}')
+        return render_page(ctx, "Search", main)
+

@@ -1,0 +1,164 @@
+"""The embedded code host (`agentenv_webarena.sites.gitlab`) through Starlette's TestClient.
+
+The seed is deterministic and small, `data` is consistent, sign-in sets `_gitlab_session`, bad form
+input answers 422 with a message (never a 500), permissions answer 403, and the members table has
+the markup WebArena's `gitlab_get_project_memeber_role` reads. Runs on the code host's own tables
+plus the forum's (its templates share the forum's helpers) and the control routes.
+"""
+from __future__ import annotations
+
+import importlib
+import sqlite3
+
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.testclient import TestClient
+
+from agentenv_webarena.sites import gitlab
+from agentenv_webarena.sites.apps import _control_routes
+from agentenv_webarena.sites.gitlab import data
+from agentenv_webarena.sites.gitlab.model import COOKIE
+from agentenv_webarena.sites.store import INSTANCE_HEADER, InstanceStore
+
+gitlab_seed = importlib.import_module("agentenv_webarena.sites.gitlab.seed")
+
+
+def _build(conn: sqlite3.Connection) -> None:
+    conn.executescript(gitlab.SCHEMA)
+    gitlab.seed(conn)
+
+
+@pytest.fixture(scope="module")
+def gl_store() -> InstanceStore:
+    return InstanceStore(_build)
+
+
+@pytest.fixture(scope="module")
+def app(gl_store):
+    return Starlette(routes=[*_control_routes(gl_store), Mount("/", app=gitlab.create_app(gl_store))])
+
+
+def _client(app, instance: str, login: bool = True) -> TestClient:
+    client = TestClient(app, headers={INSTANCE_HEADER: instance})
+    client.post("/__control/reset", params={"instance": instance})
+    if login:
+        r = client.post("/users/sign_in", data={"user[login]": "byteblaze", "user[password]": "hello1234"},
+                        follow_redirects=False)
+        assert r.status_code == 303 and r.cookies.get(COOKIE)
+    return client
+
+
+def _dump(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
+    sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'gitlab_%'"
+    tables = [r[0] for r in conn.execute(sql)]
+    return {t: [tuple(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY rowid")] for t in tables}
+
+
+def test_seed_is_deterministic_small_and_prefixed():
+    first, second = sqlite3.connect(":memory:"), sqlite3.connect(":memory:")
+    first.row_factory = second.row_factory = sqlite3.Row  # as InstanceStore's connections
+    _build(first)
+    _build(second)
+    dumped = _dump(first)
+    assert dumped == _dump(second)
+    assert all(name.startswith("gitlab_") for name in dumped)
+    counts = {t: len(rows) for t, rows in dumped.items()}
+    assert counts["gitlab_users"] == 40 and counts["gitlab_groups"] == 8
+    assert 60 <= counts["gitlab_projects"] <= 75  # 60 projects plus seeded forks
+    assert counts["gitlab_issues"] > 200 and counts["gitlab_merge_requests"] > 50 and counts["gitlab_stars"] > 100
+    pages = first.execute("PRAGMA page_count").fetchone()[0] * first.execute("PRAGMA page_size").fetchone()[0]
+    assert pages < 4 * 1024 * 1024  # every env instance copies it at reset
+
+
+def test_data_api_is_consistent():
+    namespaces = {u.username for u in data.USERS} | {g.path for g in data.GROUPS}
+    assert data.USERS[0].username == data.PRIMARY_USER
+    assert all(p.namespace in namespaces for p in data.PROJECTS)
+    assert len({(p.namespace, p.path) for p in data.PROJECTS}) == len(data.PROJECTS)
+    assert all(p.license == "" or p.license in data.LICENSES for p in data.PROJECTS)
+    assert sum(p.namespace == data.PRIMARY_USER for p in data.PROJECTS) >= 5
+
+
+def test_sign_in_refused_goes_back_to_the_form(app):
+    client = _client(app, "gl-signin", login=False)
+    r = client.post("/users/sign_in", data={"user[login]": "byteblaze", "user[password]": "nope"},
+                    follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/users/sign_in")
+    assert client.get("/-/profile", follow_redirects=False).headers["location"] == "/users/sign_in"
+
+
+@pytest.mark.parametrize(("path", "form", "message"), [
+    ("/projects/new", {"project[name]": ""}, "be blank"),
+    ("/projects/new", {"project[name]": "x", "project[visibility]": "secret"}, "secret"),
+    ("/projects/new", {"project[name]": "x", "project[path]": "bad path!"}, "invalid"),
+    ("/projects/new", {"project[name]": "dotfiles"}, "already been taken"),
+    ("/byteblaze/dotfiles/-/issues/new", {"issue[title]": ""}, "be blank"),
+    ("/byteblaze/dotfiles/-/issues/new", {"issue[title]": "t", "issue[due_date]": "soon"}, "soon"),
+    ("/byteblaze/dotfiles/-/issues/new", {"issue[title]": "t", "issue[label_names]": "nolabel"}, "nolabel"),
+    ("/byteblaze/dotfiles/-/issues/new", {"issue[title]": "t", "issue[assignee_username]": "ghost"}, "ghost"),
+    ("/byteblaze/dotfiles/-/milestones/new", {"milestone[title]": "m", "milestone[start_date]": "2023-05-02",
+                                              "milestone[due_date]": "2023-05-01"}, "on or after"),
+    ("/byteblaze/dotfiles/-/project_members", {"usernames": "ghost", "access_level": "30"}, "ghost"),
+    ("/byteblaze/dotfiles/-/project_members", {"usernames": "vinta", "access_level": "99"}, "99"),
+    ("/byteblaze/dotfiles/-/new/main/", {"file_name": "../x", "content": "y"}, "invalid"),
+    ("/byteblaze/dotfiles/-/new/main/", {"file_name": "README.md", "content": "y"}, "already exists"),
+    ("/byteblaze/dotfiles/-/merge_requests/new", {"merge_request[source_branch]": "main",
+                                                  "merge_request[title]": "t"}, "must differ"),
+    ("/byteblaze/dotfiles/-/issues/1/notes", {"note[note]": "  "}, "be blank"),
+    ("/-/profile", {"user[name]": ""}, "be blank"),
+])
+def test_bad_form_input_answers_422_with_a_message(app, path, form, message):
+    client = _client(app, "gl-forms")
+    r = client.post(path, data=form, follow_redirects=False)
+    assert r.status_code == 422, r.text[:300]
+    assert 'role="alert"' in r.text and message in r.text
+
+
+def test_forms_change_the_instance_and_members_table_has_helper_markup(app):
+    client = _client(app, "gl-write")
+    r = client.post("/projects/new", data={"project[name]": "Unit Test", "project[visibility]": "public",
+                                           "initialize_with_readme": "1"}, follow_redirects=False)
+    assert r.headers["location"] == "/byteblaze/unit-test"
+    assert "Public" in client.get("/byteblaze/unit-test").text
+    client.post("/byteblaze/unit-test/-/project_members", data={"usernames": "vinta, yjlou", "access_level": "30"})
+    page = client.get("/byteblaze/unit-test/-/project_members").text
+    assert "<span class=\"gl-avatar-labeled-sublabel\">@vinta</span>" in page
+    assert page.count("<td class=\"col-max-role\" data-label=\"Max role\"><span>Developer</span>") == 2
+    r = client.post("/byteblaze/unit-test/-/issues/new", data={"issue[title]": "First", "issue[label_names]": "bug"},
+                    follow_redirects=False)
+    assert r.headers["location"] == "/byteblaze/unit-test/-/issues/1"
+    client.post("/byteblaze/unit-test/-/issues/1/close")
+    assert ">Closed</span>" in client.get("/byteblaze/unit-test/-/issues/1").text
+    client.post("/byteblaze/unit-test/-/new/main/docs", data={"file_name": "a.txt", "content": "hello"})
+    assert client.get("/byteblaze/unit-test/-/raw/main/docs/a.txt").text == "hello"
+    other = _client(app, "gl-other")
+    assert other.get("/byteblaze/unit-test").status_code == 404
+
+
+def test_permissions_answer_403(app):
+    client = _client(app, "gl-perm")
+    # byteblaze is not a member of vinta's project: no settings, no repository writes
+    assert client.get("/vinta/awesome-python-tools/-/edit").status_code == 403
+    r = client.post("/vinta/awesome-python-tools/-/new/main/", data={"file_name": "x", "content": "y"})
+    assert r.status_code == 403
+
+
+def test_private_projects_hide_from_strangers(app):
+    anonymous = _client(app, "gl-anon", login=False)
+    assert anonymous.get("/byteblaze/dotfiles").status_code == 404
+    assert anonymous.get("/api/v4/projects/byteblaze%2Fdotfiles").json() == {"message": "404 Project Not Found"}
+    assert anonymous.get("/byteblaze/timeit").status_code == 200
+
+
+def test_api_subset(app):
+    client = _client(app, "gl-api")
+    project = client.get("/api/v4/projects/byteblaze%2Fdotfiles").json()
+    assert project["path_with_namespace"] == "byteblaze/dotfiles" and project["visibility"] == "private"
+    members = client.get(f"/api/v4/projects/{project['id']}/members/all").json()
+    assert {"username": "byteblaze", "access_level": 50} in [{k: m[k] for k in ("username", "access_level")}
+                                                            for m in members]
+    readme = client.get("/api/v4/projects/byteblaze%2Fdotfiles/repository/files/README.md/raw", params={"ref": "main"})
+    assert readme.text.startswith("# dotfiles")
+    assert client.get("/api/v4/users", params={"username": "vinta"}).json()[0]["name"] == "Vinta Chen"
+    assert client.get("/api/v4/projects/999999").status_code == 404
