@@ -90,6 +90,11 @@ def _url(p: Any, suffix: str = "") -> str:
     return f"{GITLAB}/{p['namespace']}/{p['path']}{suffix}"
 
 
+def _open(p: Any) -> list[dict]:
+    """Reach a project's page as a user would: search for its path, then click its row in the results."""
+    return [type_text("searchbox", "Search GitLab", p["path"]), click("link", f"{p['namespace']} / {p['name']}")]
+
+
 def _unique_top(items: list, key) -> Optional[Any]:
     ranked = sorted(items, key=key, reverse=True)
     if not ranked or (len(ranked) > 1 and key(ranked[0]) == key(ranked[1])):
@@ -152,7 +157,7 @@ def _open_mr(p: Any, mr: Any) -> list[dict]:
 def t5000_description(db, rng):
     tpl = "What does the GitLab project {{project}} say it is about?"
     return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(must_include=[p["description"]]),
-                  [goto(_url(p)), stop(p["description"])]) for p in pick(rng, _projects(db), INSTANCES)]
+                  [*_open(p), stop(p["description"])]) for p in pick(rng, _projects(db), INSTANCES)]
 
 
 def t5001_ssh_clone(db, rng):
@@ -161,7 +166,7 @@ def t5001_ssh_clone(db, rng):
     for p in pick(rng, _projects(db), INSTANCES):
         ssh = clone_urls(p["namespace"], p["path"])[0]
         out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(must_include=[ssh]),
-                         [goto(_url(p)), stop(f"git clone {ssh}")]))
+                         [*_open(p), stop(f"git clone {ssh}")]))
     return out
 
 
@@ -170,7 +175,7 @@ def t5002_commit_count(db, rng):
     out = []
     for p in pick(rng, _projects(db), INSTANCES):
         n = str(len(branch_commits(db, p["id"], p["default_branch"])))
-        out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=n), [goto(_url(p)), stop(n)]))
+        out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=n), [*_open(p), stop(n)]))
     return out
 
 
@@ -205,7 +210,7 @@ def t5004_commits_by_user_on_day(db, rng):
 def t5005_star_count(db, rng):
     tpl = "How many stars does the project {{project}} have?"
     return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=str(p["stars"])),
-                  [goto(_url(p)), stop(str(p["stars"]))]) for p in pick(rng, _projects(db), INSTANCES)]
+                  [*_open(p), stop(str(p["stars"]))]) for p in pick(rng, _projects(db), INSTANCES)]
 
 
 def t5006_open_issue_count(db, rng):
@@ -252,7 +257,7 @@ def t5009_latest_commit_on_branch(db, rng):
 def t5010_license(db, rng):
     tpl = "Which license does {{project}} use? Give its SPDX identifier."
     return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(must_include=[p["license"]]),
-                  [goto(_url(p)), stop(p["license"])])
+                  [*_open(p), stop(p["license"])])
             for p in pick(rng, [p for p in _projects(db) if p["license"]], INSTANCES)]
 
 
@@ -287,7 +292,7 @@ def t5012_who_has_access(db, rng):
 def t5013_fork_count(db, rng):
     tpl = "How many forks does {{project}} have?"
     return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=str(p["forks"])),
-                  [goto(_url(p)), stop(str(p["forks"]))]) for p in pick(rng, _projects(db), INSTANCES)]
+                  [*_open(p), stop(str(p["forks"]))]) for p in pick(rng, _projects(db), INSTANCES)]
 
 
 def t5014_mr_status(db, rng):
@@ -320,7 +325,7 @@ def t5016_branch_count(db, rng):
     out = []
     for p in pick(rng, _projects(db), INSTANCES):
         n = str(rows(db, "SELECT COUNT(*) AS n FROM gitlab_branches WHERE project_id = ?", (p["id"],))[0]["n"])
-        out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=n), [goto(_url(p)), stop(n)]))
+        out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=n), [*_open(p), stop(n)]))
     return out
 
 
@@ -338,7 +343,7 @@ def t5017_most_starred_in_group(db, rng):
 def t5018_language(db, rng):
     tpl = "What is the main programming language of {{project}}?"
     return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=p["language"]),
-                  [goto(_url(p)), stop(p["language"])]) for p in pick(rng, _projects(db), INSTANCES)]
+                  [*_open(p), stop(p["language"])]) for p in pick(rng, _projects(db), INSTANCES)]
 
 
 def t5019_issue_comment_count(db, rng):
@@ -380,7 +385,7 @@ def t5022_created_on(db, rng):
     for p in pick(rng, _projects(db), INSTANCES):
         when = display_date(p["created_at"])
         out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(must_include=[when]),
-                         [goto(_url(p)), stop(when)]))
+                         [*_open(p), stop(when)]))
     return out
 
 

@@ -16,8 +16,8 @@ import random
 import pytest
 
 from agentenv_webarena.sites.apps import pristine_database
-from agentenv_webarena.tasks import generate
-from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks, start_urls, validate_task
+from agentenv_webarena.tasks import generate, stats
+from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, SITE_ENV_VARS, load_tasks, start_urls, validate_task
 from agentenv_webarena.tasks.templates import admin, load_templates, shopping
 from agentenv_webarena.tasks.templates import test_only_templates as held_out_templates
 
@@ -50,7 +50,9 @@ def test_format_and_numbering(tasks):
         assert task["reference_action_sequence"][-1]["action"] == "stop"
         assert "{{" not in task["intent"]
         for url in start_urls(task):
-            assert url.startswith(("__SHOPPING__", "__SHOPPING_ADMIN__", "__REDDIT__"))
+            assert url.startswith(tuple(f"__{var}__" for var in SITE_ENV_VARS.values())), url
+        for site in task["sites"]:
+            assert site in SITE_ENV_VARS, site
 
 
 def test_sizes_and_template_ranges(tasks):
@@ -122,8 +124,8 @@ def test_test_split_holds_only_held_out_templates(tasks):
     assert shopping.TEST_ONLY_TEMPLATES | admin.TEST_ONLY_TEMPLATES <= templates["test"]
     all_templates = {t["intent_template_id"] for t in tasks}
     assert len(templates["test"]) >= 0.2 * len(all_templates)
-    assert {_site_kind(tasks[i]) for i in splits["test"]} == {"shopping", "shopping_admin", "reddit", "cross-site"}
-    for kind in ("shopping", "shopping_admin", "reddit", "cross-site"):  # held out per kind, not whole kinds
+    assert {_site_kind(tasks[i]) for i in splits["test"]} == set(stats.SITE_KINDS)
+    for kind in stats.SITE_KINDS:  # held out per kind, not whole kinds
         assert any(_site_kind(tasks[i]) == kind for i in splits["train"]), kind
     # the in-template split: new instances of training templates only
     assert templates["test_iid"] <= templates["train"]
