@@ -1,26 +1,42 @@
 """Small helpers every embedded site uses: HTML pages, escaping, redirects, forms, the request's DB.
 
-Owns the plumbing shared by `shop`, `shop.admin` and `forum` so each site holds only its own
-routes and markup. Pages are plain server-rendered HTML (no scripts needed to use them), so the
+Owns the plumbing every site shares (binding handlers to the store, pages, forms, redirects) so each
+site holds only its own routes and markup. Pages are plain server-rendered HTML (no scripts needed to use them), so the
 accessibility tree Chromium builds from them is rich and stable.
 """
 from __future__ import annotations
 
 import contextlib
 import html
+import inspect
 import secrets
 import sqlite3
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Awaitable, Callable, Iterator, Optional, Union
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from agentenv_webarena.sites.store import InstanceStore, instance_of
 
-__all__ = ["RequestContext", "esc", "html_page", "redirect", "db", "new_token", "query_url", "json_error",
-           "form_fields", "read_form", "to_int", "slash_routes"]
+__all__ = ["Handler", "bind_handler", "RequestContext", "esc", "html_page", "redirect", "db", "new_token", "query_url",
+           "json_error", "form_fields", "read_form", "to_int", "slash_routes"]
+
+
+Handler = Callable[[InstanceStore, Request], Union[Response, Awaitable[Response]]]
+
+
+def bind_handler(store: InstanceStore, handler: Handler) -> Callable:
+    """`handler(store, request)` as a Starlette endpoint over `store`, keeping it sync or async (sync
+    endpoints run in Starlette's thread pool)."""
+    if inspect.iscoroutinefunction(handler):
+        async def endpoint(request: Request) -> Response:
+            return await handler(store, request)
+    else:
+        def endpoint(request: Request) -> Response:
+            return handler(store, request)
+    return endpoint
 
 
 class RequestContext:

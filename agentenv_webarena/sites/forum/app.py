@@ -6,38 +6,22 @@ thread pool, as any sync endpoint).
 """
 from __future__ import annotations
 
-import inspect
-from typing import Awaitable, Callable, Union
+from typing import Callable
 
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
 
+from agentenv_webarena.sites.common import Handler, bind_handler
 from agentenv_webarena.sites.forum import account, listing, threads
 from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["create_app"]
 
-Handler = Callable[[InstanceStore, Request], Union[Response, Awaitable[Response]]]
-
-
-def _bind(store: InstanceStore, handler: Handler) -> Callable:
-    """`handler` as a Starlette endpoint over `store`, keeping it sync or async."""
-    if inspect.iscoroutinefunction(handler):
-        async def endpoint(request: Request) -> Response:
-            return await handler(store, request)
-    else:
-        def endpoint(request: Request) -> Response:
-            return handler(store, request)
-    return endpoint
-
-
 def create_app(store: InstanceStore) -> Starlette:
     """The forum's Starlette app over `store` (every request uses its `X-Webarena-Instance` DB)."""
 
     def bind(handler: Handler) -> Callable:
-        return _bind(store, handler)
+        return bind_handler(store, handler)
 
     routes = [
         Route("/", bind(listing.front)),

@@ -2,7 +2,7 @@
 
 Owns the URL table (GitLab's paths; specific routes before the `/<name>` and `/<ns>/<proj>`
 catch-alls) and binds each page handler of `projects`, `repository`, `issuables`, `people` and `api`
-to the store, as the forum's app does (`sites.forum.app._bind`).
+to the store (`sites.common.bind_handler`).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Callable
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from agentenv_webarena.sites.forum.app import Handler, _bind
+from agentenv_webarena.sites.common import Handler, bind_handler
 from agentenv_webarena.sites.gitlab import api, issuables, people, projects, repository
 from agentenv_webarena.sites.store import InstanceStore
 
@@ -25,7 +25,7 @@ def create_app(store: InstanceStore) -> Starlette:
     """The code host's Starlette app over `store` (every request uses its `X-Webarena-Instance` DB)."""
 
     def bind(handler: Handler) -> Callable:
-        return _bind(store, handler)
+        return bind_handler(store, handler)
 
     def route(path: str, handler: Handler, methods: list[str] | None = None) -> Route:
         return Route(path, bind(handler), methods=methods or ["GET"])

@@ -5,7 +5,6 @@ other path gets the map's 404 page.
 """
 from __future__ import annotations
 
-import inspect
 from typing import Callable
 
 from starlette.applications import Starlette
@@ -14,21 +13,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from agentenv_webarena.sites.common import bind_handler
 from agentenv_webarena.sites.map import pages
 from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["create_app"]
-
-
-def _bind(store: InstanceStore, handler: Callable) -> Callable:
-    """`handler(store, request)` as a Starlette endpoint, keeping it sync or async."""
-    if inspect.iscoroutinefunction(handler):
-        async def endpoint(request: Request) -> Response:
-            return await handler(store, request)
-    else:
-        def endpoint(request: Request) -> Response:
-            return handler(store, request)
-    return endpoint
 
 
 async def _not_found(request: Request, exc: HTTPException) -> Response:
@@ -41,7 +30,7 @@ def create_app(store: InstanceStore) -> Starlette:
     """The map's Starlette app over `store` (every request uses its `X-Webarena-Instance` DB)."""
 
     def bind(handler: Callable) -> Callable:
-        return _bind(store, handler)
+        return bind_handler(store, handler)
 
     element = "/{kind:str}/{id:int}"
     routes = [
