@@ -82,16 +82,18 @@ def suite_stats(tasks: Sequence[dict]) -> dict:
         "needs_judge": sum(needs_judge(t) for t in tasks),
         "na_tasks": sum(is_na(t) for t in tasks),
         "all_na_templates": sorted(tid for tid, ts in templates.items() if all(is_na(t) for t in ts)),
-        "site_pairs": dict(Counter("+".join(t["sites"]) for t in tasks if len(t["sites"]) > 1)),
+        "site_pairs": dict(Counter("+".join(sorted(t["sites"])) for t in tasks if len(t["sites"]) > 1)),
         "eval_kinds_missing": _eval_kinds_missing(tasks),
     }
 
 
 def _eval_kinds_missing(tasks: Sequence[dict]) -> dict[str, list[str]]:
-    """Site key -> the evaluator kinds (string_match, url_match, program_html) no task touching that site uses."""
+    """Site key -> the evaluator kinds (string_match, url_match, program_html) no task touching that site uses.
+    The homepage is WebArena's start page (a list of the sites, a calculator, a scratchpad), not a site kind
+    with tasks of its own, so it is left out."""
     used: dict[str, set[str]] = defaultdict(set)
     for t in tasks:
-        for site in t["sites"]:
+        for site in (s for s in t["sites"] if s != "homepage"):
             used[site].update(t["eval"]["eval_types"])
     kinds = ("string_match", "url_match", "program_html")
     return {site: [k for k in kinds if k not in have] for site, have in sorted(used.items())

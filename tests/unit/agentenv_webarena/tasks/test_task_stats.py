@@ -38,7 +38,7 @@ def test_suite_stats_counts_what_it_names():
     assert (s["tasks"], s["templates"], s["one_action"], s["state_changing"], s["whole_page_checks"]) == (6, 4, 2, 2, 1)
     assert s["tasks_per_site"] == {"shopping": 2, "reddit": 2, "cross-site": 2}
     assert (s["needs_judge"], s["na_tasks"], s["all_na_templates"]) == (1, 2, [4])
-    assert s["site_pairs"] == {"shopping+reddit": 2}
+    assert s["site_pairs"] == {"reddit+shopping": 2}
     assert s["eval_kinds_missing"] == {"reddit": ["url_match"], "shopping": ["url_match"]}
 
 
@@ -48,6 +48,7 @@ def test_split_stats_of_the_packaged_lists(tasks):
     assert sum(s["tasks"] for s in out["splits"].values()) == len(tasks)
     assert out["shared_templates"] == 0 and out["test_tasks_sharing_a_train_template"] == 0
     assert out["held_out_share"] >= 0.2 and out["held_out_sites"] == sorted(stats.SITE_KINDS)
+    assert stats.suite_stats(tasks)["eval_kinds_missing"] == {}
     assert out["splits"]["train"]["needs_judge"] == 0
 
 
