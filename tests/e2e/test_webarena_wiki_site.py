@@ -198,6 +198,7 @@ def _replay(server: str, tasks: list[dict], wrong: bool) -> list:
         return [r for part in pool.map(run, [ids[0::2], ids[1::2]]) for r in part]
 
 
+@pytest.mark.slow  # the default run's tests/e2e/test_webarena_api.py replays one task of every template
 def test_one_task_per_template_replays_to_one(server, sample_file):
     tasks = sample_file[1]
     assert len(tasks) >= 28
