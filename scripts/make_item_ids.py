@@ -5,7 +5,13 @@ Each file is ``[{"item_id": "webshop_<goal index>"}, ...]`` over the goals of th
 go to test, the rest to train; both lists are written in ascending index order. Deterministic:
 rerun it whenever the catalog or goal construction changes.
 
+``--subset N`` instead writes ``webshop_train_cpu<N>.json``: N training goals drawn from
+``webshop_train.json`` with ``random.Random(--subset-seed).sample`` (ascending order), the fixed goal set the
+CPU main job trains on and its learning report evaluates (``AgentItemId/webshop_train_cpu32.json`` is
+``--subset 32 --subset-seed 0``).
+
 Usage: python scripts/make_item_ids.py [--out AgentItemId] [--num-test 200] [--seed 0] [--data-dir D]
+       python scripts/make_item_ids.py --subset 32 [--subset-seed 0] [--out AgentItemId]
 """
 from __future__ import annotations
 
@@ -24,6 +30,21 @@ def split_goal_indices(num_goals: int, num_test: int, seed: int) -> tuple[list[i
     return sorted(order[num_test:]), sorted(order[:num_test])
 
 
+def sample_subset(ids: list[str], k: int, seed: int) -> list[str]:
+    """``k`` of ``ids`` drawn with ``random.Random(seed).sample``, in the order they have in ``ids``."""
+    if not 0 < k <= len(ids):
+        raise ValueError(f"--subset must be in 1..{len(ids)}, got {k}")
+    chosen = set(random.Random(seed).sample(range(len(ids)), k))
+    return [item for i, item in enumerate(ids) if i in chosen]
+
+
+def _write_ids(path: str, ids: list[str]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        # One object per line: small diffs when the catalog changes.
+        fh.write("[\n" + ",\n".join(json.dumps({"item_id": i}) for i in ids) + "\n]\n")
+    print(f"wrote {path}: {len(ids)} ids")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "AgentItemId"))
@@ -31,7 +52,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", default=None, help="WebShop data folder (default: embedded catalog)")
     parser.add_argument("--num-products", type=int, default=None)
+    parser.add_argument("--subset", type=int, default=None,
+                        help="write webshop_train_cpu<N>.json: N goals sampled from webshop_train.json")
+    parser.add_argument("--subset-seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.subset is not None:
+        with open(os.path.join(args.out, "webshop_train.json"), encoding="utf-8") as fh:
+            train_ids = [row["item_id"] for row in json.load(fh)]
+        subset = sample_subset(train_ids, args.subset, args.subset_seed)
+        _write_ids(os.path.normpath(os.path.join(args.out, f"webshop_train_cpu{args.subset}.json")), subset)
+        return
 
     from agentenv_webshop.engine.catalog import load_catalog
     from agentenv_webshop.engine.goal import build_goals
@@ -40,11 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     train, test = split_goal_indices(len(goals), args.num_test, args.seed)
     os.makedirs(args.out, exist_ok=True)
     for name, ids in (("train", train), ("test", test)):
-        path = os.path.normpath(os.path.join(args.out, f"webshop_{name}.json"))
-        with open(path, "w", encoding="utf-8") as fh:
-            # One object per line: small diffs when the catalog changes.
-            fh.write("[\n" + ",\n".join(json.dumps({"item_id": f"webshop_{i}"}) for i in ids) + "\n]\n")
-        print(f"wrote {path}: {len(ids)} ids")
+        _write_ids(os.path.normpath(os.path.join(args.out, f"webshop_{name}.json")), [f"webshop_{i}" for i in ids])
     print(f"{len(goals)} goals in total")
 
 

@@ -26,10 +26,15 @@
 # The shipped policy (agentenv_webshop/sft_policy) is this command with its defaults and
 # SHIP_DIR=agentenv_webshop/sft_policy: on a 2-core CPU the two stages take 99 + 77 min of training and reach 47%
 # greedy success on the 200 held-out goals (0.5% after the first stage alone; bench/RESULTS.md, section P).
+# With MODEL_PATH (a pretrained model, e.g. SmolLM2-135M-Instruct from `bash scripts/fetch_smollm2.sh`) step 2 is
+# skipped and step 3 is one fine-tuning stage: SFT_STEPS=400 (about one pass over the ~6k demos at 16 a step) at
+# SFT_LR=2e-5, SFT_STAGE2_STEPS=0; on a GPU (device auto) that is ~2 min (issue 29). Checkpoints every 100 steps:
+# a run cut short (a short GPU session) resumes when the same command runs again.
 # Every extra argument is a Hydra override of main_sft and wins over the defaults below.
 # Environment: PYTHON, MODEL_PATH, DEMOS (default saves/sft/webshop_demos.json), NUM_DEMOS (default: all),
-#   CLICK_AS_SHOWN (default 1), SFT_DIR (default saves/sft/webshop_policy), SFT_STEPS (default 800),
-#   SFT_STAGE2_STEPS (default 800), SFT_STAGE2_LR (default 5e-4),
+#   CLICK_AS_SHOWN (default 1), SFT_DIR (default saves/sft/webshop_policy), SFT_STEPS (default 800; 400 with
+#   MODEL_PATH), SFT_LR (first stage; default 1e-3, 2e-5 with MODEL_PATH),
+#   SFT_STAGE2_STEPS (default 800; 0 with MODEL_PATH), SFT_STAGE2_LR (default 5e-4),
 #   POLICY_DIR (default saves/sft/webshop_policy_init), POLICY_SIZES (tiny_model size flags), POLICY_VOCAB (4096),
 #   EVAL (default 1), EVAL_ITEMS (200), EVAL_SAMPLES (4), SHIP_DIR (default: none),
 #   PERMUTED_COPIES (default 0): train on the demos plus that many product-id-permuted copies of each
@@ -49,8 +54,11 @@ DEMOS="${DEMOS:-$ROOT/saves/sft/webshop_demos.json}"
 NUM_DEMOS="${NUM_DEMOS:-0}"
 CLICK_AS_SHOWN="${CLICK_AS_SHOWN:-1}"
 SFT_DIR="${SFT_DIR:-$ROOT/saves/sft/webshop_policy}"
-SFT_STEPS="${SFT_STEPS:-800}"
-SFT_STAGE2_STEPS="${SFT_STAGE2_STEPS:-800}"
+if [[ -n "${MODEL_PATH:-}" ]]; then  # a pretrained model: one fine-tuning stage at a fine-tuning lr
+  SFT_STEPS="${SFT_STEPS:-400}" SFT_STAGE2_STEPS="${SFT_STAGE2_STEPS:-0}" SFT_LR="${SFT_LR:-2e-5}"
+else  # the 5M policy built from scratch (step 2): two stages at a from-scratch lr
+  SFT_STEPS="${SFT_STEPS:-800}" SFT_STAGE2_STEPS="${SFT_STAGE2_STEPS:-800}" SFT_LR="${SFT_LR:-1e-3}"
+fi
 SFT_STAGE2_LR="${SFT_STAGE2_LR:-5e-4}"
 POLICY_DIR="${POLICY_DIR:-$ROOT/saves/sft/webshop_policy_init}"
 POLICY_VOCAB="${POLICY_VOCAB:-4096}"
@@ -158,10 +166,10 @@ sft_stage() {
 if [[ ! -f "$SFT_DIR/sft_metrics.json" ]]; then
   MODEL_PATH="${MODEL_PATH:-$POLICY_DIR}"
   if [[ "$SFT_STAGE2_STEPS" -gt 0 ]]; then
-    sft_stage "$MODEL_PATH" "$SFT_DIR.stage1" "$SFT_STEPS" 1e-3 "$@"
+    sft_stage "$MODEL_PATH" "$SFT_DIR.stage1" "$SFT_STEPS" "$SFT_LR" "$@"
     sft_stage "$SFT_DIR.stage1" "$SFT_DIR" "$SFT_STAGE2_STEPS" "$SFT_STAGE2_LR" "$@"
   else
-    sft_stage "$MODEL_PATH" "$SFT_DIR" "$SFT_STEPS" 1e-3 "$@"
+    sft_stage "$MODEL_PATH" "$SFT_DIR" "$SFT_STEPS" "$SFT_LR" "$@"
   fi
 fi
 

@@ -6,32 +6,54 @@
 # with the overrides of scripts/profiles/webshop_train{,_cpu,_gpu}.args:
 #   * no GPU -> CPU profile: the shipped SFT policy (POLICY_DIR, default agentenv_webshop/sft_policy; its
 #     longer turns: webshop_train_cpu_policy.args), or the tiny random model (python -m verl.utils.tiny_model)
-#     while none is there; HF engine, 4 prompts x 2 samples, 4 steps;
+#     while none is there; HF engine, 4 prompts x 2 samples, 4 steps (the SFT policy: 8 goals x 8 samples, 20
+#     steps); it trains on a fixed set of 32 training goals (AgentItemId/webshop_train_cpu32.json), each visited
+#     5 times by the SFT policy's 20 steps;
 #   * GPUs   -> GPU profile: MODEL_PATH (default ~/models/Qwen2.5-3B-Instruct), vLLM, GRPO n=8.
 # Both profiles write a learning report (trainer.learning_report): greedy success and mean reward with 95%
 # CIs on the held-out goals of AgentItemId/webshop_test.json (data.val_max_items) before the first and after
-# the last GRPO step, printed as a table and saved as <trainer.default_local_dir>/learning_report.json;
-# plots of the run's metrics go to <trainer.default_local_dir>/logs/plots.
+# the last GRPO step, and (CPU) on the trained goals (data.trained_val_file), each with the paired 95% CI of
+# the change, printed as a table and saved as <trainer.default_local_dir>/learning_report.json; plots of the
+# run's metrics (per-step curves with a moving average) and of the report go to
+# <trainer.default_local_dir>/logs/plots.
 # Every extra argument is a Hydra override and wins over the profile (it comes last).
-# Environment: see scripts/lib/job.sh; MODEL_PATH (any HF dir, wins over POLICY_DIR); WARM_START=1 (CPU
-#   profile, opt-in): start GRPO from a supervised warm start on expert demonstrations
-#   (scripts/webshop_sft.sh, cached in SFT_DIR, default saves/sft/webshop_tiny) instead.
+# Environment: see scripts/lib/job.sh; MODEL_PATH (any HF dir, wins over POLICY_DIR); WARM_START=1 (opt-in):
+#   start GRPO from a supervised warm start of MODEL_PATH on expert demonstrations (scripts/webshop_sft.sh, cached
+#   in SFT_DIR, default saves/sft/webshop_tiny on CPU, saves/sft/webshop_gpu on GPU; a finished SFT is reused, a
+#   killed one resumes) instead; GPU_LEARNING=1 (GPU profile): the learning profile for a small pretrained policy
+#   (scripts/profiles/webshop_train_gpu_learning.args: 32 goals x 8 samples, 5 turns, 20 steps, a checkpoint every
+#   5 steps). SmolLM2-135M-Instruct end to end, resumable across short GPU sessions (rerun the same line):
+#     bash scripts/fetch_smollm2.sh saves/models/smollm2-135m-instruct
+#     MODEL_PATH=saves/models/smollm2-135m-instruct WARM_START=1 GPU_LEARNING=1 bash scripts/webshop_train.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" && cd "$ROOT"
 source "$ROOT/scripts/lib/job.sh"
 DEFAULT_POLICY="${POLICY_DIR:-$ROOT/agentenv_webshop/sft_policy}"
 
 job_overrides() {
-  [[ "$PROFILE" == cpu ]] || return 0
+  if [[ "${GPU_LEARNING:-0}" == 1 ]]; then
+    if [[ "$PROFILE" != gpu ]]; then
+      echo "[webshop_train] GPU_LEARNING=1 is the GPU profile's learning setup, but PROFILE=$PROFILE" >&2
+      exit 2
+    fi
+    read_overrides "$ROOT/scripts/profiles/webshop_train_gpu_learning.args"
+  fi
   if [[ "${WARM_START:-0}" == 1 ]]; then
-    SFT_DIR="${SFT_DIR:-$ROOT/saves/sft/webshop_tiny}"
+    if [[ "$PROFILE" == gpu && -z "${MODEL_PATH:-}" ]]; then
+      echo "[webshop_train] WARM_START=1 on the GPU profile needs MODEL_PATH=<pretrained HF folder> to fine-tune" \
+           "(e.g. bash scripts/fetch_smollm2.sh)" >&2
+      exit 2
+    fi
+    SFT_DIR="${SFT_DIR:-$ROOT/saves/sft/webshop_$([[ "$PROFILE" == gpu ]] && echo gpu || echo tiny)}"
     if [[ ! -f "$SFT_DIR/sft_metrics.json" ]]; then
-      PYTHON="$PYTHON" MODEL_PATH="$MODEL_PATH" SFT_DIR="$SFT_DIR" EVAL=0 bash "$ROOT/scripts/webshop_sft.sh"
+      PYTHON="$PYTHON" MODEL_PATH="$MODEL_PATH" SFT_DIR="$SFT_DIR" EVAL=0 PROFILE="$PROFILE" \
+        bash "$ROOT/scripts/webshop_sft.sh"
     fi
     OVERRIDES+=(actor_rollout_ref.model.path="$SFT_DIR")
-  elif [[ "$USING_DEFAULT_POLICY" != 1 ]]; then
+  elif [[ "$PROFILE" != cpu || "$USING_DEFAULT_POLICY" != 1 ]]; then
     return 0
   fi
+  [[ "$PROFILE" == cpu ]] || return 0
   # a policy that writes real actions: longer turns and trajectories
   read_overrides "$ROOT/scripts/profiles/webshop_train_cpu_policy.args"
 }

@@ -17,12 +17,14 @@ class ToyWebshopServer:
 
     `kill_after_steps = k` makes the server die while answering its k-th /step: that request's
     connection is dropped unanswered and the port refuses from then on (as a crashed process).
-    `restart()` serves again on the same port, with no sessions.
+    `step_error_status = 503` answers every /step with that HTTP status (resets still work): the
+    agent has produced tokens when its env fails. `restart()` serves again on the same port, with no sessions.
     """
 
     def __init__(self, done_after: int = 3, step_delay_s: float = 0.0, port: int = 0):
         self.done_after, self.step_delay_s = done_after, step_delay_s
         self.kill_after_steps: int | None = None
+        self.step_error_status: int | None = None
         self.steps = 0
         self._lock = threading.Lock()
         self._sessions: dict[int, dict] = {}
@@ -95,6 +97,8 @@ class ToyWebshopServer:
                 return self._reply(req, f"page {env['t']}")
             if path == "step":
                 self.steps += 1
+                if self.step_error_status is not None:
+                    return self._reply(req, {"error": {"code": "env_failed"}}, status=self.step_error_status)
                 if self.kill_after_steps is not None and self.steps >= self.kill_after_steps:
                     self._die()
                     req.close_connection = True
@@ -118,7 +122,7 @@ class ToyWebshopServer:
         self.stop()
         with self._lock:
             self._sessions.clear()
-            self.kill_after_steps, self.steps, self._dead = None, 0, False
+            self.kill_after_steps, self.step_error_status, self.steps, self._dead = None, None, 0, False
         self._httpd = self._serve(self.port)
 
     def stop(self) -> None:

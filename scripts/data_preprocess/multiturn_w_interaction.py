@@ -7,7 +7,8 @@
 default the task's AgentItemId/<task>_test.json), one row per item id:
 
     data_source  "<task>"                   ability  "agent"
-    prompt       the chat before the first observation: the system line and the env client's
+    prompt       the chat before the first observation: the system line (AgentGym-RL's Qwen line; with
+                 --model_path, that model family's default: none for a non-Qwen model) and the env client's
                  conversation start (its instruction as a user turn, "Ok." as an assistant turn);
                  the interaction supplies the first observation when it starts
     reward_model {"style": "interaction"}
@@ -24,15 +25,16 @@ sys.path.insert(0, ROOT)
 
 from agentenv.item_ids import load_item_id_file  # noqa: E402
 from verl.utils.agentgym.client import envclient_classes  # noqa: E402
-from verl.workers.rollout.tokenizer import DEFAULT_SYSTEM_PROMPT, initial_messages  # noqa: E402
+from verl.workers.rollout.tokenizer import DEFAULT_SYSTEM_PROMPT, default_system_prompt, initial_messages  # noqa: E402
 
 __all__ = ["interaction_rows", "main"]
 
 
-def interaction_rows(item_id_file: str, task: str, split: str, num_samples: int | None = None) -> list[dict]:
+def interaction_rows(item_id_file: str, task: str, split: str, num_samples: int | None = None,
+                     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT) -> list[dict]:
     """The parquet rows (see the module docstring) for the item ids of `task` in `item_id_file`."""
     start = envclient_classes[task].conversation_start
-    prompt = initial_messages(DEFAULT_SYSTEM_PROMPT, start, "")[:-1]  # the observation comes from the interaction
+    prompt = initial_messages(system_prompt, start, "")[:-1]  # the observation comes from the interaction
     rows = []
     for entry in load_item_id_file(item_id_file, "item_id"):
         if entry["task_name"] != task:
@@ -58,10 +60,17 @@ def main(task: str, argv: list[str] | None = None) -> None:
     parser.add_argument("--test_file", default=os.path.join(ROOT, "AgentItemId", f"{task}_test.json"))
     parser.add_argument("--local_save_dir", required=True)
     parser.add_argument("--num_samples", type=int, default=None, help="keep only the first N rows of each split")
+    parser.add_argument("--model_path", default=None,
+                        help="the policy's HF dir: its family's system line (default: AgentGym-RL's Qwen line)")
     args = parser.parse_args(argv)
+    system_prompt = DEFAULT_SYSTEM_PROMPT
+    if args.model_path:
+        from transformers import AutoTokenizer
+
+        system_prompt = default_system_prompt(AutoTokenizer.from_pretrained(os.path.expanduser(args.model_path)))
     out = os.path.expanduser(args.local_save_dir)
     os.makedirs(out, exist_ok=True)
     for split, path in (("train", args.input_file), ("test", args.test_file)):
-        rows = interaction_rows(path, task, split, args.num_samples)
+        rows = interaction_rows(path, task, split, args.num_samples, system_prompt)
         pd.DataFrame(rows).to_parquet(os.path.join(out, f"{split}.parquet"))
         print(f"{split}: {len(rows)} rows -> {os.path.join(out, split + '.parquet')}")

@@ -21,7 +21,8 @@ run_recipe() {
   export DATA_DIR="${DATA_DIR:-$OUTPUT_DIR/data}"
   mkdir -p "$OUTPUT_DIR/logs" "$OUTPUT_DIR/checkpoints" "$OUTPUT_DIR/metrics"
   if [[ ! -f "$DATA_DIR/train.parquet" ]]; then
-    "$PYTHON" "$ROOT/scripts/data_preprocess/${task}_multiturn_w_interaction.py" --local_save_dir "$DATA_DIR"
+    "$PYTHON" "$ROOT/scripts/data_preprocess/${task}_multiturn_w_interaction.py" --local_save_dir "$DATA_DIR" \
+      ${MODEL_PATH:+--model_path "$MODEL_PATH"}
   fi
   "ensure_${task}_server" "$ENV_ADDR" "${task}_grpo_${mode}"
   job_model

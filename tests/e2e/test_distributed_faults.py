@@ -133,37 +133,60 @@ def test_seeds_unique_across_two_ranks_when_n_does_not_divide_the_share(tok):
     assert len(set(real)) == 9, "two samples got the same seed"
 
 
-def test_uneven_env_failures_across_ranks_are_masked_and_leave_their_groups(webshop_url, tok):
+def test_uneven_env_failures_at_step_across_ranks_carry_no_loss_and_leave_their_groups(webshop_url, tok):
+    """Rank 1's env server resets but fails every /step: its trajectories produced tokens, then failed.
+    Their rows carry no loss, and the survivor their failure left alone in its group is dropped."""
     import numpy as np
     from scripted_engine import ScriptedWebshopEngine
+    from toy_env_server import ToyWebshopServer
 
     from verl.agent_trainer.ppo import core_algos
     from verl.protocol import DataProto
 
     batch = _prompts_times_n(3, 2, item_ids=["webshop_0", "webshop_1", "webshop_2"])  # 6 rows -> 3 + 3
-    shares = _split_like_call_dp(batch)
+    failing = ToyWebshopServer()
+    failing.step_error_status = 503
     outs = []
-    for rank, share in enumerate(shares):  # rank 1's env server is down (nothing listens on port 9)
-        loop = _loop(ScriptedWebshopEngine(tok), tok, webshop_url if rank == 0 else "http://127.0.0.1:9")
-        try:
-            outs.append(loop.run(share))
-        finally:
-            loop.close()
+    try:
+        for rank, share in enumerate(_split_like_call_dp(batch)):
+            loop = _loop(ScriptedWebshopEngine(tok), tok, webshop_url if rank == 0 else failing.url)
+            try:
+                outs.append(loop.run(share))
+            finally:
+                loop.close()
+    finally:
+        failing.stop()
     assert outs[0].meta_info["rollout/env_errors"] == 0 and outs[1].meta_info["rollout/env_errors"] == 3
     out = DataProto.concat(outs)
-    failed = np.array([bool(e) for e in out.non_tensor_batch["env_error"]])
+    errors = list(out.non_tensor_batch["env_error"])
+    failed = np.array([bool(e) for e in errors])
     assert failed.tolist() == [False, False, False, True, True, True]
+    assert all("503" in e for e in errors[3:]), errors
+    R = out.batch["responses"].shape[1]
+    produced = out.batch["attention_mask"][:, -R:].sum(-1)
+    assert all(int(n) > 0 for n in produced[failed])  # the agent wrote its action before the env failed
     mask = out.batch["response_mask"]
     assert int(mask[failed].sum()) == 0 and all(int(m.sum()) > 0 for m in mask[~failed])
-    # group u1 straddles the ranks (row 2 ok, row 3 failed): the failed rows leave their groups, so
-    # the real samples get exactly the advantages they would get had the failures never been drawn
     uids = list(out.non_tensor_batch["uid"])
     assert uids[:3] == ["u0", "u0", "u1"] and all("#env_error" in u for u in uids[3:])
-    scores = out.batch["token_level_scores"]
-    adv, _ = core_algos.compute_grpo_outcome_advantage(scores, mask, np.array(uids, dtype=object))
-    alone, _ = core_algos.compute_grpo_outcome_advantage(scores[:3], mask[:3], np.array(uids[:3], dtype=object))
-    assert torch.equal(adv[:3], alone)
-    assert float(adv[failed].abs().sum()) == 0.0
+
+    # the advantage step as the trainer runs it: group u1 straddles the ranks (row 2 ok, row 3 failed), so
+    # row 2 is alone in its group and is dropped; group u0 gets what it would get had no failure been drawn
+    scores = out.batch["token_level_scores"].clone()
+    out.batch["token_level_rewards"] = out.batch["token_level_scores"]
+    core_algos.compute_advantage(out, "grpo")
+    assert out.meta_info["lone_survivors"] == 1
+    kept = out.batch["response_mask"]
+    assert int(kept[2:].sum()) == 0 and int(kept[:2].sum()) == int(mask[:2].sum())
+    adv = out.batch["advantages"]
+    alone, _ = core_algos.compute_grpo_outcome_advantage(scores[:2], mask[:2], np.array(uids[:2], dtype=object))
+    assert torch.equal(adv[:2], alone) and float(adv[2:].abs().sum()) == 0.0
+    # the policy loss on these rows: whatever advantage a dropped or failed row had, it gets no gradient
+    log_probs = out.batch["rollout_log_probs"].clone().requires_grad_(True)
+    loss, _ = core_algos.compute_policy_loss_vanilla(out.batch["rollout_log_probs"], log_probs,
+                                                     torch.ones_like(adv), kept)
+    loss.backward()
+    assert float(log_probs.grad[2:].abs().sum()) == 0.0 and float(log_probs.grad[:2].abs().sum()) > 0
 
 
 def test_a_rollout_where_most_env_calls_fail_stops_the_step(tok):

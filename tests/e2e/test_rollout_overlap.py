@@ -5,10 +5,16 @@ Run 1 trains 3 steps with overlap: step 1's batch comes from the initial weights
 and 3 from the weights before the previous update (staleness 1), started while that update ran. Run 2
 resumes from step 2's checkpoint: the pipeline is re-primed (step 3 generated with the restored weights,
 staleness 0) on the same third batch of the seeded data order.
+
+Whether the tiny rollout is still running when the update ends is up to timing, so the weight-version
+guard is also checked with a forced order: the actor worker's rollout is held inside the engine until the
+update has returned (`test_overlapped_rollout_keeps_one_weight_version_through_the_update`).
 """
 from __future__ import annotations
 
+import asyncio
 import math
+import threading
 
 import pytest
 from e2e.test_train_webshop import _rollout_item_ids, grpo_args, read_metrics, run_main_ppo
@@ -58,3 +64,63 @@ def test_overlap_trains_one_step_off_policy_and_resumes(webshop_url, tiny_model,
     assert rows2[0]["training/weight_staleness"] == 0  # re-primed: generated with the restored weights
     assert math.isfinite(rows2[0]["actor/pg_loss"])
     assert _rollout_item_ids(tmp_path / "rollouts2", step=3) == sorted(order[2] * 2)
+
+
+def test_overlapped_rollout_keeps_one_weight_version_through_the_update(tiny_model):
+    """The worker side of the overlap, in a forced order (no timing): the rollout runs in a second thread,
+    as in the workers' `rollout` concurrency group, and its first generate call waits inside the engine
+    until the update (meta sync_weights=False, as the trainer sends it) has returned. The engine's weight
+    version at every generate call, before and after it, is the version at the rollout's start."""
+    import numpy as np
+    from omegaconf import OmegaConf
+    from unit.verl.workers.agent_actor.test_fsdp_workers import actor_worker, dict_config, make_batch
+
+    from verl.protocol import DataProto
+
+    cfg = OmegaConf.merge(dict_config(tiny_model), OmegaConf.from_dotlist([
+        "actor_rollout_ref.actor.use_kl_loss=false", "data.max_prompt_length=256", "data.max_response_length=16",
+        "actor_rollout_ref.rollout.max_tokens=4"]))
+    worker = actor_worker(cfg, role="actor_rollout")
+    worker.init_model()
+    entered, release, seen, rollout = threading.Event(), threading.Event(), [], {}
+    generate = worker.engine.generate
+
+    async def held(prompt_ids, sampling):
+        seen.append(worker.engine_version)
+        entered.set()
+        await asyncio.to_thread(release.wait, 120)  # until the update has returned
+        out = await generate(prompt_ids, sampling)
+        seen.append(worker.engine_version)
+        return out
+
+    def run_rollout(prompts):
+        try:
+            rollout["out"] = worker.generate_sequences(prompts)
+        except Exception as exc:  # reported by the asserts below
+            rollout["error"] = exc
+
+    prompts = DataProto.from_dict(non_tensors={"prompt": np.array(
+        [[{"role": "user", "content": f"question {i}"}] for i in range(2)], dtype=object)},
+        meta_info={"global_step": 2})
+    worker.engine.generate = held
+    thread = threading.Thread(target=run_rollout, args=(prompts,))
+    try:
+        thread.start()
+        assert entered.wait(120), f"the rollout never reached the engine: {rollout}"
+        start_version = seen[0]
+        data = make_batch(worker.tokenizer)
+        data = data.union(worker.compute_log_prob(data))
+        data.meta_info["sync_weights"] = False  # RayPPOTrainer._update_actor under trainer.rollout_overlap
+        worker.update_actor(data)
+        assert worker.actor_version == start_version + 1
+    finally:
+        release.set()
+        thread.join(120)
+    try:
+        assert "error" not in rollout, rollout.get("error")
+        assert len(seen) == 4 and set(seen) == {start_version}, seen
+        assert rollout["out"].meta_info["rollout_weights_version"] == start_version
+        worker.sync_weights()  # the join: only now does the engine get the update
+        assert worker.engine_version == start_version + 1
+    finally:
+        worker.shutdown()

@@ -1,7 +1,8 @@
 """End to end: `bash scripts/webshop_train.sh` (CPU profile) writes the learning report. With no shipped
 policy (POLICY_DIR points nowhere) it says so and falls back to the tiny model, validates greedily on
-the held-out goals, trains one GRPO step, validates again, prints the before/after table and writes
-learning_report.json and the plots of the run."""
+the held-out goals and on training goals of the profile's fixed set (AgentItemId/webshop_train_cpu32.json; two
+of them here, to bound the time), trains one GRPO step on that set, validates both again, prints the
+before/after table of both goal sets and writes learning_report.json and the plots of the run."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,7 @@ import pytest
 pytestmark = pytest.mark.timeout(300)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOALS = 3
+TRAINED = 2
 
 
 def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
@@ -24,20 +26,28 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
     env = {**os.environ, "PYTHON": sys.executable, "PROFILE": "cpu", "ENV_ADDR": webshop_url,
            "TINY_MODEL_DIR": tiny, "POLICY_DIR": str(tmp_path / "no_policy"), "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("MODEL_PATH", None)
+    trained_ids = json.loads(open(os.path.join(ROOT, "AgentItemId", "webshop_train_cpu32.json")).read())[:TRAINED]
+    trained_file = tmp_path / "trained.json"
+    trained_file.write_text(json.dumps(trained_ids))
     proc = subprocess.run(
         ["bash", "scripts/webshop_train.sh", "trainer.total_training_steps=1", f"data.val_max_items={GOALS}",
-         "data.train_batch_size=2", f"trainer.default_local_dir={run}",
+         "data.train_batch_size=2", f"trainer.default_local_dir={run}", f"data.trained_val_file={trained_file}",
          f"actor_rollout_ref.rollout.rollout_log_dir={run / 'rollouts'}", "ray_init.object_store_memory=200000000"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, f"{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
     assert f"no policy at {tmp_path / 'no_policy'}" in proc.stdout and "tiny random model" in proc.stdout
 
     report = json.loads((run / "learning_report.json").read_text())
-    assert {"n_goals", "before", "after", "seconds", "seed"} <= set(report)
+    assert {"n_goals", "before", "after", "change_ci95", "per_goal", "trained", "seconds", "seed"} <= set(report)
     assert report["n_goals"] == GOALS and report["seed"] == 0 and report["train_steps"] == 1
+    assert report["trained"]["n_goals"] == TRAINED and report["trained_val_file"] == str(trained_file)
+    assert report["trained"]["per_goal"]["ids"] == [r["item_id"] for r in trained_ids]
     assert report["before"]["step"] == 0 and report["after"]["step"] == 1
     assert 0 < report["seconds"] < 240
-    for half in (report["before"], report["after"]):
+    for sec in (report, report["trained"]):
+        lo, hi = sec["change_ci95"]
+        assert -1.0 <= lo <= sec["after"]["success_rate"] - sec["before"]["success_rate"] + 1e-9 and hi >= lo
+    for half in (report["before"], report["after"], report["trained"]["before"], report["trained"]["after"]):
         assert set(half) == {"success_rate", "success_ci95", "mean_reward", "mean_reward_ci95", "step"}
         lo, hi = half["success_ci95"]
         assert 0.0 <= lo <= half["success_rate"] <= hi <= 1.0 and hi > lo  # Wilson is never empty on 3 goals
@@ -48,6 +58,7 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
     from verl.agent_trainer.learning_report import format_table
 
     assert format_table(report) in proc.stdout
+    assert f"held-out goals ({GOALS})" in proc.stdout and f"trained goals ({TRAINED})" in proc.stdout
 
     # the report's numbers are the trainer's own greedy validation at steps 0 and 1 (one owner)
     rows = [json.loads(line) for line in open(run / "logs" / "metrics.jsonl")]
@@ -59,6 +70,10 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
         ci95 = [val[step]["val/greedy/success_ci95_lo"], val[step]["val/greedy/success_ci95_hi"]]
         assert ci95 == half["success_ci95"]
         assert val[step]["val/greedy/mean_reward"] == half["mean_reward"]
+    for step, half in ((0, report["trained"]["before"]), (1, report["trained"]["after"])):
+        assert val[step]["val_trained/greedy/num_items"] == TRAINED
+        assert val[step]["val_trained/greedy/success_rate"] == half["success_rate"]
     plots = sorted(p.name for p in (run / "logs" / "plots").iterdir())
-    assert plots == ["env_errors.png", "length_turns.png", "reward_success.png", "validation.png"]
+    assert plots == ["env_errors.png", "learning_report.png", "length_turns.png", "reward_success.png",
+                     "validation.png"]
     assert all((run / "logs" / "plots" / p).stat().st_size > 0 for p in plots)

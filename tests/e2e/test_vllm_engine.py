@@ -32,23 +32,12 @@ def model_dir(tmp_path_factory):
     """Tiny Qwen2 (head_dim 64, the shared tiny model's tokenizer and config) with varied, well-separated logits.
 
     The shared tiny model's init (std 0.02, tied embeddings) makes nearly flat distributions whose
-    greedy continuation just repeats a token; untied weights drawn with std 0.2 give varied
-    continuations with top-1/top-2 logit gaps far above float32 noise.
+    greedy continuation just repeats a token; untied weights drawn with std 0.2 (`varied_tiny_model`, as
+    the GPU engine tests use) give varied continuations with top-1/top-2 logit gaps far above float32 noise.
     """
-    from transformers import AutoConfig, AutoTokenizer, Qwen2ForCausalLM
+    from gpu_engine_checks import varied_tiny_model
 
-    from verl.utils.tiny_model import build_tiny_model
-
-    base = build_tiny_model(str(tmp_path_factory.mktemp("tiny-base")))
-    config = AutoConfig.from_pretrained(base)
-    config.tie_word_embeddings = False
-    config.initializer_range = 0.2
-    torch.manual_seed(0)
-    model = Qwen2ForCausalLM(config).to(torch.float32)
-    out = str(tmp_path_factory.mktemp("tiny-varied"))
-    model.save_pretrained(out)
-    AutoTokenizer.from_pretrained(base).save_pretrained(out)
-    return out
+    return varied_tiny_model(str(tmp_path_factory.mktemp("tiny-base")), str(tmp_path_factory.mktemp("tiny-varied")))
 
 
 @pytest.fixture(scope="module")

@@ -38,12 +38,12 @@ from verl.agent_trainer.config.schema import console_entry
 from verl.agent_trainer.config.sft_schema import SFTConfig, load_sft_config
 from verl.agent_trainer.sft_batch import collate_sft_examples, sft_nll_sum
 from verl.workers.rollout.tokenizer import (
-    DEFAULT_SYSTEM_PROMPT,
     chat_template_pieces,
     encode_text,
     initial_messages,
     observation_token_ids,
     render_chat,
+    resolve_system_prompt,
 )
 
 __all__ = ["main", "run_sft", "load_conversations", "tokenize_conversation", "is_trained_turn", "SFT_METRICS_FILE"]
@@ -101,7 +101,8 @@ def tokenize_conversation(tokenizer, conversations: Sequence[dict], system_promp
     Args:
         tokenizer: HF tokenizer with an append-only chat template; its EOS ends an assistant turn.
         conversations: AgentTraj turns `{"from": "human"|"gpt", "loss", "value"}`.
-        system_prompt: system line (None: the rollout's `DEFAULT_SYSTEM_PROMPT`; "" for none).
+        system_prompt: system line (None: the model family's default, as in the rollout:
+            `rollout.tokenizer.default_system_prompt`; "" for none).
         max_length: cut ids and mask to this many tokens (None: no cut).
         pieces: `chat_template_pieces(tokenizer)`, computed when not given.
 
@@ -111,7 +112,7 @@ def tokenize_conversation(tokenizer, conversations: Sequence[dict], system_promp
     Raises:
         ValueError: no trained assistant turn, or the turns after it do not alternate gpt/human.
     """
-    system_prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
+    system_prompt = resolve_system_prompt(system_prompt, tokenizer)
     turns = list(conversations)
     first = next((k for k, t in enumerate(turns) if is_trained_turn(t)), None)
     if first is None:

@@ -1,14 +1,20 @@
-"""PNG plots of a training run from the `file` logger's JSON lines (`<log_dir>/metrics.jsonl`).
+"""PNG plots of a training run from the `file` logger's JSON lines (`<log_dir>/metrics.jsonl`) and its
+learning report (`learning_report.json`).
 
-    python -m verl.utils.plots <metrics.jsonl> <out_dir>
+    python -m verl.utils.plots <metrics.jsonl> <out_dir> [--report <learning_report.json>]
 
 Writes one figure per topic whose metrics the run logged (a topic with none is skipped):
 
 * `reward_success.png`  env/reward/mean (band: min..max) and env/success_rate per training step;
-* `validation.png`      val/<mode>/success_rate and val/<mode>/mean_reward (error bars: their 95% CIs);
+* `validation.png`      val/<mode>/success_rate and val/<mode>/mean_reward, and the learning report's
+                        trained goals (val_trained/greedy/*) (error bars: their 95% CIs);
 * `length_turns.png`    response_length/mean and env/num_turns/mean per step;
-* `env_errors.png`      env/error_rate and env/needs_judge_rate per step.
+* `env_errors.png`      env/error_rate and env/needs_judge_rate per step;
+* `learning_report.png` (with a report) greedy success and mean reward before and after training, per goal
+                        set (held-out, trained), with their 95% CIs and the paired change.
 
+Per-step training curves are drawn faintly, with their trailing moving average over `MA_WINDOW` steps
+(fewer at the start) on top: a step's value swings with the goals it drew, the average shows the trend.
 The trainer calls `plot_metrics` at the end of `fit()` when `trainer.plots` is on and the `file`
 logger writes metrics.jsonl. Rendering uses matplotlib's Agg canvas (no display, no pyplot state).
 """
@@ -20,7 +26,11 @@ import os
 import sys
 from typing import Sequence
 
-__all__ = ["read_metrics", "plot_metrics", "FIGURES"]
+__all__ = ["read_metrics", "plot_metrics", "plot_learning_report", "moving_average", "FIGURES", "MA_WINDOW",
+           "REPORT_FIGURE"]
+
+MA_WINDOW = 5  # steps in the trailing moving average of per-step curves
+REPORT_FIGURE = "learning_report.png"
 
 # figure file -> panels; a panel is (title, lines) and a line is (metric, label, band): band names the
 # (low, high) series drawn around the line (a shaded band from 30 points on, error bars below), or is None
@@ -32,11 +42,15 @@ FIGURES: dict[str, list[tuple[str, list[tuple[str, str, tuple[str, str] | None]]
     ],
     "validation.png": [
         ("validation success rate (95% CI)", [
-            (f"val/{mode}/success_rate", mode, (f"val/{mode}/success_ci95_lo", f"val/{mode}/success_ci95_hi"))
-            for mode in ("greedy", "sampled")]),
+            (f"{prefix}/{mode}/success_rate", f"{label}, {mode}",
+             (f"{prefix}/{mode}/success_ci95_lo", f"{prefix}/{mode}/success_ci95_hi"))
+            for prefix, label, mode in (("val", "validation", "greedy"), ("val", "validation", "sampled"),
+                                        ("val_trained", "trained goals", "greedy"))]),
         ("validation mean reward (95% CI)", [
-            (f"val/{mode}/mean_reward", mode, (f"val/{mode}/mean_reward_ci95_lo", f"val/{mode}/mean_reward_ci95_hi"))
-            for mode in ("greedy", "sampled")]),
+            (f"{prefix}/{mode}/mean_reward", f"{label}, {mode}",
+             (f"{prefix}/{mode}/mean_reward_ci95_lo", f"{prefix}/{mode}/mean_reward_ci95_hi"))
+            for prefix, label, mode in (("val", "validation", "greedy"), ("val", "validation", "sampled"),
+                                        ("val_trained", "trained goals", "greedy"))]),
     ],
     "length_turns.png": [
         ("response length (tokens)", [("response_length/mean", "response_length/mean", None)]),
@@ -76,8 +90,27 @@ def read_metrics(path: str) -> dict[str, dict[int, float]]:
     return series
 
 
+def moving_average(values: Sequence[float], window: int = MA_WINDOW) -> list[float]:
+    """Trailing moving average: entry i is the mean of values[max(0, i - window + 1) : i + 1]."""
+    if window < 1:
+        raise ValueError(f"moving_average: window must be >= 1, got {window}")
+    out, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def _is_per_step(metric: str) -> bool:
+    """Training metrics (one value a step) get a moving average; validation points do not."""
+    return not metric.startswith(("val/", "val_trained/"))
+
+
 def _draw(path: str, panels, series: dict[str, dict[int, float]]) -> bool:
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     present = [(title, [line for line in lines if series.get(line[0])]) for title, lines in panels]
     present = [p for p in present if p[1]]
@@ -88,8 +121,13 @@ def _draw(path: str, panels, series: dict[str, dict[int, float]]) -> bool:
     for ax, (title, lines) in zip(axes, present, strict=True):
         for metric, label, band in lines:
             steps = sorted(series[metric])
-            drawn, = ax.plot(steps, [series[metric][s] for s in steps], marker="o" if len(steps) < 30 else None,
-                             label=label)
+            values = [series[metric][s] for s in steps]
+            smooth = _is_per_step(metric) and len(steps) > 2
+            drawn, = ax.plot(steps, values, marker="o" if len(steps) < 30 else None, markersize=3 if smooth else 6,
+                             alpha=0.35 if smooth else 1.0, label=f"{label} (per step)" if smooth else label)
+            if smooth:
+                ax.plot(steps, moving_average(values), color=drawn.get_color(), linewidth=2.2,
+                        label=f"{label} (mean of last {MA_WINDOW} steps)")
             if band is not None:
                 lo, hi = series.get(band[0], {}), series.get(band[1], {})
                 both = [s for s in steps if s in lo and s in hi]
@@ -100,18 +138,61 @@ def _draw(path: str, panels, series: dict[str, dict[int, float]]) -> bool:
                     ys = [series[metric][s] for s in both]
                     ax.errorbar(both, ys, yerr=[[y - lo[s] for y, s in zip(ys, both, strict=True)],
                                                 [hi[s] - y for y, s in zip(ys, both, strict=True)]],
-                                fmt="none", capsize=4, color=drawn.get_color(), alpha=0.7)
+                                fmt="none", capsize=4, color=drawn.get_color(), alpha=0.3 if smooth else 0.7)
         ax.set_title(title)
         ax.set_xlabel("training step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
-        if len(lines) > 1:
-            ax.legend()
+        if len(ax.get_legend_handles_labels()[0]) > 1:
+            ax.legend(fontsize="small")
     fig.savefig(path, dpi=100)
     return True
 
 
-def plot_metrics(metrics_path: str, out_dir: str) -> list[str]:
-    """Write the PNGs of `FIGURES` for the metrics in `metrics_path` into `out_dir`; returns their paths."""
+def plot_learning_report(report: dict, path: str) -> str:
+    """Bars of greedy success and mean reward before and after training for each goal set of a learning
+    report (`verl.agent_trainer.learning_report`), with their 95% CIs as error bars and the change with its
+    paired 95% CI written above each pair. Returns `path`."""
+    from matplotlib.figure import Figure
+
+    from verl.agent_trainer.learning_report import report_sections
+
+    sections = report_sections(report)
+    fig = Figure(figsize=(3.2 + 2.2 * len(sections), 7.0), layout="constrained")
+    axes = fig.subplots(2, 1)[:]
+    for ax, (key, title, change_key) in zip(axes, (("success", "greedy success rate", "change_ci95"),
+                                                  ("mean_reward", "greedy mean reward", "mean_reward_change_ci95")),
+                                            strict=True):
+        value = "success_rate" if key == "success" else key
+        for offset, when, color in ((-0.2, "before", "tab:gray"), (0.2, "after", "tab:blue")):
+            xs = [i + offset for i in range(len(sections))]
+            ys = [sec[when][value] for _, sec in sections]
+            cis = [sec[when][f"{key}_ci95"] for _, sec in sections]
+            ax.bar(xs, ys, width=0.38, color=color, label=f"{when} (step {sections[0][1][when]['step']})",
+                   yerr=[[y - lo for y, (lo, _) in zip(ys, cis, strict=True)],
+                         [hi - y for y, (_, hi) in zip(ys, cis, strict=True)]], capsize=5)
+        for i, (_, sec) in enumerate(sections):
+            change = sec["after"][value] - sec["before"][value]
+            ci = sec.get(change_key)
+            text = f"{change:+.3f}" + (f"\n[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+            top = max(sec[w][f"{key}_ci95"][1] for w in ("before", "after"))
+            ax.annotate(text, (i, top), xytext=(0, 4), textcoords="offset points", ha="center", fontsize="small")
+        ax.set_xticks(range(len(sections)), [f"{label} goals ({sec['n_goals']})" for label, sec in sections])
+        ax.set_ylim(0.0, 1.25)
+        ax.set_title(f"{title} (95% CI; above: change, paired 95% CI)", fontsize="medium")
+        ax.legend(loc="upper left", fontsize="small")
+        ax.grid(axis="y", alpha=0.3)
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def plot_metrics(metrics_path: str, out_dir: str, report_path: str | None = None) -> list[str]:
+    """Write the PNGs of `FIGURES` for the metrics in `metrics_path` into `out_dir`, and `REPORT_FIGURE` of the
+    learning report at `report_path` when given; returns their paths.
+
+    Raises:
+        FileNotFoundError: `metrics_path` or `report_path` names no file.
+    """
     series = read_metrics(metrics_path)
     os.makedirs(out_dir, exist_ok=True)
     written = []
@@ -119,15 +200,27 @@ def plot_metrics(metrics_path: str, out_dir: str) -> list[str]:
         path = os.path.join(out_dir, name)
         if _draw(path, panels, series):
             written.append(path)
+    if report_path is not None:
+        from verl.agent_trainer.learning_report import load_report
+
+        written.append(plot_learning_report(load_report(report_path), os.path.join(out_dir, REPORT_FIGURE)))
     return written
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """CLI: `python -m verl.utils.plots <metrics.jsonl> <out_dir>`; prints the files written."""
+    """CLI: `python -m verl.utils.plots <metrics.jsonl> <out_dir> [--report <learning_report.json>]`; prints
+    the files written."""
     args = list(sys.argv[1:] if argv is None else argv)
+    report = None
+    if "--report" in args:
+        at = args.index("--report")
+        if at + 1 >= len(args):
+            sys.exit("--report needs a learning_report.json (or its run directory)")
+        report = args[at + 1]
+        del args[at:at + 2]
     if len(args) != 2:
-        sys.exit("usage: python -m verl.utils.plots <metrics.jsonl> <out_dir>")
-    paths = plot_metrics(*args)
+        sys.exit("usage: python -m verl.utils.plots <metrics.jsonl> <out_dir> [--report <learning_report.json>]")
+    paths = plot_metrics(*args, report_path=report)
     if not paths:
         sys.exit(f"{args[0]} holds none of the plotted metrics ({', '.join(FIGURES)})")
     print("\n".join(paths))

@@ -42,7 +42,7 @@ from verl.protocol import DataProto
 from verl.utils import model_utils
 from verl.utils.checkpoint import capture_rng_state, restore_rng_state, to_cpu
 from verl.utils.device import resolve_device, resolve_dtype
-from verl.workers.copy_only import CopyOnlyRule, copy_only_token_ids
+from verl.workers.copy_only import copy_only_rule
 
 __all__ = ["ActorRolloutRefWorker", "CriticWorker", "RewardModelWorker"]
 
@@ -353,6 +353,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         self._optimizer_offload = False
         # weight versions: actor updates applied, and the actor version the engine last received
         self.actor_version = self.engine_version = 0
+        self._weight_syncs_started = 0  # a sync that began during a rollout changed its weights, finished or not
 
     # ------------------------------------------------------------------------------ init
     def init_model(self) -> None:
@@ -401,7 +402,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
             self.ref_policy = DataParallelPPOActor(actor_cfg, self.ref_module, None)
 
         if cfg.rollout.copy_only_tokens:  # log-probs under the rule the rollout samples with
-            rule = CopyOnlyRule(copy_only_token_ids(self.tokenizer, cfg.rollout.copy_only_tokens))
+            rule = copy_only_rule(self.tokenizer, cfg.rollout.copy_only_tokens)
             for policy in (self.actor, self.ref_policy):
                 if policy is not None:
                     policy.copy_only = rule
@@ -424,18 +425,27 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
 
         With `rollout.free_cache_engine` the engine is woken first (weights, then KV cache) and put
         back to sleep afterwards, so the log-prob passes and the actor update have its GPU memory.
+        meta `rollout_weights_version` is the engine's weight version for the whole rollout.
+
+        Raises:
+            RuntimeError: the engine's weights changed while the rollout ran (a weight sync ran beside it,
+                e.g. an update that synced under `trainer.rollout_overlap`): the batch would mix two policies.
         """
         if self.agent_loop is None:
             raise RuntimeError(f"generate_sequences needs role actor_rollout[_ref], this worker is {self.role!r}")
-        start = time.perf_counter()
+        start, version, syncs = time.perf_counter(), self.engine_version, self._weight_syncs_started
         self.engine.wake_up()
         try:
             out = self.agent_loop.run(prompts)
         finally:
             if self.engine.free_cache:
                 self.engine.sleep()
+        if self._weight_syncs_started != syncs:
+            raise RuntimeError(f"the rollout engine's weights changed during the rollout (version {version} -> "
+                               f"{self.engine_version}): a weight sync ran beside it; under trainer.rollout_overlap "
+                               "the update must leave the engine alone (meta_info sync_weights=False) until the join")
         out.meta_info.setdefault("timing_s/rollout", time.perf_counter() - start)
-        out.meta_info["rollout_weights_version"] = self.engine_version
+        out.meta_info["rollout_weights_version"] = version
         return out
 
     def _named_full_params(self):
@@ -463,6 +473,7 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         """
         if self.engine is None:
             return
+        self._weight_syncs_started += 1
         if self.engine.is_sleeping:
             self.engine.wake_up(["weights"])
         self.engine.update_weights(self._named_full_params())

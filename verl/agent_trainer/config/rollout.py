@@ -105,7 +105,7 @@ class RolloutConfig:
     send_interval: float = 0.0
     seed: int = 0
     rollout_log_dir: Optional[str] = None
-    system_prompt: Optional[str] = None      # null: AgentGym-RL's Qwen system line; "" for none
+    system_prompt: Optional[str] = None      # null: the model family's default (Qwen line for Qwen)
     stop_token_ids: List[int] = field(default_factory=list)  # extra ids that end a turn (besides EOS)
     copy_only_tokens: Optional[str] = None   # regex: matching vocabulary tokens only when already in the context
     val_kwargs: ValKwargsConfig = field(default_factory=ValKwargsConfig)

@@ -25,6 +25,14 @@ observation tokens inside the response have mask 0. Temporal estimators (``gae``
 ``reinforce_plus_plus``) skip mask-0 tokens entirely: the recursion runs over model tokens only, so
 a reward must sit on a model token (the rollout puts the final reward on the last one). Rewards or
 values at mask-0 positions do not change any result.
+
+Groups after failures: a trajectory whose env failed (or that needs a judge) leaves its uid group in the
+agent loop, so group baselines see real samples only. A group left with ONE member has no baseline: on
+the batch level (``compute_advantage``, what the trainer calls) a group estimator drops that row
+(``drop_lone_survivors``: its ``response_mask`` becomes 0, so no policy, KL or entropy loss, and its
+advantages are 0), never training it on its raw reward. The trainer refuses ``rollout.n < 2`` for group
+estimators, so in training a one-row group always means its other samples failed. The estimators called
+directly keep verl's rule for a singleton group (mean 0, std 1).
 """
 from __future__ import annotations
 
@@ -57,7 +65,7 @@ __all__ = [
     "compute_policy_loss_cispo", "compute_policy_loss_clip_cov", "compute_policy_loss_kl_cov",
     "agg_loss", "AGG_LOSS_MODES", "kl_penalty", "KL_PENALTY_TYPES",
     "FixedKLController", "AdaptiveKLController", "get_kl_controller",
-    "compute_value_loss", "compute_entropy_loss", "apply_kl_penalty", "compute_advantage",
+    "compute_value_loss", "compute_entropy_loss", "apply_kl_penalty", "compute_advantage", "drop_lone_survivors",
 ]
 
 _ALGO_DEFAULTS = AlgoConfig()
@@ -333,17 +341,18 @@ def compute_grpo_passk_outcome_advantage(token_level_rewards: torch.Tensor, resp
                                          epsilon: float = 1e-6, norm_adv_by_std_in_grpo: Optional[bool] = None,
                                          config=None, **kwargs):
     """Pass@k GRPO: only each group's best sample (first on ties) gets ``r_max - r_second``
-    (divided by std + eps when normalising); all others get 0.
+    (divided by std + eps when normalising); all others get 0. A row with no model token (a failed or
+    dropped sample, alone in its group) gets 0.
 
     Raises:
-        ValueError: if a group has fewer than 2 samples.
+        ValueError: if a group with model tokens has fewer than 2 samples.
     """
     norm = bool(_resolve("norm_adv_by_std_in_grpo", norm_adv_by_std_in_grpo, config))
     scores = token_level_rewards.sum(dim=-1).float()
     bs = scores.shape[0]
     gid, n_groups = _group_ids(index, bs)
     count, _, std = _group_stats(scores, gid, n_groups)
-    if bool((count < 2).any()):
+    if bool(((count < 2) & (response_mask.sum(dim=-1) > 0).to(count.device)).any()):
         raise ValueError("grpo_passk needs at least 2 samples per uid group (set actor_rollout_ref.rollout.n >= 2)")
     gmax = torch.full((n_groups,), -torch.inf).scatter_reduce(0, gid, scores, "amax")
     pos = torch.arange(bs)
@@ -352,7 +361,7 @@ def compute_grpo_passk_outcome_advantage(token_level_rewards: torch.Tensor, resp
     is_best = pos == best[gid]
     second = torch.full((n_groups,), -torch.inf).scatter_reduce(
         0, gid, torch.where(is_best, torch.full_like(scores, -torch.inf), scores), "amax")
-    gap = gmax[gid] - second[gid]
+    gap = torch.where(count > 1, gmax[gid] - second[gid], torch.zeros_like(scores))  # a lone row: no second
     if norm:
         gap = gap / (std + epsilon)
     adv = _broadcast(torch.where(is_best, gap, torch.zeros_like(gap)), response_mask)
@@ -922,13 +931,37 @@ def apply_kl_penalty(data, kl_ctrl, kl_penalty: str = "kl"):
 _OPTIONAL_NON_TENSOR = ("anchor_obs", "turn_rewards", "messages", "num_turns")
 
 
+def drop_lone_survivors(data) -> int:
+    """Drop the rows alone in their uid group that still have model tokens: ``response_mask`` -> 0 in place.
+
+    A lone row is the survivor of a group whose other samples failed and left it (``#env_error`` /
+    ``#needs_judge`` uids): it has no baseline, and its raw reward as the advantage would only reinforce.
+    Rows already masked (the failed ones) are not counted.
+
+    Returns:
+        The number of rows dropped.
+    """
+    uids = to_object_array(data.non_tensor_batch["uid"])
+    codes, _ = pd.factorize(uids)
+    alone = torch.from_numpy(np.bincount(codes)[codes] == 1)
+    mask = data.batch["response_mask"]
+    lone = alone.to(mask.device) & (mask.sum(dim=-1) > 0)
+    if bool(lone.any()):
+        mask[lone] = 0
+    return int(lone.sum())
+
+
 def compute_advantage(data, adv_estimator, config=None):
     """Run the registered estimator on a DataProto and store ``advantages`` / ``returns``.
 
     Passes ``token_level_rewards``, ``response_mask``, ``config``, ``index`` (= uid), and when
     present ``values``, ``reward_baselines`` and the non-tensor keys in ``_OPTIONAL_NON_TENSOR``.
+    For a group estimator, rows alone in their group are first dropped (``drop_lone_survivors``; see the
+    module docstring); their number goes to ``meta_info["lone_survivors"]``.
     """
     fn = get_adv_estimator_fn(adv_estimator)
+    if estimator_info(adv_estimator).needs_groups:
+        data.meta_info["lone_survivors"] = drop_lone_survivors(data)
     batch, non_tensor = data.batch, data.non_tensor_batch
     kwargs = {"token_level_rewards": batch["token_level_rewards"], "response_mask": batch["response_mask"],
               "config": config, "index": non_tensor.get("uid")}

@@ -1,6 +1,6 @@
 """Batch metrics for one training step: rewards, advantages, lengths, KL, entropy, env outcomes, timing;
 and the evaluation outcome (success rate, mean reward, their 95% CIs) shared by validation and
-`main_generation`.
+`main_generation`, with the paired change between two evaluations of the same items (the learning report).
 
 Owns turning a DataProto (and the step's timers) into a flat ``{name: float}`` dict under fixed
 namespaces (``critic/``, ``actor/``, ``env/``, ``rollout/``, ``response_length/``,
@@ -21,7 +21,7 @@ from verl.utils import torch_functional as VF
 from verl.utils.stats import bootstrap_mean_ci, wilson_interval
 
 __all__ = ["compute_data_metrics", "compute_timing_metrics", "compute_throughout_metrics", "reduce_metrics",
-           "reduce_rank_metrics", "compute_outcome_metrics", "timer"]
+           "reduce_rank_metrics", "compute_outcome_metrics", "compute_outcome_change", "timer"]
 
 
 @contextlib.contextmanager
@@ -206,7 +206,8 @@ def reduce_rank_metrics(metas: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def compute_outcome_metrics(item_ids, rewards, successes, seed: int = 0, needs_judge=None) -> dict:
+def compute_outcome_metrics(item_ids, rewards, successes, seed: int = 0, needs_judge=None,
+                            per_item: bool = False) -> dict:
     """Success rate and mean reward over items, with 95% confidence intervals.
 
     Trajectories are grouped by item id (items may have several samples, in any order); each item
@@ -221,10 +222,13 @@ def compute_outcome_metrics(item_ids, rewards, successes, seed: int = 0, needs_j
       ``scored_items`` leave them out (an item all of whose samples need a judge drops out; with no
       scored item at all the rates are NaN); ``num_items`` and ``num_trajectories`` count everything.
       The two keys are there when `needs_judge` is given.
+    * ``per_item`` (with `per_item=True`): each scored item's success share and mean reward, items in the
+      order of their first trajectory: what `compute_outcome_change` pairs across two evaluations.
 
     Returns:
         ``{"num_items", "num_trajectories", ["scored_items", "needs_judge",] "success_rate",
-        "success_ci95": [lo, hi], "mean_reward", "mean_reward_ci95": [lo, hi]}``.
+        "success_ci95": [lo, hi], "mean_reward", "mean_reward_ci95": [lo, hi][, "per_item": {"ids": [...],
+        "success": [...], "reward": [...]}]}``.
 
     Raises:
         ValueError: no trajectories, or inputs of different lengths.
@@ -241,16 +245,18 @@ def compute_outcome_metrics(item_ids, rewards, successes, seed: int = 0, needs_j
         outs = by_item.setdefault(item, [])
         if not judge:
             outs.append((float(reward), bool(success)))
-    scored = [outs for outs in by_item.values() if outs]
+    scored = {item: outs for item, outs in by_item.items() if outs}
     out = {"num_items": len(by_item), "num_trajectories": len(item_ids)}
     if needs_judge is not None:
         out.update(scored_items=len(scored), needs_judge=int(sum(judged)))
+    item_rewards = [float(np.mean([r for r, _ in outs])) for outs in scored.values()]
+    item_success = [float(np.mean([s for _, s in outs])) for outs in scored.values()]
+    if per_item:
+        out["per_item"] = {"ids": list(scored), "success": item_success, "reward": item_rewards}
     if not scored:
         nan = float("nan")
         return {**out, "success_rate": nan, "success_ci95": [nan, nan], "mean_reward": nan,
                 "mean_reward_ci95": [nan, nan]}
-    item_rewards = [float(np.mean([r for r, _ in outs])) for outs in scored]
-    item_success = [float(np.mean([s for _, s in outs])) for outs in scored]
     n = len(scored)
     return {
         **out,
@@ -259,3 +265,38 @@ def compute_outcome_metrics(item_ids, rewards, successes, seed: int = 0, needs_j
         "mean_reward": float(np.mean(item_rewards)),
         "mean_reward_ci95": list(bootstrap_mean_ci(item_rewards, seed=seed)),
     }
+
+
+def compute_outcome_change(before: dict, after: dict, seed: int = 0) -> dict:
+    """The change from `before` to `after`, two `compute_outcome_metrics(..., per_item=True)` results on the
+    same items, with paired 95% CIs.
+
+    Items are paired by id: d_i = after_i - before_i per item (success share, mean reward); the change is
+    mean(d) and its CI the percentile bootstrap of mean(d) over items (`bootstrap_mean_ci`, 10,000 resamples,
+    seeded with `seed`). Pairing removes the spread between items that two separate CIs carry, so a change
+    can be clear while the two intervals overlap. An item scored in only one of the two (its trajectories
+    needed an LLM judge in the other) is left out of the pairing: `num_items` counts the pairs.
+
+    Returns:
+        ``{"num_items", "success_change", "success_change_ci95": [lo, hi], "mean_reward_change",
+        "mean_reward_change_ci95": [lo, hi]}``.
+
+    Raises:
+        ValueError: an outcome has no ``per_item``, or the two share no scored item.
+    """
+    for name, outcome in (("before", before), ("after", after)):
+        if "per_item" not in outcome:
+            raise ValueError(f"compute_outcome_change: the {name} outcome has no per-item results; compute it "
+                             "with compute_outcome_metrics(..., per_item=True)")
+    b, a = before["per_item"], after["per_item"]
+    at = {str(item): i for i, item in enumerate(a["ids"])}
+    pairs = [(i, at[str(item)]) for i, item in enumerate(b["ids"]) if str(item) in at]  # (before row, after row)
+    if not pairs:
+        raise ValueError(f"compute_outcome_change: before ({len(b['ids'])} items, e.g. {list(b['ids'])[:3]}) and "
+                         f"after ({len(a['ids'])} items, e.g. {list(a['ids'])[:3]}) share no scored item")
+    out: dict = {"num_items": len(pairs)}
+    for key, name in (("success", "success_change"), ("reward", "mean_reward_change")):
+        diffs = [a[key][j] - b[key][i] for i, j in pairs]  # d_i = after_i - before_i
+        out[name] = float(np.mean(diffs))
+        out[f"{name}_ci95"] = list(bootstrap_mean_ci(diffs, seed=seed))
+    return out

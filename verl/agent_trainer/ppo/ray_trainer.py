@@ -48,7 +48,7 @@ from verl.utils.checkpoint import CheckpointManager
 from verl.utils.dataset import AgentDataset, StatefulDataLoader, rows_to_dataproto
 from verl.utils.ray_placement import NodePlacement, node_placement
 from verl.utils.tracking import Tracking
-from verl.workers.rollout.agent_loop import NEEDS_JUDGE_UID_SUFFIX, check_env_failures
+from verl.workers.rollout.agent_loop import check_env_failures
 
 __all__ = ["RayPPOTrainer", "WorkerGroup", "check_config", "use_critic"]
 
@@ -256,6 +256,9 @@ class RayPPOTrainer:
             config.data.train_batch_size, shuffle=config.data.shuffle, seed=config.data.seed)
         self.val_dataset = (AgentDataset(config.data.val_paths, config.data.prompt_key, config.data.val_max_items)
                             if config.data.val_paths else None)
+        # the training goals the learning report evaluates too (its "trained" section)
+        self.trained_dataset = (AgentDataset(config.data.trained_val_file, config.data.prompt_key)
+                                if config.data.trained_val_file else None)
         steps = config.trainer.total_training_steps or len(self.train_loader) * config.trainer.total_epochs
         self.total_training_steps = steps
         self.config = config = _with_total_steps(config, steps)
@@ -371,11 +374,13 @@ class RayPPOTrainer:
         self._load_checkpoint()
         first_step, metrics = self.global_steps, {}
         before = after = None  # greedy validation outcomes (learning report)
+        trained: dict[str, dict] = {}  # the learning report's greedy outcomes on the trained goals
         bar = tqdm(total=self.total_training_steps, initial=self.global_steps, desc="training steps")
         try:
             if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only or cfg.learning_report):
                 before = after = self._validate()
                 metrics = _val_metrics(before)
+                self._validate_trained(trained, "before", metrics)
                 tracker.log(metrics, step=self.global_steps)
             batches = iter([] if cfg.val_only else self._train_batches())
             for rows in (self.overlap.steps(batches) if self.overlap is not None else batches):
@@ -388,6 +393,8 @@ class RayPPOTrainer:
                         with timer("testing", timing):
                             after = self._validate()
                             metrics.update(_val_metrics(after))
+                            if last:
+                                self._validate_trained(trained, "after", metrics)
                     if self._every(cfg.save_freq) or last:
                         with timer("save_checkpoint", timing):
                             self._save_checkpoint()
@@ -399,9 +406,9 @@ class RayPPOTrainer:
             bar.close()
             tracker.finish()
         if cfg.learning_report:
-            self._write_learning_report(before, after, first_step, time.perf_counter() - start)
+            self._write_learning_report(before, after, trained, first_step, time.perf_counter() - start)
         if cfg.plots:
-            self._write_plots(tracker.log_dir, "file" in cfg.loggers)
+            self._write_plots(tracker.log_dir, "file" in cfg.loggers, cfg.learning_report)
         return metrics
 
     def _train_step(self, rows: list[dict], metrics: dict, timing: dict) -> DataProto | None:
@@ -571,14 +578,19 @@ class RayPPOTrainer:
         return batch.union(self.critic_wg.call_dp("compute_values", batch))
 
     def _advantages(self, batch: DataProto, metrics: dict) -> DataProto:
-        """Reward-side KL when `algorithm.use_kl_in_reward`, then the registered estimator (core_algos)."""
+        """Reward-side KL when `algorithm.use_kl_in_reward`, then the registered estimator (core_algos).
+
+        A group estimator drops the rows left alone in their group by failures (`rollout/lone_survivors`)."""
         algo = self.config.algorithm
         if algo.use_kl_in_reward:
             batch, kl_metrics = core_algos.apply_kl_penalty(batch, self.kl_ctrl, algo.kl_penalty)
             metrics.update(kl_metrics)
         else:
             batch.batch["token_level_rewards"] = batch.batch["token_level_scores"]
-        return core_algos.compute_advantage(batch, algo.adv_estimator, config=algo)
+        batch = core_algos.compute_advantage(batch, algo.adv_estimator, config=algo)
+        if "lone_survivors" in batch.meta_info:
+            metrics["rollout/lone_survivors"] = batch.meta_info.pop("lone_survivors")
+        return batch
 
     def _update_critic(self, batch: DataProto, metrics: dict) -> DataProto:
         out = self.critic_wg.call_dp("update_critic", batch)
@@ -611,27 +623,31 @@ class RayPPOTrainer:
         return out
 
     # ------------------------------------------------------------------ validation
-    def _validate(self) -> dict[str, dict]:
+    def _validate(self, dataset: AgentDataset | None = None) -> dict[str, dict]:
         """Success rate and mean reward (with 95% CIs, `metric_utils.compute_outcome_metrics`) on the
-        validation item ids: a greedy pass (n=1), plus a sampled pass (val_kwargs.n samples at
-        val_kwargs.temperature, else rollout.temperature) when `rollout.val_kwargs.do_sample`.
+        validation item ids (`dataset`, default the validation set): a greedy pass (n=1), plus a sampled pass
+        (val_kwargs.n samples at val_kwargs.temperature, else rollout.temperature) when
+        `rollout.val_kwargs.do_sample`.
 
-        Trajectories the env could not score without an LLM judge are counted in `needs_judge` and left
-        out of the rates and their CIs (`val/<mode>/needs_judge`, `val/<mode>/scored_items`).
+        Each row of `dataset` is one item; its trajectories (a failed one too) count for it. Trajectories the
+        env could not score without an LLM judge are counted in `needs_judge` and left out of the rates and
+        their CIs (`val/<mode>/needs_judge`, `val/<mode>/scored_items`).
 
         Returns:
-            `{mode: outcome}` for mode in ("greedy"[, "sampled"]); outcomes also carry `num_turns`.
+            `{mode: outcome}` for mode in ("greedy"[, "sampled"]); outcomes also carry `num_turns` and
+            `per_item` (ids = the rows' item ids) for pairing two validations (`compute_outcome_change`).
         """
+        dataset = self.val_dataset if dataset is None else dataset
         rcfg = self.config.actor_rollout_ref.rollout
         modes = {"greedy": (0.0, 1)}
         if rcfg.val_kwargs.do_sample:
             modes["sampled"] = (rcfg.val_kwargs.temperature or rcfg.temperature, rcfg.val_kwargs.n)
         outcomes: dict[str, dict] = {}
-        size = self.config.data.val_batch_size or len(self.val_dataset)
+        size = self.config.data.val_batch_size or len(dataset)
         for mode, (temperature, n) in modes.items():
             results = []
-            for start in range(0, len(self.val_dataset), size):
-                rows = [self.val_dataset[i] for i in range(start, min(start + size, len(self.val_dataset)))]
+            for start in range(0, len(dataset), size):
+                rows = [dataset[i] for i in range(start, min(start + size, len(dataset)))]
                 batch = self._new_batch(rows, n=n)
                 batch.meta_info.update(global_step=self.global_steps, validate=True, val_temperature=temperature,
                                        max_rounds=self.config.actor_rollout_ref.agentgym.max_rounds)
@@ -639,47 +655,70 @@ class RayPPOTrainer:
             reward_metrics: dict = {}  # reward/* of the reward stack (e.g. a learned RM's scores)
             out = self._score(DataProto.concat(results), reward_metrics)
             nt = out.non_tensor_batch
+            # rows that need an LLM judge are counted (needs_judge) but are no failures: out of the rates
+            outcome = metric_utils.compute_outcome_metrics(
+                [int(row) // n for row in nt["rollout_row"]],  # the item's row in `dataset` (rows are numbered n-wise)
+                list(nt["reward"]), list(nt["success"]), seed=rcfg.seed, needs_judge=nt.get("needs_judge"),
+                per_item=True)
+            outcome["per_item"]["ids"] = [str(dataset[i]["item_id"]) for i in outcome["per_item"]["ids"]]
             outcomes[mode] = {
-                # rows that need an LLM judge are counted (needs_judge) but are no failures: out of the rates
-                **metric_utils.compute_outcome_metrics(
-                    [str(u).split(NEEDS_JUDGE_UID_SUFFIX, 1)[0] for u in nt["uid"]], list(nt["reward"]),
-                    list(nt["success"]), seed=rcfg.seed, needs_judge=nt.get("needs_judge")),
+                **outcome,
                 "num_turns": float(np.mean(nt["num_turns"].astype(float))),
                 **reward_metrics,
             }
         return outcomes
 
-    def _write_learning_report(self, before: dict | None, after: dict | None, first_step: int,
-                               seconds: float) -> str:
-        """learning_report.json in `trainer.default_local_dir` from the greedy validations around training."""
-        from verl.agent_trainer.learning_report import build_report, write_report
+    def _validate_trained(self, outcomes: dict[str, dict], when: str, metrics: dict) -> None:
+        """The learning report's validation of the trained goals (`data.trained_val_file`): its greedy outcome
+        as `outcomes[when]`, its metrics as `val_trained/<mode>/*`. Nothing when no such file is set."""
+        if self.trained_dataset is None or not self.config.trainer.learning_report:
+            return
+        result = self._validate(self.trained_dataset)
+        outcomes[when] = result["greedy"]
+        metrics.update(_val_metrics(result, prefix="val_trained"))
+
+    def _write_learning_report(self, before: dict | None, after: dict | None, trained: dict[str, dict],
+                               first_step: int, seconds: float) -> str:
+        """learning_report.json in `trainer.default_local_dir` from the greedy validations around training: the
+        held-out goals, and the trained goals (`trained` = {"before", "after"}) when `data.trained_val_file`."""
+        from verl.agent_trainer.learning_report import build_report, report_sections, write_report
 
         if before is None or after is None:
             raise RuntimeError("trainer.learning_report=True but no validation ran (no validation items)")
         cfg = self.config
+        trained_pair = None
+        if "before" in trained:  # no step ran (resumed at the end): after = before, as for the held-out goals
+            trained_pair = (trained["before"], trained.get("after", trained["before"]))
         report = build_report(before["greedy"], after["greedy"], before_step=first_step, after_step=self.global_steps,
-                              seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed,
+                              seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed, trained=trained_pair,
                               train_steps=self.global_steps - first_step, data_seed=cfg.data.seed,
-                              val_files=cfg.data.val_paths, model_path=cfg.actor_rollout_ref.model.path)
+                              val_files=cfg.data.val_paths, trained_val_file=cfg.data.trained_val_file,
+                              model_path=cfg.actor_rollout_ref.model.path)
         path = write_report(report, cfg.trainer.default_local_dir)
-        logger.info("learning report: greedy success %.3f -> %.3f, mean reward %.3f -> %.3f on %d goals (%s)",
-                    report["before"]["success_rate"], report["after"]["success_rate"],
-                    report["before"]["mean_reward"], report["after"]["mean_reward"], report["n_goals"], path)
+        for label, sec in report_sections(report):
+            logger.info("learning report, %s goals: greedy success %.3f -> %.3f (paired change 95%% CI [%.3f, %.3f]), "
+                        "mean reward %.3f -> %.3f on %d goals (%s)", label, sec["before"]["success_rate"],
+                        sec["after"]["success_rate"], *sec["change_ci95"], sec["before"]["mean_reward"],
+                        sec["after"]["mean_reward"], sec["n_goals"], path)
         return path
 
-    def _write_plots(self, log_dir: str, have_file_logger: bool) -> list[str]:
-        """PNGs of `<log_dir>/metrics.jsonl` in `<log_dir>/plots` (`verl.utils.plots`); a failure only warns."""
+    def _write_plots(self, log_dir: str, have_file_logger: bool, with_report: bool) -> list[str]:
+        """PNGs of `<log_dir>/metrics.jsonl` (and of the learning report, `with_report`) in `<log_dir>/plots`
+        (`verl.utils.plots`); a failure only warns."""
         if not have_file_logger:
             logger.info("trainer.plots: no plots without the file logger (add 'file' to trainer.logger)")
             return []
+        from verl.agent_trainer.learning_report import REPORT_FILE
         from verl.utils.plots import plot_metrics
 
         metrics_path, out_dir = os.path.join(log_dir, "metrics.jsonl"), os.path.join(log_dir, "plots")
+        report = os.path.join(self.config.trainer.default_local_dir, REPORT_FILE) if with_report else None
         try:
-            paths = plot_metrics(metrics_path, out_dir)
-        except Exception as exc:  # noqa: BLE001 - training is done; plots can be redrawn from the file
-            logger.warning("trainer.plots: plotting %s failed (%s: %s); retry with `python -m verl.utils.plots %s %s`",
-                           metrics_path, type(exc).__name__, exc, metrics_path, out_dir)
+            paths = plot_metrics(metrics_path, out_dir, report_path=report)
+        except Exception as exc:  # noqa: BLE001 - training is done; plots can be redrawn from the files
+            logger.warning("trainer.plots: plotting %s failed (%s: %s); retry with "
+                           "`python -m verl.utils.plots %s %s%s`", metrics_path, type(exc).__name__, exc,
+                           metrics_path, out_dir, f" --report {report}" if report else "")
             return []
         logger.info("plots: %s", ", ".join(paths))
         return paths
@@ -733,15 +772,16 @@ def _take(it: Iterator, n: int) -> Iterator:
         yield item
 
 
-def _val_metrics(outcomes: dict[str, dict]) -> dict[str, float]:
-    """Tracker metrics of `_validate` outcomes: `val/<mode>/<name>`, CIs as `<name>_ci95_lo` / `_hi`."""
+def _val_metrics(outcomes: dict[str, dict], prefix: str = "val") -> dict[str, float]:
+    """Tracker metrics of `_validate` outcomes: `<prefix>/<mode>/<name>`, CIs as `<name>_ci95_lo` / `_hi`
+    (the per-item results stay out of the tracker)."""
     metrics: dict[str, float] = {}
     for mode, outcome in outcomes.items():
         for name, value in outcome.items():
             if isinstance(value, list):
-                metrics[f"val/{mode}/{name}_lo"], metrics[f"val/{mode}/{name}_hi"] = value
-            else:
-                metrics[f"val/{mode}/{name}"] = value
+                metrics[f"{prefix}/{mode}/{name}_lo"], metrics[f"{prefix}/{mode}/{name}_hi"] = value
+            elif name != "per_item":
+                metrics[f"{prefix}/{mode}/{name}"] = value
     return metrics
 
 

@@ -24,7 +24,7 @@ from verl.workers.agent_actor.base import (
     response_forward,
     run_ppo_epochs,
 )
-from verl.workers.copy_only import CopyOnlyRule
+from verl.workers.copy_only import CopyOnlyRule, SequenceCopyOnlyRule
 
 __all__ = ["DataParallelPPOActor", "logprobs_and_entropy"]
 
@@ -72,7 +72,7 @@ class DataParallelPPOActor(BasePPOActor):
         head_on_response_mask: when the batch has `response_mask`, run the LM head, log-probs and entropy on
             its positions only (the model's own tokens; observations are most of an agent trajectory);
             log-probs and entropies are 0 elsewhere, where every loss and metric masks them anyway.
-        copy_only: `copy_only.CopyOnlyRule` of `rollout.copy_only_tokens` (set by the worker), so log-probs
+        copy_only: `copy_only.copy_only_rule` of `rollout.copy_only_tokens` (set by the worker), so log-probs
             and entropies are those of the policy the rollout sampled from; None: off.
     """
 
@@ -97,7 +97,7 @@ class DataParallelPPOActor(BasePPOActor):
         self._warned_rollout_fallback = False
         self.trim_padding = True
         self.head_on_response_mask = True
-        self.copy_only: CopyOnlyRule | None = None
+        self.copy_only: CopyOnlyRule | SequenceCopyOnlyRule | None = None
 
     # ------------------------------------------------------------------ forward
     def _forward_micro_batch(self, micro, temperature: float, with_entropy: bool, entropy_grad: bool = False):

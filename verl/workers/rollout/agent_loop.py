@@ -64,17 +64,17 @@ from verl.protocol import DataProto, to_object_array
 from verl.utils.agentgym.client import EnvClientPool, envclient_classes
 from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.dataset import parse_item_id
-from verl.workers.copy_only import banned_in_context, copy_only_token_ids
+from verl.workers.copy_only import CopyOnlyRule, banned_in_context, copy_only_rule
 from verl.workers.rollout.base import RolloutEngine, SamplingParams
 from verl.workers.rollout.naive.naive_rollout import SingleTurnBudget, single_turn_trajectory
 from verl.workers.rollout.schemas import Trajectory
 from verl.workers.rollout.tokenizer import (
-    DEFAULT_SYSTEM_PROMPT,
     chat_template_pieces,
     encode_text,
     initial_messages,
     observation_token_ids,
     render_chat,
+    resolve_system_prompt,
 )
 
 __all__ = ["AgentLoop", "NEEDS_JUDGE_UID_SUFFIX", "TooManyEnvFailures", "check_env_failures"]
@@ -144,8 +144,8 @@ class AgentLoop:
         self.max_model_len, self.max_tokens = rollout.max_model_len, rollout.max_tokens
         self.max_concurrency, self.send_interval = rollout.max_concurrency, rollout.send_interval
         self.seed, self.log_dir = rollout.seed, rollout.rollout_log_dir
-        # null: AgentGym-RL's Qwen system line; "" for none
-        self.system_prompt = DEFAULT_SYSTEM_PROMPT if rollout.system_prompt is None else rollout.system_prompt
+        # null: the model family's default (Qwen's line for Qwen models, else none); "" for none
+        self.system_prompt = resolve_system_prompt(rollout.system_prompt, tokenizer)
         self.task_name, self.default_max_rounds = agentgym.task_name, agentgym.max_rounds
         turns = [t for t in (rollout.multi_turn.max_assistant_turns, rollout.multi_turn.max_user_turns) if t]
         self.max_interaction_turns = min(turns) if turns else None
@@ -158,9 +158,16 @@ class AgentLoop:
         if tokenizer.eos_token_id is None:
             raise ValueError("the tokenizer has no eos_token; the agent loop needs it to end a turn")
         self.stop_ids = tuple(sorted({int(tokenizer.eos_token_id), *map(int, rollout.stop_token_ids)}))
-        self.copy_only_ids = (copy_only_token_ids(tokenizer, rollout.copy_only_tokens)
-                              if rollout.copy_only_tokens else frozenset())
-        if self.copy_only_ids and not engine.bans_tokens:
+        # whole-token ids: a static ban per turn; ids split into several tokens: a per-step rule (copy_only.py)
+        rule = copy_only_rule(tokenizer, rollout.copy_only_tokens) if rollout.copy_only_tokens else None
+        self.copy_only_ids = rule.id_set if isinstance(rule, CopyOnlyRule) else frozenset()
+        self.copy_only_sequences = rule if rule is not None and not isinstance(rule, CopyOnlyRule) else None
+        if self.copy_only_sequences is not None and not engine.bans_sequences:
+            raise ValueError(f"actor_rollout_ref.rollout.copy_only_tokens={rollout.copy_only_tokens!r}: this "
+                             f"tokenizer splits ids into several tokens, which needs an engine that bans token "
+                             f"sequences (hf, vllm); {type(engine).__name__} cannot: set rollout.name=hf or vllm, "
+                             f"or copy_only_tokens=null")
+        if rule is not None and not engine.bans_tokens:
             raise ValueError(f"actor_rollout_ref.rollout.copy_only_tokens needs an engine that can ban tokens "
                              f"(hf, vllm); {type(engine).__name__} cannot: set rollout.name=hf or vllm")
         self._closing, self._obs_template = self._template_pieces()
@@ -364,11 +371,12 @@ class AgentLoop:
 
     async def _generate(self, traj: Trajectory, max_tokens: int, sampling: SamplingParams, seed: int,
                         clock: _ActivityClock):
-        banned = (banned_in_context(self.copy_only_ids, traj.prompt_ids + traj.response_ids)
-                  if self.copy_only_ids else ())
+        context = traj.prompt_ids + traj.response_ids
+        banned = banned_in_context(self.copy_only_ids, context) if self.copy_only_ids else ()
+        rule = self.copy_only_sequences.turn_rule(context) if self.copy_only_sequences is not None else None
         params = SamplingParams(max_tokens=max_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
                                 top_k=sampling.top_k, stop_token_ids=self.stop_ids, seed=seed,
-                                banned_token_ids=banned)
+                                banned_token_ids=banned, token_rule=rule)
         clock.enter("gen")
         t = time.perf_counter()
         try:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import abc
 import importlib.util
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
@@ -60,6 +60,9 @@ class SamplingParams:
     stop_token_ids: tuple[int, ...] = ()  # generation ends after emitting one of these (kept in output)
     seed: int | None = None
     banned_token_ids: tuple[int, ...] = ()  # never emitted in this request (rollout.copy_only_tokens)
+    # a ban that changes token by token (copy_only.TurnRule: `ban_mask(generated_ids, vocab) -> (vocab,) bool`);
+    # honoured by engines with `bans_sequences`
+    token_rule: Any = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.max_tokens < 1:
@@ -111,6 +114,8 @@ class RolloutEngine(abc.ABC):
 
     # True: `generate` honours `SamplingParams.banned_token_ids` (never emits them; log-probs over the rest)
     bans_tokens: bool = False
+    # True: `generate` also honours `SamplingParams.token_rule` (a ban recomputed after every sampled token)
+    bans_sequences: bool = False
 
     # ------------------------------------------------------------------ memory release
     free_cache: bool = False      # built with rollout.free_cache_engine on: the worker calls sleep/wake_up

@@ -101,6 +101,7 @@ class HFEngine(RolloutEngine):
     """
 
     bans_tokens = True  # SamplingParams.banned_token_ids: -inf logits per row (`_Rows.ban`)
+    bans_sequences = True  # SamplingParams.token_rule: the row's `_Rows.ban` recomputed after each token
 
     def __init__(
         self,
@@ -355,6 +356,10 @@ class HFEngine(RolloutEngine):
                                            extra={"batch_size": len(batch.rows)}))
             if len(keep) < len(batch.rows):  # drop finished rows from every per-row tensor and the KV cache
                 toks = batch.select(keep, reqs, toks)
+            for pos, r in enumerate(batch.rows):  # bans that follow the tokens sampled so far
+                rule = reqs[r].sampling.token_rule
+                if rule is not None:
+                    batch.ban[pos] = rule.ban_mask(out_ids[r], batch.ban.shape[-1]).to(batch.ban.device)
             if batch.rows and not self._lookahead:
                 self._decode(batch, toks)
             # join only when enough requests wait (many tiny prefills + cache merges cost more than they save)
@@ -501,14 +506,17 @@ class _Rows:
 
 
 def _ban_mask(sp: list[SamplingParams], vocab: int, dev) -> torch.Tensor | None:
-    """(rows, vocab) bool, True where a row's request bans the id; None when no request bans any."""
-    if not any(s.banned_token_ids for s in sp):
+    """(rows, vocab) bool, True where a row's request bans the id (its `token_rule` before any token);
+    None when no request bans any."""
+    if not any(s.banned_token_ids or s.token_rule is not None for s in sp):
         return None
     ban = torch.zeros((len(sp), vocab), dtype=torch.bool)
     for i, s in enumerate(sp):
         ids = [t for t in s.banned_token_ids if 0 <= t < vocab]
         if ids:
             ban[i, ids] = True
+        if s.token_rule is not None:
+            ban[i] |= s.token_rule.ban_mask([], vocab)
     return ban.to(dev)
 
 

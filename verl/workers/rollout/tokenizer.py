@@ -1,19 +1,52 @@
 """Chat tokenisation shared by the rollout and SFT, so both see the exact same ids for a conversation.
 
 The first prompt is the system line (if any), the env client's `conversation_start` turns and the
-first observation, rendered with the tokenizer's chat template. After each model turn the agent
-loop appends `observation_token_ids`: the rest of the turn's closing, the user (observation) turn and
-the next assistant header, read off the chat template by `chat_template_pieces` (the template must
-be append-only, as ChatML is). Model output is never re-encoded.
+first observation, rendered with the tokenizer's chat template. The system line, when the config leaves it
+null, follows the model family (`default_system_prompt`): AgentGym-RL's Qwen line for Qwen-family models only;
+any other model gets none, so its own chat template decides (SmolLM2's adds its own default system turn).
+After each model turn the agent loop appends `observation_token_ids`: the rest of the turn's closing,
+the user (observation) turn and the next assistant header, read off the chat template by
+`chat_template_pieces` (the template must be append-only, as ChatML is). Model output is never re-encoded.
 """
 from __future__ import annotations
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "initial_messages", "render_chat", "encode_text", "chat_template_pieces",
-           "observation_token_ids"]
+import json
+import os
 
-# AgentGym-RL's hard-coded system line (Qwen2.5's default); override with rollout.system_prompt.
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "default_system_prompt", "resolve_system_prompt", "initial_messages",
+           "render_chat", "encode_text", "chat_template_pieces", "observation_token_ids"]
+
+# AgentGym-RL's hard-coded system line (Qwen2.5's default): the default for Qwen-family models only.
 DEFAULT_SYSTEM_PROMPT = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 _ROLE = {"human": "user", "gpt": "assistant", "user": "user", "assistant": "assistant", "system": "system"}
+
+
+def _model_type(tokenizer) -> str:
+    """`model_type` from the `config.json` beside the tokenizer ("" when there is none)."""
+    path = os.path.join(str(getattr(tokenizer, "name_or_path", "") or ""), "config.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return str(json.load(fh).get("model_type", ""))
+    except (OSError, ValueError):
+        return ""
+
+
+def default_system_prompt(tokenizer) -> str | None:
+    """The system line a null `system_prompt` means for this model: Qwen's line for a Qwen-family model (its
+    `config.json` model_type, else its chat template or tokenizer class, names Qwen), None (no system turn: the
+    chat template's own default, if any, applies) for every other model."""
+    model_type = _model_type(tokenizer)
+    if model_type:
+        is_qwen = model_type.lower().startswith("qwen")
+    else:
+        template = getattr(tokenizer, "chat_template", None) or ""
+        is_qwen = "qwen" in str(template).lower() or "qwen" in type(tokenizer).__name__.lower()
+    return DEFAULT_SYSTEM_PROMPT if is_qwen else None
+
+
+def resolve_system_prompt(system_prompt: str | None, tokenizer) -> str | None:
+    """A config's `system_prompt`: null -> `default_system_prompt(tokenizer)`; "" -> none; else the text."""
+    return default_system_prompt(tokenizer) if system_prompt is None else system_prompt
 
 
 def initial_messages(system_prompt: str | None, conversation_start, observation: str) -> list[dict]:

@@ -1,4 +1,5 @@
-"""learning_report: the report dict from two validation outcomes, its file and its table."""
+"""learning_report: the report dict from the validation outcomes (held-out goals, trained goals), its file, its
+table and its figure."""
 from __future__ import annotations
 
 import json
@@ -7,16 +8,26 @@ import pytest
 
 from verl.agent_trainer.learning_report import build_report, format_table, load_report, main, write_report
 from verl.agent_trainer.ppo.metric_utils import compute_outcome_metrics
+from verl.utils.stats import bootstrap_mean_ci
 
 
 def _outcome(successes: int, n: int = 10):
     rewards = [1.0] * successes + [0.25] * (n - successes)
-    return compute_outcome_metrics([f"webshop_{i}" for i in range(n)], rewards, [r == 1.0 for r in rewards], seed=0)
+    return compute_outcome_metrics([f"webshop_{i}" for i in range(n)], rewards, [r == 1.0 for r in rewards], seed=0,
+                                   per_item=True)
+
+
+def _scripted(policy, goals: list[int]) -> dict:
+    """The greedy outcome of a scripted policy: goal g succeeds (reward 1) when policy(g), else reward 0.2."""
+    wins = [policy(g) for g in goals]
+    return compute_outcome_metrics([f"webshop_{g}" for g in goals], [1.0 if w else 0.2 for w in wins], wins, seed=0,
+                                   per_item=True)
 
 
 def test_report_schema_file_and_table(tmp_path, capsys):
     report = build_report(_outcome(0), _outcome(3), before_step=0, after_step=4, seconds=12.5, seed=0, train_steps=4)
-    assert set(report) == {"n_goals", "before", "after", "seconds", "seed", "train_steps"}
+    assert set(report) == {"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "per_goal",
+                           "seconds", "seed", "train_steps"}
     assert report["n_goals"] == 10 and report["before"]["step"] == 0 and report["after"]["step"] == 4
     after = report["after"]
     assert after["success_rate"] == pytest.approx(0.3)
@@ -30,16 +41,60 @@ def test_report_schema_file_and_table(tmp_path, capsys):
     assert json.loads(open(path).read()) == report == load_report(str(tmp_path / "run"))
     table = format_table(report)
     lines = table.splitlines()
-    assert "10 held-out goals" in lines[0] and "4 training steps" in lines[0]
-    assert lines[2].split()[:3] == ["before", "0", "0.000"] and lines[3].split()[:3] == ["after", "4", "0.300"]
-    assert "[0.108, 0.603]" in lines[3] and lines[4].split()[:3] == ["change", "+0.300", "+0.225"]
+    assert "4 training steps" in lines[0] and lines[2] == "held-out goals (10)"
+    assert lines[3].split()[:3] == ["before", "0", "0.000"] and lines[4].split()[:3] == ["after", "4", "0.300"]
+    assert "[0.108, 0.603]" in lines[4] and lines[5].split()[:2] == ["change", "+0.300"]
+    assert lines[5].split()[4] == "+0.225"
+    assert len(lines) == 6  # no trained goals evaluated: no trained section
     main([str(tmp_path / "run")])
     assert capsys.readouterr().out.strip() == table
+
+
+def test_trained_section_on_a_scripted_policy_hand_values(tmp_path):
+    """32 trained goals (the CPU main job's set size): before, the policy solves goals 0-15; after, it solves
+    goals 0-13 and 16-27 (gains 12 goals, loses 2). Held-out: 20 goals, 10 solved before and after, but not the
+    same ones (5 gained, 5 lost)."""
+    trained_goals, held_out = list(range(100, 132)), list(range(500, 520))
+    before = _scripted(lambda g: g - 100 < 16, trained_goals)
+    after = _scripted(lambda g: g - 100 < 14 or 16 <= g - 100 < 28, trained_goals[::-1])  # other order: paired by id
+    report = build_report(_scripted(lambda g: g < 510, held_out), _scripted(lambda g: g >= 505 and g < 515, held_out),
+                          before_step=0, after_step=20, seconds=1000.0, seed=7, trained=(before, after))
+    sec = report["trained"]
+    assert set(sec) == {"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "per_goal"}
+    assert sec["n_goals"] == 32 and sec["before"]["step"] == 0 and sec["after"]["step"] == 20
+    assert sec["before"]["success_rate"] == 16 / 32 and sec["after"]["success_rate"] == 26 / 32
+    assert sec["before"]["mean_reward"] == pytest.approx((16 + 16 * 0.2) / 32)
+    # per goal d = +1 on 12 goals, -1 on 2, 0 on 18; the change CI is the bootstrap of mean(d), seed 7
+    diffs = [0] * 14 + [-1] * 2 + [1] * 12 + [0] * 4
+    assert sec["per_goal"]["ids"] == [f"webshop_{g}" for g in trained_goals]
+    assert [a - b for a, b in zip(sec["per_goal"]["success_after"], sec["per_goal"]["success_before"],
+                                  strict=True)] == diffs
+    assert sec["change_ci95"] == list(bootstrap_mean_ci(diffs, seed=7))
+    assert sec["mean_reward_change_ci95"] == pytest.approx(list(bootstrap_mean_ci([0.8 * d for d in diffs], seed=7)))
+    lo, hi = sec["change_ci95"]
+    assert 0.1 < lo < 10 / 32 < hi < 0.55  # a clear gain: the paired interval is well above 0
+    # held-out: no change on average, the paired CI straddles 0
+    assert report["after"]["success_rate"] == report["before"]["success_rate"] == 0.5
+    assert report["change_ci95"][0] < 0.0 < report["change_ci95"][1]
+
+    table = format_table(report).splitlines()
+    assert table[2] == "held-out goals (20)" and table[6] == "trained goals (32)"
+    assert table[7].split()[:3] == ["before", "0", "0.500"] and table[8].split()[:3] == ["after", "20", "0.812"]
+    assert table[9].split()[:2] == ["change", "+0.312"] and f"[{lo:.3f}, {hi:.3f}]" in table[9]
+    assert f"[{report['change_ci95'][0]:.3f}, {report['change_ci95'][1]:.3f}]" in table[5]
+
+    from verl.utils.plots import REPORT_FIGURE, plot_learning_report
+
+    path = plot_learning_report(report, str(tmp_path / REPORT_FIGURE))
+    assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 
 
 def test_report_refuses_different_goal_sets():
     with pytest.raises(ValueError, match="same goals"):
         build_report(_outcome(1, n=10), _outcome(1, n=8), before_step=0, after_step=1, seconds=1.0, seed=0)
+    with pytest.raises(ValueError, match="share no scored item"):
+        build_report(_outcome(1), _outcome(1), before_step=0, after_step=1, seconds=1.0, seed=0,
+                     trained=(_scripted(bool, [1, 2]), _scripted(bool, [3, 4])))
     with pytest.raises(ValueError, match="success_ci95"):
         build_report({"num_items": 2, "success_rate": 0.5}, {"num_items": 2, "success_rate": 0.5},
                      before_step=0, after_step=1, seconds=1.0, seed=0)
@@ -57,3 +112,10 @@ def test_learning_report_needs_validation_items():
             OmegaConf.merge(base, OmegaConf.from_dotlist(["trainer.learning_report=True", "data.val_file=null"])),
             resolve_auto=False,
         )
+    goals = "AgentItemId/webshop_train_cpu32.json"
+    with pytest.raises(ValueError, match=r"data\.trained_val_file=.*trainer\.learning_report=True"):
+        load_config(OmegaConf.merge(base, OmegaConf.from_dotlist([f"data.trained_val_file={goals}"])),
+                    resolve_auto=False)
+    cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
+        ["trainer.learning_report=True", f"data.trained_val_file={goals}"])), resolve_auto=False)
+    assert cfg.data.trained_val_file == goals

@@ -89,6 +89,11 @@ from verl.workers.rollout.base import (
 
 __all__ = ["VLLMEngine", "VLLMWorkerExtension", "engine_args"]
 
+# vLLM logits processor of multi-token copy-only ids (imports vLLM, so named, not imported, here) and its
+# per-request switch (copy_only_processor.EXTRA_ARGS_KEY)
+_COPY_ONLY_PROCESSOR = "verl.workers.rollout.agent_vllm_rollout.copy_only_processor:CopyOnlyLogitsProcessor"
+_COPY_ONLY_KEY = "copy_only_tokens"
+
 logger = logging.getLogger(__name__)
 
 _WORKER_EXTENSION = f"{__name__}.VLLMWorkerExtension"
@@ -171,6 +176,8 @@ def engine_args(model_path: str, config: RolloutConfig, on_cpu: bool, *, dtype=N
     )
     if not on_cpu:
         args["weight_transfer_config"] = {"backend": "ipc"}
+    if config.copy_only_tokens:  # ids over several tokens: per-step bans (SamplingParams.token_rule)
+        args["logits_processors"] = [_COPY_ONLY_PROCESSOR]
     if config.max_num_batched_tokens:
         args["max_num_batched_tokens"] = config.max_num_batched_tokens
     return args
@@ -198,6 +205,9 @@ class VLLMEngine(RolloutEngine):
     """
 
     bans_tokens = True  # SamplingParams.banned_token_ids via logit_bias
+    # SamplingParams.token_rule (copy-only ids over several tokens) via copy_only_processor, which the engine
+    # loads when built with rollout.copy_only_tokens set (`bans_sequences` is then set on the instance)
+    bans_sequences = False
 
     def __init__(
         self,
@@ -238,6 +248,7 @@ class VLLMEngine(RolloutEngine):
             logger.warning("VLLMEngine: enforce_eager=False is ignored on CPU (graph capture is GPU-only)")
         args.update(engine_kwargs or {})
         self.engine_args = args
+        self.bans_sequences = _COPY_ONLY_PROCESSOR in args.get("logits_processors", ())
         self.weights_dtype = getattr(torch, str(args["dtype"]).removeprefix("torch."))
         self.bucket_bytes = int(config.update_weights_bucket_megabytes) << 20
         self._ipc_ready = False
@@ -426,6 +437,15 @@ class VLLMEngine(RolloutEngine):
             raise RuntimeError("VLLMEngine: blocking call made from the engine's own event loop")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout)
 
+    def _copy_only_args(self, sampling: SamplingParams) -> dict | None:
+        """`extra_args` that turn on copy_only_processor for this request (its prompt is the turn's context)."""
+        if sampling.token_rule is None:
+            return None
+        if not self.bans_sequences:
+            raise ValueError("VLLMEngine: SamplingParams.token_rule needs the engine built with "
+                             "rollout.copy_only_tokens set (it loads the copy-only logits processor)")
+        return {_COPY_ONLY_KEY: sampling.token_rule.owner.pattern.pattern}
+
     async def _generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
         vllm = self._vllm
         from vllm.sampling_params import RequestOutputKind
@@ -444,6 +464,7 @@ class VLLMEngine(RolloutEngine):
             output_kind=RequestOutputKind.FINAL_ONLY,
             # banned ids: -inf logits (vLLM's logit-bias processor), before the processed log-probs
             logit_bias={int(t): float("-inf") for t in sampling.banned_token_ids} or None,
+            extra_args=self._copy_only_args(sampling),
         )
         request_id = f"verl-{next(self._counter)}-{uuid.uuid4().hex[:8]}"
         final = None

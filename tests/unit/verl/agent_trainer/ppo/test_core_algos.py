@@ -407,6 +407,31 @@ def test_compute_advantage_and_apply_kl_penalty_on_dataproto():
     assert torch.allclose(data.batch["advantages"][:, 0], torch.tensor([1.0, -1.0]) / math.sqrt(2), atol=1e-5)
 
 
+
+@pytest.mark.parametrize("estimator", ["grpo", "grpo_passk", "rloo", "reinforce_plus_plus_baseline", "opo", "gpg"])
+def test_a_group_left_with_one_member_by_a_failure_drops_its_survivor(estimator):
+    """rollout.n=2: prompt b's second sample failed (it left the group, masked, reward 0). The survivor has
+    no baseline: it is dropped (mask 0, advantage 0), never trained on its raw reward 1.0."""
+    mask = torch.ones(4, 3)
+    mask[3] = 0                                                              # the failed row: masked by the loop
+    data = DataProto.from_dict(tensors={"token_level_rewards": _scores(1.0, 0.0, 1.0, 0.0), "response_mask": mask},
+                               non_tensors={"uid": ["a", "a", "b", "b#env_error3"]})
+    ca.compute_advantage(data, estimator, config=ALGO)
+    adv, kept = data.batch["advantages"], data.batch["response_mask"]
+    assert kept[2].sum() == 0 and kept[:2].sum() == 6                        # the survivor carries no loss
+    assert adv[2:].abs().sum() == 0
+    assert data.meta_info["lone_survivors"] == 1
+    assert adv[0, -1] > 0 and (adv[1, -1] == 0 if estimator == "grpo_passk" else adv[1, -1] < 0)  # as before
+    if estimator == "grpo":
+        assert torch.allclose(adv[:2, -1], torch.tensor([1.0, -1.0]) / math.sqrt(2), atol=1e-5)
+
+
+def test_lone_survivors_are_dropped_only_for_group_estimators():
+    data = DataProto.from_dict(tensors={"token_level_rewards": _scores(1.0), "response_mask": torch.ones(1, 3),
+                                        "values": torch.zeros(1, 3)}, non_tensors={"uid": ["a"]})
+    ca.compute_advantage(data, "reinforce_plus_plus", config=ALGO)
+    assert data.batch["response_mask"].sum() == 3 and "lone_survivors" not in data.meta_info
+
 def test_gigpo_handles_turn_without_env_step_and_single_turn_samples():
     # Sample 0: two turns, the second cut by the budget (no env step, so one reward for two anchors).
     # Sample 1: same prompt, two full turns. Sample 2: single-turn data (no anchors at all).

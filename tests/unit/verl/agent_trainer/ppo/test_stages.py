@@ -43,3 +43,27 @@ def test_filter_groups_adds_a_filter_stage_after_the_reward():
 def test_filter_groups_config_errors_name_the_key(overrides, message):
     with pytest.raises(ValueError, match=message):
         _stages(*overrides)
+
+
+def test_the_advantage_stage_drops_a_lone_survivor_and_logs_it():
+    """rollout.n=2, GRPO: prompt b's other sample failed; the adv stage drops its survivor (no loss) and logs
+    `rollout/lone_survivors`."""
+    import torch
+
+    from verl.protocol import DataProto
+    from verl.utils.tiny_model import build_tiny_model
+
+    base = ["actor_rollout_ref.rollout.name=hf", f"actor_rollout_ref.model.path={build_tiny_model()}",
+            "algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=2"]
+    trainer = RayPPOTrainer(load_config(OmegaConf.merge(OmegaConf.load(default_config_path()),
+                                                        OmegaConf.from_dotlist(base)), resolve_auto=False))
+    scores = torch.zeros(4, 3)
+    scores[:, -1] = torch.tensor([1.0, 0.0, 1.0, 0.0])
+    mask = torch.ones(4, 3, dtype=torch.long)
+    mask[3] = 0
+    batch = DataProto.from_dict(tensors={"token_level_scores": scores, "response_mask": mask},
+                                non_tensors={"uid": ["a", "a", "b", "b#env_error3"]})
+    metrics = {}
+    out = trainer._advantages(batch, metrics)
+    assert metrics["rollout/lone_survivors"] == 1 and "lone_survivors" not in out.meta_info
+    assert out.batch["response_mask"][2:].sum() == 0 and out.batch["advantages"][2:].abs().sum() == 0

