@@ -28,7 +28,8 @@
 # greedy success on the 200 held-out goals (0.5% after the first stage alone; bench/RESULTS.md, section P).
 # With MODEL_PATH (a pretrained model, e.g. SmolLM2-135M-Instruct from `bash scripts/fetch_smollm2.sh`) step 2 is
 # skipped and step 3 is one fine-tuning stage: SFT_STEPS=400 (about one pass over the ~6k demos at 16 a step) at
-# SFT_LR=2e-5, SFT_STAGE2_STEPS=0; on a GPU (device auto) that is ~2 min (issue 29). Checkpoints every 100 steps:
+# SFT_LR=2e-5, SFT_STAGE2_STEPS=0; on a GPU (device auto) that is ~2 min (H100, this model shape). Checkpoints
+# every 100 steps:
 # a run cut short (a short GPU session) resumes when the same command runs again.
 # Every extra argument is a Hydra override of main_sft and wins over the defaults below.
 # Environment: PYTHON, MODEL_PATH, DEMOS (default saves/sft/webshop_demos.json), NUM_DEMOS (default: all),

@@ -147,7 +147,7 @@ def sample_file(wiki_tasks, tmp_path_factory):
 
 
 def test_wiki_suite_meets_its_targets(wiki_tasks):
-    """Issue 28's targets: size, multi-site shares, state-changing share, held-out templates, one truth per task."""
+    """The wiki's targets: size, multi-site shares, state-changing share, held-out templates, one truth per task."""
     from agentenv_webarena.tasks.templates.wiki import TEST_ONLY_TEMPLATES
 
     templates: dict[tuple, set] = {}

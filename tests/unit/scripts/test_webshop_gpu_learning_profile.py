@@ -1,4 +1,4 @@
-"""The command lines of the GPU learning profile (issue 29, part 5), tested without a GPU: `bash
+"""The command lines of the GPU learning profile (SFT, GRPO, learning report), tested without a GPU: `bash
 scripts/webshop_train.sh` with PROFILE=gpu, MODEL_PATH = a pretrained model, WARM_START=1 and GPU_LEARNING=1 runs
 `webshop_sft.sh` (one fine-tuning stage of MODEL_PATH) and then main_ppo from the SFT folder with the learning
 profile. PYTHON is a stub that records the main_sft / main_ppo / model_card command lines (and says the env server
