@@ -7,11 +7,18 @@ rerun it whenever the catalog or goal construction changes.
 
 ``--subset N`` instead writes ``webshop_train_cpu<N>.json``: N training goals drawn from
 ``webshop_train.json`` with ``random.Random(--subset-seed).sample`` (ascending order), the fixed goal set the
-CPU main job trains on and its learning report evaluates (``AgentItemId/webshop_train_cpu32.json`` is
+CPU main job trained on before it learned to pick its goals (``AgentItemId/webshop_train_cpu32.json`` is
 ``--subset 32 --subset-seed 0``).
+
+``--subset N --learnable-from T.jsonl [T.jsonl ...]`` writes ``webshop_train_learnable<N>.json``: N goals drawn
+the same way from the training goals that a policy solved sometimes but not always in the sampled trajectories
+of ``main_generation`` (its ``trajectories.jsonl``: several samples per goal). Those are the goals GRPO can learn
+from: a goal every sample solves, or none does, gives a group of equal rewards and so no gradient. The CPU main
+job trains on ``webshop_train_learnable32.json`` (the commands that made it: ``docs/training.md``).
 
 Usage: python scripts/make_item_ids.py [--out AgentItemId] [--num-test 200] [--seed 0] [--data-dir D]
        python scripts/make_item_ids.py --subset 32 [--subset-seed 0] [--out AgentItemId]
+       python scripts/make_item_ids.py --subset 32 --learnable-from saves/eval/pool*/trajectories.jsonl
 """
 from __future__ import annotations
 
@@ -38,6 +45,32 @@ def sample_subset(ids: list[str], k: int, seed: int) -> list[str]:
     return [item for i, item in enumerate(ids) if i in chosen]
 
 
+def learnable_ids(trajectory_files: list[str], min_samples: int = 2) -> dict[str, tuple[int, int]]:
+    """``{item id: (successes, samples)}`` of the items some but not all of whose trajectories succeeded.
+
+    ``trajectory_files`` are ``main_generation`` outputs (``trajectories.jsonl``: one JSON object per trajectory
+    with ``item_id`` and ``reward``; success is ``reward >= 1``, ``agentenv.controller.types.is_success``). Items
+    with fewer than ``min_samples`` trajectories are left out: one sample cannot show a mixed outcome."""
+    from agentenv.controller.types import is_success
+
+    counts: dict[str, list[int]] = {}
+    for path in trajectory_files:
+        with open(path, encoding="utf-8") as fh:
+            for line_no, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    item, reward = row["item_id"], row["reward"]
+                except (json.JSONDecodeError, KeyError) as exc:
+                    raise ValueError(f"{path}:{line_no}: not a trajectory record with item_id and reward "
+                                     f"({exc})") from exc
+                wins_and_samples = counts.setdefault(item, [0, 0])
+                wins_and_samples[0] += int(is_success(reward))
+                wins_and_samples[1] += 1
+    return {item: (wins, n) for item, (wins, n) in counts.items() if n >= min_samples and 0 < wins < n}
+
+
 def _write_ids(path: str, ids: list[str]) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         # One object per line: small diffs when the catalog changes.
@@ -55,12 +88,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--subset", type=int, default=None,
                         help="write webshop_train_cpu<N>.json: N goals sampled from webshop_train.json")
     parser.add_argument("--subset-seed", type=int, default=0)
+    parser.add_argument("--learnable-from", nargs="+", default=None, metavar="TRAJECTORIES_JSONL",
+                        help="with --subset: sample only goals these main_generation trajectories solved sometimes "
+                             "but not always; writes webshop_train_learnable<N>.json")
     args = parser.parse_args(argv)
+    if args.learnable_from is not None and args.subset is None:
+        parser.error("--learnable-from needs --subset N")
     if args.subset is not None:
         with open(os.path.join(args.out, "webshop_train.json"), encoding="utf-8") as fh:
             train_ids = [row["item_id"] for row in json.load(fh)]
+        name = f"webshop_train_cpu{args.subset}.json"
+        if args.learnable_from is not None:
+            learnable = learnable_ids(args.learnable_from)
+            print(f"{len(learnable)} learnable training goals in {len(args.learnable_from)} trajectory file(s)")
+            train_ids = [i for i in train_ids if i in learnable]
+            name = f"webshop_train_learnable{args.subset}.json"
         subset = sample_subset(train_ids, args.subset, args.subset_seed)
-        _write_ids(os.path.normpath(os.path.join(args.out, f"webshop_train_cpu{args.subset}.json")), subset)
+        _write_ids(os.path.normpath(os.path.join(args.out, name)), subset)
         return
 
     from agentenv_webshop.engine.catalog import load_catalog

@@ -39,3 +39,61 @@ def test_shipped_subset_is_the_seeded_sample_of_the_train_split(tmp_path):
         os.path.join(ROOT, "AgentItemId", "webshop_train_cpu32.json"), encoding="utf-8").read()
     with pytest.raises(ValueError, match="--subset"):
         make_item_ids.sample_subset(train[:3], 4, 0)
+
+
+def _trajectories(path, outcomes: dict[str, list[float]]) -> str:
+    with open(path, "w", encoding="utf-8") as fh:
+        for item, rewards in outcomes.items():
+            for k, reward in enumerate(rewards):
+                fh.write(json.dumps({"item_id": item, "sample": k, "reward": reward, "turns": 3}) + "\n")
+    return str(path)
+
+
+def test_learnable_goals_are_those_solved_sometimes_but_not_always(tmp_path):
+    make_item_ids = _module()
+    first = _trajectories(tmp_path / "a.jsonl", {
+        "webshop_1": [1.0, 0.0, 1.0],      # mixed -> learnable
+        "webshop_2": [1.0, 1.0, 1.0],      # always solved -> no gradient
+        "webshop_3": [0.5, 0.75, 0.0],     # partial credit is no success -> never solved
+        "webshop_4": [1.0],                # one sample (with the second file: 1 of 2)
+    })
+    second = _trajectories(tmp_path / "b.jsonl", {"webshop_4": [0.9], "webshop_5": [1.0]})
+    assert make_item_ids.learnable_ids([first, second]) == {"webshop_1": (2, 3), "webshop_4": (1, 2)}
+    assert make_item_ids.learnable_ids([first]) == {"webshop_1": (2, 3)}  # webshop_4: one sample only
+
+    (tmp_path / "bad.jsonl").write_text('{"item_id": "webshop_1"}\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:1: .*reward"):
+        make_item_ids.learnable_ids([str(tmp_path / "bad.jsonl")])
+
+
+def test_learnable_subset_draws_only_learnable_training_goals(tmp_path):
+    make_item_ids = _module()
+    train = [f"webshop_{i}" for i in range(10)]
+    (tmp_path / "webshop_train.json").write_text(json.dumps([{"item_id": i} for i in train]))
+    outcomes = {f"webshop_{i}": [1.0, 0.0] if i % 2 else [1.0, 1.0] for i in range(10)}
+    outcomes["webshop_77"] = [1.0, 0.0]  # learnable, but not a training goal
+    traj = _trajectories(tmp_path / "t.jsonl", outcomes)
+    make_item_ids.main(["--subset", "3", "--subset-seed", "4", "--out", str(tmp_path), "--learnable-from", traj])
+    written = [row["item_id"] for row in json.loads((tmp_path / "webshop_train_learnable3.json").read_text())]
+    odd = [f"webshop_{i}" for i in range(1, 10, 2)]
+    assert written == make_item_ids.sample_subset(odd, 3, 4)
+    assert len(written) == 3 and set(written) <= set(odd)
+    with pytest.raises(ValueError, match="--subset"):  # fewer learnable goals than asked for
+        make_item_ids.main(["--subset", "6", "--out", str(tmp_path), "--learnable-from", traj])
+    with pytest.raises(SystemExit):
+        make_item_ids.main(["--out", str(tmp_path), "--learnable-from", traj])
+
+
+def test_shipped_learnable_set_is_the_seeded_sample_of_the_recorded_learnable_goals():
+    """AgentItemId/webshop_train_learnable32.json against the per-goal successes it was drawn from
+    (bench/webshop_learnable_pool.json: 8 samples of the shipped policy on the 192 goals of
+    webshop_train_cpu192.json)."""
+    make_item_ids = _module()
+    with open(os.path.join(ROOT, "bench", "webshop_learnable_pool.json"), encoding="utf-8") as fh:
+        successes = json.load(fh)["successes_of_8"]
+    train, pool = _ids("webshop_train.json"), _ids("webshop_train_cpu192.json")
+    assert pool == make_item_ids.sample_subset(train, 192, 1) and set(successes) == set(pool)
+    learnable = [i for i in train if 0 < successes.get(i, 0) < 8]
+    shipped = _ids("webshop_train_learnable32.json")
+    assert shipped == make_item_ids.sample_subset(learnable, 32, 0)
+    assert not set(shipped) & set(_ids("webshop_test.json"))

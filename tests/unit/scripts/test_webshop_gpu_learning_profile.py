@@ -116,9 +116,11 @@ def test_cpu_profile_trains_on_the_fixed_goals_and_reports_them(tmp_path, policy
     ppo = calls[-1][1:]
     assert calls[-1][0] == "verl.agent_trainer.main_ppo"
     cfg = _compose(ppo)
-    goals = "AgentItemId/webshop_train_cpu32.json"
+    goals = "AgentItemId/webshop_train_learnable32.json"
     assert cfg.data.train_paths == [goals] and cfg.data.trained_val_file == goals and cfg.trainer.learning_report
     ids = json.loads(open(os.path.join(ROOT, goals)).read())
     assert len(ids) == len({r["item_id"] for r in ids}) == 32
-    if policy == "shipped":  # 20 steps of 8 goals: every goal 5 times
-        assert cfg.trainer.total_training_steps * cfg.data.train_batch_size == 5 * len(ids)
+    train = {r["item_id"] for r in json.loads(open(os.path.join(ROOT, "AgentItemId", "webshop_train.json")).read())}
+    assert {r["item_id"] for r in ids} <= train  # training goals only, none held out
+    if policy == "shipped":  # 16 steps of 8 goals: every goal 4 times
+        assert cfg.trainer.total_training_steps * cfg.data.train_batch_size == 4 * len(ids)
