@@ -13,7 +13,8 @@ import asyncio
 import torch
 from helpers import hf_greedy
 
-__all__ = ["PROMPTS", "GEN_LEN", "varied_tiny_model", "check_greedy_matches_hf", "check_release_then_wake_up",
+__all__ = ["PROMPTS", "GEN_LEN", "varied_tiny_model", "hf_reference", "colocated_engine",
+           "check_greedy_matches_hf", "check_release_then_wake_up",
            "check_sleep_wake_update_round_trip", "check_stop_token_and_seeded_sampling"]
 
 PROMPTS = [[5, 17, 42, 99, 7], [300, 301, 302, 303, 304, 305, 306, 307], [11, 900, 23, 1500, 8, 64, 1000]]
@@ -35,6 +36,24 @@ def varied_tiny_model(base_dir: str, out_dir: str) -> str:
     Qwen2ForCausalLM(config).to(torch.float32).save_pretrained(out_dir)
     AutoTokenizer.from_pretrained(base).save_pretrained(out_dir)
     return out_dir
+
+
+def hf_reference(model_dir: str):
+    """The float32 HF transformers model the engines are checked against, on `DEVICE`, in eval mode."""
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(DEVICE).eval()
+
+
+def colocated_engine(name: str, model_dir: str):
+    """Rollout engine `name` (vllm | sglang) on CUDA as a colocated run builds it: sleep mode
+    (`free_cache_engine`), CUDA graphs, 1 MiB weight buckets, 30% of the GPU's memory."""
+    from verl.agent_trainer.config.schema import RolloutConfig
+    from verl.workers.rollout.base import build_rollout_engine
+
+    cfg = RolloutConfig(name=name, max_model_len=2048, max_num_seqs=16, gpu_memory_utilization=0.3,
+                        free_cache_engine=True, update_weights_bucket_megabytes=1)
+    return build_rollout_engine(model_dir, cfg, torch.device("cuda"))
 
 
 def _gen(engine, prompt, **kw):

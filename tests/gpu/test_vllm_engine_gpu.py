@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gpu_engine_checks as checks
 import pytest
-import torch
 
 pytestmark = pytest.mark.gpu
 vllm = pytest.importorskip("vllm", reason="vLLM is not installed (pip install -e .[gpu] on a CUDA machine)")
@@ -23,19 +22,12 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def hf_model(model_dir):
-    from transformers import AutoModelForCausalLM
-
-    return AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).cuda().eval()
+    return checks.hf_reference(model_dir)
 
 
 @pytest.fixture(scope="module")
 def engine(model_dir):
-    from verl.agent_trainer.config.schema import RolloutConfig
-    from verl.workers.rollout.base import build_rollout_engine
-
-    cfg = RolloutConfig(name="vllm", max_model_len=2048, max_num_seqs=16, gpu_memory_utilization=0.3,
-                        free_cache_engine=True, update_weights_bucket_megabytes=1)
-    eng = build_rollout_engine(model_dir, cfg, torch.device("cuda"))
+    eng = checks.colocated_engine("vllm", model_dir)
     yield eng
     eng.shutdown()
 
