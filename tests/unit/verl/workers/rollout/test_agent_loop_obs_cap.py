@@ -125,3 +125,19 @@ def test_the_key_is_checked():
     assert AgentGymConfig().max_obs_tokens is None and AgentGymConfig(max_obs_tokens=0).max_obs_tokens == 0
     with pytest.raises(ValueError, match="actor_rollout_ref.agentgym.max_obs_tokens"):
         AgentGymConfig(max_obs_tokens=-1)
+
+
+def test_trajectories_stop_at_the_models_positions_not_past_them(tokenizer, scripted_engine_cls, caplog):
+    """rollout.max_model_len above the engine model's max_position_embeddings: the loop uses the model's limit
+    (and says so) instead of generating past the positions the model was trained on."""
+    engine = scripted_engine_cls(_script(tokenizer))
+    loop, out = _run(tokenizer, engine, max_obs_tokens=60)  # positions unknown: the config's value stands
+    full = int(out.batch["attention_mask"].sum())
+    assert loop.max_model_len == 16384 and not caplog.text
+
+    engine.max_positions = full - 20
+    with caplog.at_level("WARNING", logger="verl.workers.rollout.agent_loop"):
+        loop, out = _run(tokenizer, engine, max_obs_tokens=60)
+    assert loop.max_model_len == full - 20
+    assert f"rollout.max_model_len=16384 is longer than the model's {full - 20} positions" in caplog.text
+    assert int(out.batch["attention_mask"].sum()) <= full - 20 < full
