@@ -45,12 +45,12 @@ def sample_subset(ids: list[str], k: int, seed: int) -> list[str]:
     return [item for i, item in enumerate(ids) if i in chosen]
 
 
-def learnable_ids(trajectory_files: list[str], min_samples: int = 2) -> dict[str, tuple[int, int]]:
-    """``{item id: (successes, samples)}`` of the items some but not all of whose trajectories succeeded.
+def learnable_ids(trajectory_files: list[str]) -> dict[str, tuple[int, int]]:
+    """``{item id: (successes, samples)}`` of the items some but not all of whose trajectories succeeded
+    (so never an item with one sample).
 
     ``trajectory_files`` are ``main_generation`` outputs (``trajectories.jsonl``: one JSON object per trajectory
-    with ``item_id`` and ``reward``; success is ``reward >= 1``, ``agentenv.controller.types.is_success``). Items
-    with fewer than ``min_samples`` trajectories are left out: one sample cannot show a mixed outcome."""
+    with ``item_id`` and ``reward``; success is ``reward >= 1``, ``agentenv.controller.types.is_success``)."""
     from agentenv.controller.types import is_success
 
     counts: dict[str, list[int]] = {}
@@ -68,7 +68,7 @@ def learnable_ids(trajectory_files: list[str], min_samples: int = 2) -> dict[str
                 wins_and_samples = counts.setdefault(item, [0, 0])
                 wins_and_samples[0] += int(is_success(reward))
                 wins_and_samples[1] += 1
-    return {item: (wins, n) for item, (wins, n) in counts.items() if n >= min_samples and 0 < wins < n}
+    return {item: (wins, n) for item, (wins, n) in counts.items() if 0 < wins < n}
 
 
 def _write_ids(path: str, ids: list[str]) -> None:
