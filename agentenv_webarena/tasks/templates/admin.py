@@ -19,6 +19,7 @@ from agentenv_webarena.tasks.templates.base import (
     clear_and_type,
     click,
     html_eval,
+    month_label,
     pick,
     stop,
     string_eval,
@@ -29,7 +30,7 @@ from agentenv_webarena.tasks.templates.base import (
     url_eval,
 )
 
-__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "find_customer", "find_order", "order_url"]
 
 A = "__SHOPPING_ADMIN__"
 S = "__SHOPPING__"
@@ -37,10 +38,6 @@ N = 12  # instances per template
 EMMA = 1
 STATUS_LOCATOR = "document.querySelector('#order-status').outerText"
 HISTORY_LOCATOR = "document.querySelector('#order-history').outerText"
-
-
-def _month_label(ym: str) -> str:
-    return f"{calendar.month_name[int(ym[5:7])]} {ym[:4]}"
 
 
 def _products(db: sqlite3.Connection, *, enabled_only: bool = False) -> list[sqlite3.Row]:
@@ -54,13 +51,13 @@ def _find_product(p: sqlite3.Row) -> list[dict]:
             click("link", f"Edit {p['name']}")]
 
 
-def _find_order(o: sqlite3.Row) -> list[dict]:
+def find_order(o: sqlite3.Row) -> list[dict]:
     """Orders grid -> keyword search by order number -> the order view."""
     return [click("link", "Orders"), type_text("textbox", "Search by keyword", o["increment_id"]),
             click("link", f"View order {o['increment_id']}")]
 
 
-def _find_customer(name: str) -> list[dict]:
+def find_customer(name: str) -> list[dict]:
     """Customers grid -> keyword search by full name."""
     return [click("link", "All Customers"), type_text("textbox", "Search by keyword", name)]
 
@@ -72,7 +69,8 @@ def _orders(db: sqlite3.Connection, statuses: tuple[str, ...] = ()) -> list[sqli
     return db.execute(sql + " ORDER BY o.id", statuses).fetchall()
 
 
-def _order_url(o: sqlite3.Row) -> str:
+def order_url(o: sqlite3.Row) -> str:
+    """The admin order-view URL of order `o`."""
     return f"{A}/sales/order/view/order_id/{o['id']}/"
 
 
@@ -107,7 +105,7 @@ def top_bestseller(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
             steps += [type_text("textbox", "From", f"{interval}-01", enter=False),
                       type_text("textbox", "To", f"{interval}-{last:02d}", enter=False),
                       click("radio", "Month"), click("button", "Show Report")]
-        period = interval if len(interval) == 4 else _month_label(interval)
+        period = interval if len(interval) == 4 else month_label(interval)
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="What is the top-{{n}} best-selling product in {{period}}?",
                         values={"n": n, "period": period}, eval=string_eval(must_include=[row["name"]]),
@@ -128,7 +126,7 @@ def orders_in_month(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     for row in pick(rng, sales_report(db, "month"), N):
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="According to the orders report, how many orders were placed in {{month}}?",
-                        values={"month": _month_label(row["interval"])},
+                        values={"month": month_label(row["interval"])},
                         eval=string_eval(must_include=[str(row["orders"])]),
                         sequence=[*_month_report(row["interval"]), stop(str(row["orders"]))]))
     return out
@@ -139,7 +137,7 @@ def sales_total_in_month(db: sqlite3.Connection, rng: random.Random) -> list[dic
     for row in pick(rng, sales_report(db, "month"), N):
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="What was the sales total in {{month}} according to the orders report?",
-                        values={"month": _month_label(row["interval"])}, eval=string_eval(exact=money(row["total"])),
+                        values={"month": month_label(row["interval"])}, eval=string_eval(exact=money(row["total"])),
                         sequence=[*_month_report(row["interval"]), stop(money(row["total"]))]))
     return out
 
@@ -151,7 +149,7 @@ def customer_of_order(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="Which customer placed order #{{order_number}}?",
                         values={"order_number": o["increment_id"]}, eval=string_eval(must_include=[name]),
-                        sequence=[*_find_order(o), stop(name)]))
+                        sequence=[*find_order(o), stop(name)]))
     return out
 
 
@@ -163,7 +161,7 @@ def customer_email(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         intent_template="What is the email address of our customer {{customer}}?",
                         values={"customer": f"{c['firstname']} {c['lastname']}"},
                         eval=string_eval(must_include=[c["email"]]),
-                        sequence=[*_find_customer(f"{c['firstname']} {c['lastname']}"), stop(c["email"])]))
+                        sequence=[*find_customer(f"{c['firstname']} {c['lastname']}"), stop(c["email"])]))
     return out
 
 
@@ -176,7 +174,7 @@ def customer_phone(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping_admin"], start_url=A, intent_template=template,
                         values={"customer": f"{c['firstname']} {c['lastname']}"},
                         eval=string_eval(must_include=[c["telephone"]]),
-                        sequence=[*_find_customer(f"{c['firstname']} {c['lastname']}"), stop(c["telephone"])]))
+                        sequence=[*find_customer(f"{c['firstname']} {c['lastname']}"), stop(c["telephone"])]))
     known = {(c[0], c[1]) for c in CUSTOMERS}
     firsts, lasts = [c[0] for c in CUSTOMERS], [c[1] for c in CUSTOMERS]
     fakes: list[str] = []
@@ -187,7 +185,7 @@ def customer_phone(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     for name in fakes:
         out.append(task(sites=["shopping_admin"], start_url=A, intent_template=template, values={"customer": name},
                         eval=string_eval(fuzzy="N/A", note=f"There is no customer named {name}.", raw="N/A"),
-                        sequence=[*_find_customer(name), stop("N/A")]))
+                        sequence=[*find_customer(name), stop("N/A")]))
     rng.shuffle(out)
     return out
 
@@ -201,7 +199,7 @@ def customer_order_count(db: sqlite3.Connection, rng: random.Random) -> list[dic
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="How many orders has {{customer}} placed?",
                         values={"customer": name}, eval=string_eval(must_include=[str(c["n"])]),
-                        sequence=[*_find_customer(name), click("link", f"Edit {name}"), stop(str(c["n"]))]))
+                        sequence=[*find_customer(name), click("link", f"Edit {name}"), stop(str(c["n"]))]))
     return out
 
 
@@ -234,8 +232,8 @@ def _order_status_task(db: sqlite3.Connection, rng: random.Random, *, template: 
     for o in pick(rng, _orders(db, ("pending", "processing")), N):
         out.append(task(sites=["shopping_admin"], start_url=A, intent_template=template,
                         values={"order_number": o["increment_id"]},
-                        eval=html_eval([target(_order_url(o), STATUS_LOCATOR, exact=label)]),
-                        sequence=[*_find_order(o), click("button", button), stop(DONE)]))
+                        eval=html_eval([target(order_url(o), STATUS_LOCATOR, exact=label)]),
+                        sequence=[*find_order(o), click("button", button), stop(DONE)]))
     return out
 
 
@@ -385,8 +383,8 @@ def add_order_comment(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="Add the comment \"{{comment}}\" to order #{{order_number}}.",
                         values={"comment": comment, "order_number": o["increment_id"]},
-                        eval=html_eval([target(_order_url(o), "", must_include=[comment])]),
-                        sequence=[*_find_order(o), type_text("textbox", "Comment", comment, enter=False),
+                        eval=html_eval([target(order_url(o), "", must_include=[comment])]),
+                        sequence=[*find_order(o), type_text("textbox", "Comment", comment, enter=False),
                                   click("button", "Submit Comment"), stop(DONE)]))
     return out
 
@@ -410,7 +408,7 @@ def comment_on_my_order_two_tabs(db: sqlite3.Connection, rng: random.Random) -> 
                                         "Find her order placed on {{date}} and add the comment \"{{comment}}\" "
                                         "to it in the admin panel (second tab).",
                         values={"date": dates[index], "comment": comment},
-                        eval=html_eval([target(_order_url(o), HISTORY_LOCATOR, must_include=[comment])]),
+                        eval=html_eval([target(order_url(o), HISTORY_LOCATOR, must_include=[comment])]),
                         sequence=[*steps, stop(DONE)]))
     return out
 

@@ -13,17 +13,28 @@ them on our pages (`{"role": "link", "name": "Price"}`); the expert resolves the
 """
 from __future__ import annotations
 
+import calendar
 import random
 import re
 from typing import Any, Iterable, Optional, Sequence, TypeVar
 
 __all__ = [
     "el", "click", "type_text", "clear_and_type", "press", "goto", "tab_focus", "stop", "render", "task",
-    "string_eval", "url_eval", "html_eval", "target", "pick", "DONE",
+    "string_eval", "url_eval", "html_eval", "target", "pick", "DONE", "typeable", "month_label",
 ]
 
 T = TypeVar("T")
 DONE = "Done"  # the stop answer of tasks scored on page state (WebArena ignores it there)
+
+
+def typeable(text: str) -> bool:
+    """Text a reference `type` step can carry (WebArena's grammar treats brackets specially)."""
+    return "[" not in text and "]" not in text
+
+
+def month_label(ym: str) -> str:
+    """"YYYY-MM" `ym` as the shop's "Month YYYY" label (e.g. "March 2023")."""
+    return f"{calendar.month_name[int(ym[5:7])]} {ym[:4]}"
 
 
 def el(role: str, name: Optional[str] = None, *, contains: Optional[str] = None, nth: int = 0) -> dict:

@@ -25,13 +25,14 @@ from agentenv_webarena.sites.forum.data import PRIMARY_USER
 from agentenv_webarena.sites.shop import STATUS_LABELS, money, option_text, product_options, rating_summary
 from agentenv_webarena.sites.shop.admin import bestsellers, sales_report
 from agentenv_webarena.tasks.templates import forum as forum_templates
-from agentenv_webarena.tasks.templates.admin import STATUS_LOCATOR, _find_customer, _month_label, _order_url
+from agentenv_webarena.tasks.templates.admin import STATUS_LOCATOR, find_customer, order_url
 from agentenv_webarena.tasks.templates.base import (
     DONE,
     clear_and_type,
     click,
     goto,
     html_eval,
+    month_label,
     pick,
     stop,
     string_eval,
@@ -39,6 +40,7 @@ from agentenv_webarena.tasks.templates.base import (
     target,
     task,
     type_text,
+    typeable,
     url_eval,
 )
 from agentenv_webarena.tasks.templates.cross import CATEGORY_FORUM, TITLE_LOCATOR
@@ -46,27 +48,26 @@ from agentenv_webarena.tasks.templates.forum import (
     POST_URL_FUNC,
     REDDIT,
     VOTE_LOCATOR,
-    _forums,
-    _my_vote,
-    _post_url,
-    _posts,
-    _search_to,
-    _typeable,
-    _users_with_posts,
+    forums_by_name,
+    my_vote,
+    open_post_via_search,
+    post_list,
+    post_url,
+    users_with_posts,
 )
 from agentenv_webarena.tasks.templates.shopping import (
     CART_LOCATOR,
     EMMA,
-    _approved_reviews,
-    _cart_product_ids,
-    _emma_orders,
-    _history_steps,
-    _in_cart,
-    _items,
-    _js,
-    _open_product,
-    _searchable,
-    _sellable,
+    approved_reviews,
+    cart_product_ids,
+    emma_orders,
+    in_cart_locator,
+    js_string,
+    open_product,
+    order_history_steps,
+    order_items,
+    searchable_products,
+    sellable_products,
 )
 
 __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
@@ -85,7 +86,7 @@ def _star_words(stars: int) -> str:
 def _star_groups(db: sqlite3.Connection, product_id: int) -> list[tuple[int, list[sqlite3.Row]]]:
     """(stars, reviews) of the product's approved reviews per star level, where a level has 1-3 reviews and
     is not the only level (so "the N-star reviews" names a short, proper subset)."""
-    reviews = _approved_reviews(db, product_id)
+    reviews = approved_reviews(db, product_id)
     out = []
     for stars in range(1, 6):
         group = [r for r in reviews if r["rating_percent"] == stars * 20]
@@ -97,7 +98,7 @@ def _star_groups(db: sqlite3.Connection, product_id: int) -> list[tuple[int, lis
 def _in_wishlist(name: str) -> str:
     """A locator answering "yes" when the wish list holds product `name`, else "no"."""
     return ("[...document.querySelectorAll('#wishlist-items li.wishlist-item')].some(li => "
-            f"li.dataset.name === {_js(name)}) ? 'yes' : 'no'")
+            f"li.dataset.name === {js_string(name)}) ? 'yes' : 'no'")
 
 
 def _report_steps(report: str, date_from: str, date_to: str, period: str) -> list[dict]:
@@ -129,7 +130,7 @@ def _full_name(c: sqlite3.Row) -> str:
 
 def reviewers_by_stars(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = []
-    for p in _searchable(db, _sellable(db)):
+    for p in searchable_products(db, sellable_products(db)):
         for stars, group in _star_groups(db, p["id"]):
             names = [r["nickname"] for r in group]
             if len(set(names)) == len(names):
@@ -140,7 +141,7 @@ def reviewers_by_stars(db: sqlite3.Connection, rng: random.Random) -> list[dict]
                         intent_template="List the nicknames of the customers who gave {{product}} a {{stars}} review.",
                         values={"product": p["name"], "stars": _star_words(stars)},
                         eval=string_eval(must_include=names),
-                        sequence=[*_open_product(p), stop(", ".join(names))]))
+                        sequence=[*open_product(p), stop(", ".join(names))]))
     return out
 
 
@@ -148,7 +149,7 @@ _STATUS_WORDS = {"complete": "completed", "canceled": "canceled", "holded": "on-
 
 
 def order_by_status(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    orders = _emma_orders(db)  # newest first
+    orders = emma_orders(db)  # newest first
     cases = []
     for status, word in _STATUS_WORDS.items():
         hits = [i for i, o in enumerate(orders) if o["status"] == status]
@@ -163,14 +164,14 @@ def order_by_status(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         intent_template="Open the page of my {{which}} {{status}} order.",
                         values={"which": which, "status": word},
                         eval=url_eval(f"{S}/sales/order/view/order_id/{o['id']}/"),
-                        sequence=[*_history_steps(index), click("link", f"View Order {o['increment_id']}"),
+                        sequence=[*order_history_steps(index), click("link", f"View Order {o['increment_id']}"),
                                   stop(DONE)]))
     return out
 
 
 def better_rated(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     by_category: dict[int, list[tuple[sqlite3.Row, int]]] = {}
-    for p in _searchable(db, _sellable(db)):
+    for p in searchable_products(db, sellable_products(db)):
         count, percent = rating_summary(db, p["id"])
         if count:
             by_category.setdefault(p["category_id"], []).append((p, percent))
@@ -184,27 +185,27 @@ def better_rated(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                                         "{{product_b}}?",
                         values={"product_a": a["name"], "product_b": b["name"]},
                         eval=string_eval(must_include=[winner["name"]]),
-                        sequence=[*_open_product(a), *_open_product(b), stop(winner["name"])]))
+                        sequence=[*open_product(a), *open_product(b), stop(winner["name"])]))
     return out
 
 
 # --- shopping: state-changing ------------------------------------------------------------------------
 
 def reorder(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    sellable = {p["id"]: p for p in _searchable(db, _sellable(db, options=False))}
-    in_cart = _cart_product_ids(db)
+    sellable = {p["id"]: p for p in searchable_products(db, sellable_products(db, options=False))}
+    in_cart = cart_product_ids(db)
     cases = []
-    for index, o in enumerate(_emma_orders(db)):
-        items = _items(db, o["id"])
+    for index, o in enumerate(emma_orders(db)):
+        items = order_items(db, o["id"])
         ids = [i["product_id"] for i in items]
         if not 2 <= len(items) <= 4 or len(set(ids)) != len(ids):
             continue
         if any(i["product_id"] not in sellable or i["product_id"] in in_cart
                or sellable[i["product_id"]]["qty"] < i["qty"] for i in items):
             continue
-        steps = [*_history_steps(index), click("link", f"View Order {o['increment_id']}")]
+        steps = [*order_history_steps(index), click("link", f"View Order {o['increment_id']}")]
         for i in items:
-            steps += _open_product(sellable[i["product_id"]])
+            steps += open_product(sellable[i["product_id"]])
             if i["qty"] > 1:
                 steps += clear_and_type("spinbutton", "Qty", str(i["qty"]))
             steps.append(click("button", "Add to Cart"))
@@ -233,7 +234,7 @@ def _cart_lines(db: sqlite3.Connection) -> list[sqlite3.Row]:
 
 
 def wishlist_to_cart(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    in_cart = _cart_product_ids(db)
+    in_cart = cart_product_ids(db)
     cases = []
     for p in _wishlist(db):
         if not p["enabled"] or p["qty"] < 1 or p["id"] in in_cart:
@@ -263,7 +264,8 @@ def wishlist_to_cart(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 def remove_from_list(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = []
     for where, lines, url, present, page in (
-            ("shopping cart", _cart_lines(db), f"{S}/checkout/cart/", _in_cart, click("link", contains="My Cart")),
+            ("shopping cart", _cart_lines(db), f"{S}/checkout/cart/", in_cart_locator,
+             click("link", contains="My Cart")),
             ("wish list", _wishlist(db), f"{S}/wishlist/", _in_wishlist, click("link", "My Wish List"))):
         for p in lines:
             others = [q["name"] for q in lines if q["id"] != p["id"]]
@@ -295,7 +297,7 @@ def customer_complete_total(db: sqlite3.Connection, rng: random.Random) -> list[
                         intent_template="What is the combined grand total of all completed orders of our customer "
                                         "{{customer}}?",
                         values={"customer": name}, eval=string_eval(must_include=[f"{total:.2f}"]),
-                        sequence=[*_find_customer(name), click("link", f"Edit {name}"), stop(money(total))]))
+                        sequence=[*find_customer(name), click("link", f"Edit {name}"), stop(money(total))]))
     return out
 
 
@@ -365,7 +367,7 @@ def top_customer_of_signup_month(db: sqlite3.Connection, rng: random.Random) -> 
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="Of the customers who signed up in {{month}}, who has placed the {{extreme}} "
                                         "orders?",
-                        values={"month": _month_label(month), "extreme": extreme},
+                        values={"month": month_label(month), "extreme": extreme},
                         eval=string_eval(must_include=[_full_name(c)]),
                         sequence=[*steps, stop(_full_name(c))]))
     return out
@@ -396,7 +398,7 @@ def bulk_order_action(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     for c, status, orders in chosen:
         name = _full_name(c)
         words, verb, button, after = _BULK_ACTIONS[status]
-        steps = [*_find_customer(name), click("link", f"Edit {name}")]
+        steps = [*find_customer(name), click("link", f"Edit {name}")]
         for k, o in enumerate(orders):
             steps += [click("link", f"View order {o['increment_id']}"), click("button", button)]
             if k < len(orders) - 1:
@@ -404,7 +406,7 @@ def bulk_order_action(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="{{action}} all of {{customer}}'s orders that are {{status}}.",
                         values={"action": verb, "customer": name, "status": words},
-                        eval=html_eval([target(_order_url(o), STATUS_LOCATOR, exact=STATUS_LABELS[after])
+                        eval=html_eval([target(order_url(o), STATUS_LOCATOR, exact=STATUS_LABELS[after])
                                         for o in orders]),
                         sequence=[*steps, stop(DONE)]))
     rng.shuffle(out)
@@ -415,7 +417,7 @@ def _review_rows(name: str, stars: int | None = None) -> str:
     """A locator counting the reviews grid's rows of product `name` (rated `stars`, when given)."""
     rating = f" && r.cells[6].innerText.trim() === '{stars} stars'" if stars else ""
     return ("[...document.querySelectorAll('table.data-grid tbody tr')].filter(r => r.cells.length > 7 && "
-            f"r.cells[7].innerText.trim() === {_js(name)}{rating}).length + ''")
+            f"r.cells[7].innerText.trim() === {js_string(name)}{rating}).length + ''")
 
 
 def delete_reviews_by_rating(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
@@ -450,18 +452,18 @@ def delete_reviews_by_rating(db: sqlite3.Connection, rng: random.Random) -> list
 
 def _to_user_submissions(db: sqlite3.Connection, user: str) -> list[dict] | None:
     """Search one of `user`'s posts, open its author's page, then their submissions (None: none is searchable)."""
-    post = next((p for p in _posts(db, sort="new", author=user) if forum_templates._searchable(db, p)), None)
+    post = next((p for p in post_list(db, sort="new", author=user) if forum_templates.is_searchable_post(db, p)), None)
     if post is None:
         return None
-    return [*_search_to(post), click("link", user), click("link", "Submissions")]
+    return [*open_post_via_search(post), click("link", user), click("link", "Submissions")]
 
 
 def user_favourite_forum(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = []
-    for u in _users_with_posts(db):
+    for u in users_with_posts(db):
         if u["username"] == PRIMARY_USER or u["n"] > 20:
             continue
-        ranked = Counter(p["forum"] for p in _posts(db, author=u["username"])).most_common()
+        ranked = Counter(p["forum"] for p in post_list(db, author=u["username"])).most_common()
         steps = _to_user_submissions(db, u["username"])
         if steps and ranked[0][1] >= 2 and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
             cases.append((u["username"], ranked[0][0], steps))
@@ -478,9 +480,9 @@ def user_favourite_forum(db: sqlite3.Connection, rng: random.Random) -> list[dic
 
 def retract_vote(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = []
-    for p in _posts(db, sort="new"):
-        vote = _my_vote(db, p["id"])
-        if vote and p["author"] != PRIMARY_USER and forum_templates._searchable(db, p):
+    for p in post_list(db, sort="new"):
+        vote = my_vote(db, p["id"])
+        if vote and p["author"] != PRIMARY_USER and forum_templates.is_searchable_post(db, p):
             cases.append((p, vote))
     out = []
     for p, vote in pick(rng, cases, N):
@@ -489,8 +491,8 @@ def retract_vote(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         intent_template="Take back my {{vote}} on the post \"{{title}}\" without voting the other "
                                         "way.",
                         values={"vote": word, "title": p["title"]},
-                        eval=html_eval([target(_post_url(p), VOTE_LOCATOR, exact="vote")]),
-                        sequence=[*_search_to(p), click("button", f"Retract {word}"), stop(DONE)]))
+                        eval=html_eval([target(post_url(p), VOTE_LOCATOR, exact="vote")]),
+                        sequence=[*open_post_via_search(p), click("button", f"Retract {word}"), stop(DONE)]))
     return out
 
 
@@ -511,7 +513,7 @@ _LINKS = [
 
 
 def share_link(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    known = {f["name"] for f in _forums(db)}
+    known = {f["name"] for f in forums_by_name(db)}
     out = []
     for name, title, url in pick(rng, [link for link in _LINKS if link[0] in known], N):
         out.append(task(sites=["reddit"], start_url=REDDIT,
@@ -531,14 +533,14 @@ def share_link(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 
 def upvote_user_posts_in_forum(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = []
-    for u in _users_with_posts(db):
+    for u in users_with_posts(db):
         if u["username"] == PRIMARY_USER or u["n"] > 20:
             continue
-        posts = _posts(db, sort="new", author=u["username"])
+        posts = post_list(db, sort="new", author=u["username"])
         titles = [p["title"] for p in posts]
         for name in sorted({p["forum"] for p in posts}):
             mine = [p for p in posts if p["forum"] == name]
-            if (2 <= len(mine) <= 3 and all(_my_vote(db, p["id"]) != 1 for p in mine)
+            if (2 <= len(mine) <= 3 and all(my_vote(db, p["id"]) != 1 for p in mine)
                     and all(titles.count(p["title"]) == 1 for p in mine)):
                 cases.append((u["username"], name, mine))
     out = []
@@ -552,7 +554,7 @@ def upvote_user_posts_in_forum(db: sqlite3.Connection, rng: random.Random) -> li
         out.append(task(sites=["reddit"], start_url=REDDIT,
                         intent_template="Upvote every post that {{user}} has submitted to the {{forum}} forum.",
                         values={"user": user, "forum": name},
-                        eval=html_eval([target(_post_url(p), VOTE_LOCATOR, must_include=["vote vote--user-upvoted"])
+                        eval=html_eval([target(post_url(p), VOTE_LOCATOR, must_include=["vote vote--user-upvoted"])
                                         for p in mine]),
                         sequence=[*steps, stop(DONE)]))
     return out
@@ -561,7 +563,7 @@ def upvote_user_posts_in_forum(db: sqlite3.Connection, rng: random.Random) -> li
 # --- pairs of sites ----------------------------------------------------------------------------------
 
 def bestseller_to_wishlist(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    sellable = {p["name"]: p for p in _searchable(db, _sellable(db))}
+    sellable = {p["name"]: p for p in searchable_products(db, sellable_products(db))}
     listed = {p["name"] for p in _wishlist(db)}
     by_month: dict[str, list[dict]] = {}
     for row in bestsellers(db, "month", limit=2):
@@ -577,23 +579,23 @@ def bestseller_to_wishlist(db: sqlite3.Connection, rng: random.Random) -> list[d
         out.append(task(sites=["shopping_admin", "shopping"], start_url=f"{A} |AND| {S}",
                         intent_template="Look up the best-selling product of {{month}} in the admin's bestsellers "
                                         "report (first tab), then add it to my wish list in the store (second tab).",
-                        values={"month": _month_label(interval)},
+                        values={"month": month_label(interval)},
                         eval=html_eval([target(f"{S}/wishlist/", "", must_include=[p["name"]])]),
                         sequence=[*_report_steps("Bestsellers Report", *_month_range(interval), "Month"), tab_focus(1),
-                                  *_open_product(p), click("button", "Add to Wish List"), stop(DONE)]))
+                                  *open_product(p), click("button", "Add to Wish List"), stop(DONE)]))
     return out
 
 
 def review_summaries_to_forum(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     categories = {r["id"]: r["name"] for r in db.execute("SELECT * FROM shop_categories")}
     cases = []
-    for p in _searchable(db, _sellable(db)):
+    for p in searchable_products(db, sellable_products(db)):
         name = CATEGORY_FORUM.get(categories[p["category_id"]])
-        if name is None or not _typeable(p["name"]):
+        if name is None or not typeable(p["name"]):
             continue
         for stars, group in _star_groups(db, p["id"]):
             titles = [r["title"] for r in group]
-            if len(set(titles)) == len(titles) and all(_typeable(t) for t in titles):
+            if len(set(titles)) == len(titles) and all(typeable(t) for t in titles):
                 cases.append((p, stars, name, titles))
     out = []
     for p, stars, name, titles in pick(rng, cases, N):
@@ -606,7 +608,7 @@ def review_summaries_to_forum(db: sqlite3.Connection, rng: random.Random) -> lis
                         eval=html_eval([target(POST_URL_FUNC, TITLE_LOCATOR, exact=title),
                                         target(POST_URL_FUNC, "", must_include=titles)],
                                        with_url=f"{REDDIT}/f/{name}"),
-                        sequence=[*_open_product(p), tab_focus(1), click("link", "Submit a post"),
+                        sequence=[*open_product(p), tab_focus(1), click("link", "Submit a post"),
                                   type_text("textbox", "Title", title, enter=False),
                                   type_text("textbox", "Body", "; ".join(titles), enter=False),
                                   click("button", "Create submission"), stop(DONE)]))

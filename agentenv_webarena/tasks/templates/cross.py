@@ -27,6 +27,7 @@ from agentenv_webarena.tasks.templates.base import (
     target,
     task,
     type_text,
+    typeable,
 )
 from agentenv_webarena.tasks.templates.forum import (
     ALL_COMMENT_BODIES,
@@ -100,17 +101,13 @@ def _to_history_row(order: dict) -> list[dict]:
     return [click("link", f"Page {order['page']}")] if order["page"] > 1 else []
 
 
-def _typeable(text: str) -> bool:
-    return "[" not in text and "]" not in text
-
-
 def t4000_post_about_purchase(db, rng):
     tpl = ('Find the most expensive item of my shop order from {{month}} and post about it in the {{forum}} forum, '
            'titled "Just bought: " followed by the product name.')
     out = []
     for order in _one_per_month(db):
         item = _priciest(order)
-        if item is None or not _typeable(item["name"]):
+        if item is None or not typeable(item["name"]):
             continue
         name = CATEGORY_FORUM.get(item["category"], "AskReddit")
         title = f"Just bought: {item['name']}"
@@ -131,7 +128,7 @@ def t4001_ask_if_worth_price(db, rng):
     for p in products:
         name = CATEGORY_FORUM.get(p["category"])
         hits = search_products(db, p["name"])
-        if name is None or not hits or hits[0][1]["id"] != p["id"] or not _typeable(p["name"]):
+        if name is None or not hits or hits[0][1]["id"] != p["id"] or not typeable(p["name"]):
             continue
         price = money(p["price"])
         ev = html_eval([target(POST_URL_FUNC, TITLE_LOCATOR, must_include=[price])], with_url=f"{REDDIT}/f/{name}")
@@ -164,7 +161,7 @@ def t4003_bio_from_purchase(db, rng):
     out = []
     for order in _one_per_month(db):
         item = _priciest(order)
-        if item is None or not _typeable(item["name"]):
+        if item is None or not typeable(item["name"]):
             continue
         bio = f"Proud owner of {item['name']}"
         ev = html_eval([target(f"{REDDIT}/user/{PRIMARY_USER}", "document.querySelector('.user-bio').outerText",
@@ -178,7 +175,7 @@ def t4003_bio_from_purchase(db, rng):
 
 def t4004_comment_order_number(db, rng):
     tpl = 'Comment on my forum post "{{title}}" with the order number of my shop order from {{month}}.'
-    posts = [p for p in forum.submission_list(db, sort="new", author=PRIMARY_USER) if _typeable(p["title"])]
+    posts = [p for p in forum.submission_list(db, sort="new", author=PRIMARY_USER) if typeable(p["title"])]
     orders = _one_per_month(db)
     out = []
     for post, order in zip(pick(rng, posts, len(posts)), pick(rng, orders, len(orders)), strict=False):

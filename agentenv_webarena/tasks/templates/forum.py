@@ -26,11 +26,13 @@ from agentenv_webarena.tasks.templates.base import (
     target,
     task,
     type_text,
+    typeable,
     url_eval,
 )
 
 __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "rows", "REDDIT", "INSTANCES", "POST_URL_FUNC", "MINE_ONLY",
-           "ALL_COMMENT_BODIES"]
+           "ALL_COMMENT_BODIES", "forums_by_name", "post_list", "post_url", "my_vote",
+           "open_post_via_search", "is_searchable_post", "users_with_posts"]
 
 REDDIT = "__REDDIT__"
 INSTANCES = 10  # instances per template (fewer when the data offer fewer)
@@ -56,32 +58,31 @@ def _pick(rng: random.Random, items: list, n: int = INSTANCES) -> list:
 
 # --- forum facts ------------------------------------------------------------------------------------
 
-def _forums(db: sqlite3.Connection) -> list[dict]:
+def forums_by_name(db: sqlite3.Connection) -> list[dict]:
+    """Every forum (id, name, title, description and its post count `posts`), by name, case-insensitively."""
     return rows(db, "SELECT f.id, f.name, f.title, f.description, "
                     "(SELECT COUNT(*) FROM forum_submissions s WHERE s.forum_id = f.id) AS posts "
                     "FROM forum_forums f ORDER BY f.name COLLATE NOCASE")
 
 
-def _posts(db: sqlite3.Connection, **kw: Any) -> list[dict]:
+def post_list(db: sqlite3.Connection, **kw: Any) -> list[dict]:
+    """Forum posts as `forum.submission_list` lists them, filtered and sorted by `kw`."""
     return forum.submission_list(db, **kw)
 
 
-def _post_url(post: dict) -> str:
+def post_url(post: dict) -> str:
+    """The full URL of `post`'s page on the forum."""
     return REDDIT + forum.post_path(post["forum"], post["id"], post["title"])
 
 
-def _typeable(text: str) -> bool:
-    """Text a reference `type` step can carry (WebArena's grammar treats brackets specially)."""
-    return "[" not in text and "]" not in text
-
-
-def _my_vote(db: sqlite3.Connection, submission_id: int) -> int:
+def my_vote(db: sqlite3.Connection, submission_id: int) -> int:
+    """The primary user's vote on submission `submission_id`: 1 (up), -1 (down) or 0 (none)."""
     r = rows(db, "SELECT v.choice FROM forum_submission_votes v JOIN forum_users u ON u.id = v.user_id "
                  "WHERE u.username = ? AND v.submission_id = ?", (PRIMARY_USER, submission_id))
     return r[0]["choice"] if r else 0
 
 
-def _search_to(post: dict) -> list[dict]:
+def open_post_via_search(post: dict) -> list[dict]:
     """Find a post through the search box and open it."""
     return [type_text("searchbox", "Search", post["title"], enter=True),
             click("link", post["title"])]
@@ -96,10 +97,10 @@ def _unique_top(items: list[dict], key: str) -> Optional[dict]:
     return ranked[0]
 
 
-def _searchable(db: sqlite3.Connection, post: dict) -> bool:
+def is_searchable_post(db: sqlite3.Connection, post: dict) -> bool:
     """The post's own title link is among the first page of search results for its title."""
     hits = forum.submission_list(db, sort="new", search=post["title"], limit=forum.PAGE_SIZE)
-    return any(h["id"] == post["id"] for h in hits) and _typeable(post["title"])
+    return any(h["id"] == post["id"] for h in hits) and typeable(post["title"])
 
 
 # --- templates --------------------------------------------------------------------------------------
@@ -107,8 +108,8 @@ def _searchable(db: sqlite3.Connection, post: dict) -> bool:
 def t3000_top_post_author(db, rng):
     tpl = "Who posted the top-scored submission in the {{forum}} forum?"
     out = []
-    for f in _forums(db):
-        top = _unique_top(_posts(db, forum=f["name"]), "score")
+    for f in forums_by_name(db):
+        top = _unique_top(post_list(db, forum=f["name"]), "score")
         if top is None:
             continue
         out.append(_task(tpl, {"forum": f["name"]}, REDDIT + "/forums", string_eval(exact=top["author"]),
@@ -118,18 +119,18 @@ def t3000_top_post_author(db, rng):
 
 def t3001_comment_count(db, rng):
     tpl = 'How many comments does the post "{{title}}" have?'
-    posts = [p for p in _posts(db, sort="new") if _searchable(db, p)]
+    posts = [p for p in post_list(db, sort="new") if is_searchable_post(db, p)]
     out = []
     for p in _pick(rng, posts):
         n = str(p["comment_count"])
         out.append(_task(tpl, {"title": p["title"]}, REDDIT, string_eval(exact=n),
-                             _search_to(p) + [stop(n)]))
+                             open_post_via_search(p) + [stop(n)]))
     return out
 
 
 def t3002_forum_with_most_posts(db, rng):
     tpl = "Among the forums {{a}}, {{b}} and {{c}}, which one has the most submissions?"
-    forums = _forums(db)
+    forums = forums_by_name(db)
     out, seen = [], set()
     for _ in range(200):
         trio = rng.sample(forums, 3)
@@ -148,8 +149,8 @@ def t3002_forum_with_most_posts(db, rng):
 def t3003_newest_post_title(db, rng):
     tpl = "What is the title of the most recent post in the {{forum}} forum?"
     out = []
-    for f in _forums(db):
-        newest = _posts(db, forum=f["name"], sort="new", limit=1)[0]
+    for f in forums_by_name(db):
+        newest = post_list(db, forum=f["name"], sort="new", limit=1)[0]
         out.append(_task(tpl, {"forum": f["name"]}, REDDIT + "/forums",
                              string_eval(fuzzy=[newest["title"]]),
                              [click("link", f["name"]), click("link", "New"), stop(newest["title"])]))
@@ -178,11 +179,11 @@ def _split_feasible(rng: random.Random, items: list, n_na: int) -> list[tuple[bo
 
 def t3004_author_detail(db, rng):
     tpl = 'What is the {{detail}} of the user who posted "{{title}}"?'
-    posts = [p for p in _posts(db, sort="new") if p["author"] != PRIMARY_USER and _searchable(db, p)]
+    posts = [p for p in post_list(db, sort="new") if p["author"] != PRIMARY_USER and is_searchable_post(db, p)]
     note = "The forum does not show users' email addresses anywhere."
     out = []
     for feasible, p in _split_feasible(rng, posts, 4):
-        steps = _search_to(p) + [click("link", p["author"])]
+        steps = open_post_via_search(p) + [click("link", p["author"])]
         if feasible:
             day = _registered(db, p["author"])
             out.append(_task(tpl, {"detail": "registration date", "title": p["title"]}, REDDIT,
@@ -196,7 +197,7 @@ def t3004_author_detail(db, rng):
 def t3005_go_to_forum(db, rng):
     tpl = "Go to the {{title}} forum."
     out = []
-    for f in _forums(db):
+    for f in forums_by_name(db):
         out.append(_task(tpl, {"title": f["title"]}, REDDIT, url_eval(f"{REDDIT}/f/{f['name']}"),
                              [click("link", "Forums"), click("link", f["name"]), stop(DONE)]))
     return _pick(rng, out)
@@ -204,22 +205,22 @@ def t3005_go_to_forum(db, rng):
 
 def t3006_author_profile(db, rng):
     tpl = 'Show me the profile page of the user who posted "{{title}}".'
-    posts = [p for p in _posts(db, sort="new") if p["author"] != PRIMARY_USER and _searchable(db, p)]
+    posts = [p for p in post_list(db, sort="new") if p["author"] != PRIMARY_USER and is_searchable_post(db, p)]
     return [_task(tpl, {"title": p["title"]}, REDDIT, url_eval(f"{REDDIT}/user/{p['author']}"),
-                      _search_to(p) + [click("link", p["author"]), stop(DONE)]) for p in _pick(rng, posts)]
+                      open_post_via_search(p) + [click("link", p["author"]), stop(DONE)]) for p in _pick(rng, posts)]
 
 
 def t3007_open_best_post(db, rng):
     tpl = "Open the {{what}} post in the {{forum}} forum."
     kinds = {"most commented": ("comment_count", "Most commented"), "highest-scored": ("score", "Top")}
     out = []
-    for f in _forums(db):
+    for f in forums_by_name(db):
         for what, (key, label) in kinds.items():
-            top = _unique_top(_posts(db, forum=f["name"]), key)
+            top = _unique_top(post_list(db, forum=f["name"]), key)
             if top is None:
                 continue
             out.append(_task(tpl, {"what": what, "forum": f["name"]}, f"{REDDIT}/f/{f['name']}",
-                                 url_eval(_post_url(top)),
+                                 url_eval(post_url(top)),
                                  [click("link", label), click("link", top["title"]), stop(DONE)]))
     return _pick(rng, out)
 
@@ -228,7 +229,7 @@ def t3008_sorted_listing(db, rng):
     tpl = "Show me the {{sort}} posts in the {{forum}} forum."
     words = {"new": "newest", "top": "top-scored", "most_commented": "most commented"}
     out = []
-    for f in _forums(db):
+    for f in forums_by_name(db):
         for sort, word in words.items():
             out.append(_task(tpl, {"sort": word, "forum": f["name"]}, REDDIT + "/forums",
                                  url_eval(f"{REDDIT}/f/{f['name']}/{sort}"),
@@ -281,11 +282,11 @@ ALL_COMMENT_BODIES = "[...document.querySelectorAll('.comment__body')].map(e => 
 
 def t3010_comment_on_post(db, rng):
     tpl = 'Leave the comment "{{comment}}" on the post "{{title}}".'
-    posts = [p for p in _posts(db, sort="new") if _searchable(db, p)]
+    posts = [p for p in post_list(db, sort="new") if is_searchable_post(db, p)]
     out = []
     for p, text in zip(_pick(rng, posts), _COMMENTS, strict=False):
-        ev = html_eval([target(_post_url(p), ALL_COMMENT_BODIES, must_include=[text], prep_actions=[MINE_ONLY])])
-        seq = _search_to(p) + [type_text("textbox", "Comment", text, enter=False),
+        ev = html_eval([target(post_url(p), ALL_COMMENT_BODIES, must_include=[text], prep_actions=[MINE_ONLY])])
+        seq = open_post_via_search(p) + [type_text("textbox", "Comment", text, enter=False),
                                click("button", "Post"), stop(DONE)]
         out.append(_task(tpl, {"comment": text, "title": p["title"]}, REDDIT, ev, seq))
     return out
@@ -294,8 +295,8 @@ def t3010_comment_on_post(db, rng):
 def _single_comment_targets(db: sqlite3.Connection, exclude_primary: bool = True) -> list[tuple[dict, dict, int]]:
     """(post, comment, index among the post's comments) where the comment's author has no other comment there."""
     out = []
-    for p in _posts(db, sort="new"):
-        if p["comment_count"] < 2 or not _searchable(db, p):
+    for p in post_list(db, sort="new"):
+        if p["comment_count"] < 2 or not is_searchable_post(db, p):
             continue
         comments = forum.comment_order(db, p["id"])
         for i, c in enumerate(comments):
@@ -315,10 +316,10 @@ def t3011_reply_to_comment(db, rng):
     picks = _pick(rng, _single_comment_targets(db))
     out = []
     for (p, c, _), text in zip(picks, replies, strict=False):
-        ev = html_eval([target(_post_url(p),
+        ev = html_eval([target(post_url(p),
                                f"document.querySelector('#comment-{c['id']} > .comment__replies').outerText",
                                must_include=[text])])
-        seq = _search_to(p) + [click("link", f"Reply to {c['author']}"),
+        seq = open_post_via_search(p) + [click("link", f"Reply to {c['author']}"),
                                type_text("textbox", f"Reply to {c['author']}", text, enter=False),
                                click("button", "Post"), stop(DONE)]
         out.append(_task(tpl, {"reply": text, "user": c["author"], "title": p["title"]}, REDDIT, ev, seq))
@@ -328,11 +329,11 @@ def t3011_reply_to_comment(db, rng):
 def t3012_upvote_newest(db, rng):
     tpl = "Upvote the newest post in the {{forum}} forum."
     out = []
-    for f in _forums(db):
-        newest = _posts(db, forum=f["name"], sort="new", limit=1)[0]
-        if _my_vote(db, newest["id"]) == 1:
+    for f in forums_by_name(db):
+        newest = post_list(db, forum=f["name"], sort="new", limit=1)[0]
+        if my_vote(db, newest["id"]) == 1:
             continue
-        ev = html_eval([target(_post_url(newest), VOTE_LOCATOR, must_include=["vote vote--user-upvoted"])])
+        ev = html_eval([target(post_url(newest), VOTE_LOCATOR, must_include=["vote vote--user-upvoted"])])
         seq = [click("link", "New"), click("link", newest["title"]), click("button", "Upvote"), stop(DONE)]
         out.append(_task(tpl, {"forum": f["name"]}, f"{REDDIT}/f/{f['name']}", ev, seq))
     return _pick(rng, out)
@@ -340,18 +341,18 @@ def t3012_upvote_newest(db, rng):
 
 def t3013_downvote_post(db, rng):
     tpl = 'Downvote the post "{{title}}".'
-    posts = [p for p in _posts(db, sort="new") if _my_vote(db, p["id"]) != -1 and p["author"] != PRIMARY_USER
-             and _searchable(db, p)]
+    posts = [p for p in post_list(db, sort="new") if my_vote(db, p["id"]) != -1 and p["author"] != PRIMARY_USER
+             and is_searchable_post(db, p)]
     out = []
     for p in _pick(rng, posts):
-        ev = html_eval([target(_post_url(p), VOTE_LOCATOR, must_include=["vote vote--user-downvoted"])])
+        ev = html_eval([target(post_url(p), VOTE_LOCATOR, must_include=["vote vote--user-downvoted"])])
         out.append(_task(tpl, {"title": p["title"]}, REDDIT, ev,
-                             _search_to(p) + [click("button", "Downvote"), stop(DONE)]))
+                             open_post_via_search(p) + [click("button", "Downvote"), stop(DONE)]))
     return out
 
 
 def _my_posts(db: sqlite3.Connection) -> list[dict]:
-    return [p for p in _posts(db, sort="new", author=PRIMARY_USER) if _typeable(p["title"])]
+    return [p for p in post_list(db, sort="new", author=PRIMARY_USER) if typeable(p["title"])]
 
 
 def t3014_edit_post_body(db, rng):
@@ -365,7 +366,7 @@ def t3014_edit_post_body(db, rng):
     out = []
     posts = _my_posts(db)
     for p, body in zip(_pick(rng, posts, len(posts)), bodies, strict=False):
-        ev = html_eval([target(_post_url(p), "document.querySelector('.submission__body').outerText", exact=body)])
+        ev = html_eval([target(post_url(p), "document.querySelector('.submission__body').outerText", exact=body)])
         seq = ([click("link", p["title"]), click("link", "Edit")] + clear_and_type("textbox", "Body", body)
                + [click("button", "Save"), stop(DONE)])
         out.append(_task(tpl, {"title": p["title"], "body": body}, f"{REDDIT}/user/{PRIMARY_USER}/submissions",
@@ -422,7 +423,7 @@ def t3017_subscribe(db, rng):
     mine = _subscribed(db)
     heading = "subscribed forums " + " ".join(mine).lower()
     out = []
-    for f in _forums(db):
+    for f in forums_by_name(db):
         if f["name"] in mine or f["name"].lower() in heading:
             continue
         ev = html_eval([target(REDDIT + "/", _SIDEBAR, must_include=[f["name"]])])
@@ -437,7 +438,7 @@ def t3018_switch_subscription(db, rng):
     button = "document.querySelector('form.subscribe-form button').outerText"
     out = []
     for old in mine:
-        for f in _forums(db):
+        for f in forums_by_name(db):
             if f["name"] in mine:
                 continue
             ev = html_eval([target(f"{REDDIT}/f/{old}", button, exact="Subscribe"),
@@ -449,7 +450,8 @@ def t3018_switch_subscription(db, rng):
     return _pick(rng, out)
 
 
-def _users_with_posts(db: sqlite3.Connection) -> list[dict]:
+def users_with_posts(db: sqlite3.Connection) -> list[dict]:
+    """Users with at least one post, each with their post count `n`, in user-id order."""
     return rows(db, "SELECT u.username, COUNT(s.id) AS n FROM forum_users u "
                     "JOIN forum_submissions s ON s.user_id = u.id "
                     "GROUP BY u.id ORDER BY u.id")
@@ -457,8 +459,8 @@ def _users_with_posts(db: sqlite3.Connection) -> list[dict]:
 
 def t3019_count_author_posts(db, rng):
     tpl = 'How many posts has the author of "{{title}}" submitted to the forum?'
-    counts = {u["username"]: u["n"] for u in _users_with_posts(db)}
-    posts = [p for p in _posts(db, sort="new") if p["author"] != PRIMARY_USER and _searchable(db, p)
+    counts = {u["username"]: u["n"] for u in users_with_posts(db)}
+    posts = [p for p in post_list(db, sort="new") if p["author"] != PRIMARY_USER and is_searchable_post(db, p)
              and counts[p["author"]] <= forum.PAGE_SIZE]
     by_author: dict[str, dict] = {}
     for p in posts:  # one post per author, so the instances ask about different users
@@ -467,15 +469,15 @@ def t3019_count_author_posts(db, rng):
     for p in _pick(rng, list(by_author.values())):
         n = str(counts[p["author"]])
         out.append(_task(tpl, {"title": p["title"]}, REDDIT, string_eval(exact=n),
-                         _search_to(p) + [click("link", p["author"]), click("link", "Submissions"), stop(n)]))
+                         open_post_via_search(p) + [click("link", p["author"]), click("link", "Submissions"), stop(n)]))
     return out
 
 
 def t3020_post_score(db, rng):
     tpl = 'What is the score of the post "{{title}}"?'
-    posts = [p for p in _posts(db, sort="new") if _searchable(db, p)]
+    posts = [p for p in post_list(db, sort="new") if is_searchable_post(db, p)]
     return [_task(tpl, {"title": p["title"]}, REDDIT, string_eval(must_include=[str(p["score"])]),
-                      _search_to(p) + [stop(str(p["score"]))]) for p in _pick(rng, posts)]
+                      open_post_via_search(p) + [stop(str(p["score"]))]) for p in _pick(rng, posts)]
 
 
 def t3021_user_bio(db, rng):
@@ -504,7 +506,7 @@ _NEW_FORUMS = [
 
 def t3022_create_forum(db, rng):
     tpl = 'Create a new forum named "{{name}}" with the title "{{title}}" and the description "{{description}}".'
-    existing = {r["name"].lower() for r in _forums(db)}
+    existing = {r["name"].lower() for r in forums_by_name(db)}
     out = []
     for name, title, desc in _pick(rng, [f for f in _NEW_FORUMS if f[0].lower() not in existing]):
         ev = html_eval([target(f"{REDDIT}/f/{name}", "document.querySelector('h1.forum-title').outerText", exact=title),
@@ -554,7 +556,7 @@ def t3024_delete_post(db, rng):
     gone = "document.querySelector('.submission__title') === null ? 'deleted' : 'still there'"
     out = []
     for p in _pick(rng, _my_posts(db)):
-        ev = html_eval([target(_post_url(p), gone, exact="deleted")])
+        ev = html_eval([target(post_url(p), gone, exact="deleted")])
         seq = [click("link", p["title"]), click("button", "Delete"), stop(DONE)]
         out.append(_task(tpl, {"title": p["title"]}, f"{REDDIT}/user/{PRIMARY_USER}/submissions", ev, seq))
     return out
@@ -568,8 +570,9 @@ def t3025_upvote_comment(db, rng):
     out = []
     for p, c, _ in picks:
         locator = f"document.querySelector('#comment-{c['id']} .comment__vote form').getAttribute('class')"
-        ev = html_eval([target(_post_url(p), locator, must_include=["vote vote--user-upvoted"])])
-        seq = _search_to(p) + [click("link", f"Reply to {c['author']}"), click("button", "Upvote"), stop(DONE)]
+        ev = html_eval([target(post_url(p), locator, must_include=["vote vote--user-upvoted"])])
+        seq = open_post_via_search(p) + [click("link", f"Reply to {c['author']}"), click("button", "Upvote"),
+                                         stop(DONE)]
         out.append(_task(tpl, {"user": c["author"], "title": p["title"]}, REDDIT, ev, seq))
     return out
 
@@ -578,8 +581,8 @@ def t3026_newest_author_activity(db, rng):
     tpl = "On which day did the author of the newest post in the {{forum}} forum {{event}}?"
     note = "The forum does not show when users log in."
     cases = []
-    for f in _forums(db):
-        newest = _posts(db, forum=f["name"], sort="new", limit=1)[0]
+    for f in forums_by_name(db):
+        newest = post_list(db, forum=f["name"], sort="new", limit=1)[0]
         if newest["author"] != PRIMARY_USER and _last_comment_day(db, newest["author"]):
             cases.append((f["name"], newest["author"]))
     out = []
@@ -598,10 +601,10 @@ def t3026_newest_author_activity(db, rng):
 
 def t3027_newest_post_by_user(db, rng):
     tpl = "What is the title of the most recent post by {{user}}?"
-    users = [u["username"] for u in _users_with_posts(db) if u["username"] != PRIMARY_USER]
+    users = [u["username"] for u in users_with_posts(db) if u["username"] != PRIMARY_USER]
     out = []
     for u in _pick(rng, users):
-        newest = _posts(db, sort="new", author=u, limit=1)[0]
+        newest = post_list(db, sort="new", author=u, limit=1)[0]
         out.append(_task(tpl, {"user": u}, REDDIT, string_eval(fuzzy=[newest["title"]]),
                              [goto(f"{REDDIT}/user/{u}"), stop(newest["title"])]))
     return out
@@ -610,8 +613,8 @@ def t3027_newest_post_by_user(db, rng):
 def t3028_comment_count_by_user_in_post(db, rng):
     tpl = 'Which user wrote the most comments on the post "{{title}}"?'
     out = []
-    for p in _posts(db, sort="new"):
-        if p["comment_count"] < 3 or not _searchable(db, p):
+    for p in post_list(db, sort="new"):
+        if p["comment_count"] < 3 or not is_searchable_post(db, p):
             continue
         counts: dict[str, int] = {}
         for c in forum.comment_order(db, p["id"]):
@@ -620,7 +623,7 @@ def t3028_comment_count_by_user_in_post(db, rng):
         if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
             continue
         out.append(_task(tpl, {"title": p["title"]}, REDDIT, string_eval(exact=ranked[0][0]),
-                             _search_to(p) + [stop(ranked[0][0])]))
+                             open_post_via_search(p) + [stop(ranked[0][0])]))
     return _pick(rng, out)
 
 

@@ -40,11 +40,12 @@ from agentenv_webarena.tasks.templates.base import (
     target,
     task,
     type_text,
+    typeable,
     url_eval,
 )
 from agentenv_webarena.tasks.templates.forum import ALL_COMMENT_BODIES, POST_URL_FUNC, REDDIT, rows
 
-__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "GITLAB"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "GITLAB", "visible_projects", "full_path", "project_url"]
 
 GITLAB = "__GITLAB__"
 INSTANCES = 6  # instances per template (fewer when the data offer fewer)
@@ -67,26 +68,24 @@ def _task(intent_template: str, values: dict, start_url: str, ev: dict, sequence
                 eval=ev, sequence=sequence)
 
 
-def _typeable(text: str) -> bool:
-    return "[" not in text and "]" not in text
-
-
 # --- facts ------------------------------------------------------------------------------------------
 
-def _projects(db: sqlite3.Connection) -> list[sqlite3.Row]:
+def visible_projects(db: sqlite3.Connection) -> list[sqlite3.Row]:
     """Projects byteblaze can see, in id order."""
     return sorted(project_list(db, viewer_id=ME), key=lambda p: p["id"])
 
 
 def _mine(db: sqlite3.Connection) -> list[sqlite3.Row]:
-    return [p for p in _projects(db) if p["namespace"] == PRIMARY_USER]
+    return [p for p in visible_projects(db) if p["namespace"] == PRIMARY_USER]
 
 
-def _full(p: Any) -> str:
+def full_path(p: Any) -> str:
+    """Project `p`'s full path, "namespace/path"."""
     return f"{p['namespace']}/{p['path']}"
 
 
-def _url(p: Any, suffix: str = "") -> str:
+def project_url(p: Any, suffix: str = "") -> str:
+    """The URL of project `p`'s page, followed by `suffix` (e.g. "/-/issues")."""
     return f"{GITLAB}/{p['namespace']}/{p['path']}{suffix}"
 
 
@@ -109,19 +108,19 @@ def _issues(db: sqlite3.Connection, p: Any, state: str = "all") -> list[sqlite3.
 def _unique_titles(items: list) -> list:
     """Items whose title is unique in their list (so a title names one issue)."""
     titles = [i["title"] for i in items]
-    return [i for i in items if titles.count(i["title"]) == 1 and _typeable(i["title"])]
+    return [i for i in items if titles.count(i["title"]) == 1 and typeable(i["title"])]
 
 
 def _all_issues(db: sqlite3.Connection, state: str = "all") -> list[tuple[Any, Any]]:
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         out += [(p, i) for i in _unique_titles(_issues(db, p, state))]
     return out
 
 
 def _all_mrs(db: sqlite3.Connection) -> list[tuple[Any, Any]]:
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         out += [(p, m) for m in _unique_titles(mr_list(db, project_id=p["id"], state="all"))]
     return out
 
@@ -145,27 +144,27 @@ def _others(db: sqlite3.Connection) -> list[dict]:
 
 
 def _open_issue(p: Any, issue: Any) -> list[dict]:
-    return [goto(_url(p, "/-/issues?state=all")), click("link", issue["title"])]
+    return [goto(project_url(p, "/-/issues?state=all")), click("link", issue["title"])]
 
 
 def _open_mr(p: Any, mr: Any) -> list[dict]:
-    return [goto(_url(p, "/-/merge_requests?state=all")), click("link", mr["title"])]
+    return [goto(project_url(p, "/-/merge_requests?state=all")), click("link", mr["title"])]
 
 
 # --- information seeking ----------------------------------------------------------------------------
 
 def t5000_description(db, rng):
     tpl = "What does the GitLab project {{project}} say it is about?"
-    return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(must_include=[p["description"]]),
-                  [*_open(p), stop(p["description"])]) for p in pick(rng, _projects(db), INSTANCES)]
+    return [_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(must_include=[p["description"]]),
+                  [*_open(p), stop(p["description"])]) for p in pick(rng, visible_projects(db), INSTANCES)]
 
 
 def t5001_ssh_clone(db, rng):
     tpl = "Show me the command to clone {{project}} with SSH."
     out = []
-    for p in pick(rng, _projects(db), INSTANCES):
+    for p in pick(rng, visible_projects(db), INSTANCES):
         ssh = clone_urls(p["namespace"], p["path"])[0]
-        out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(must_include=[ssh]),
+        out.append(_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(must_include=[ssh]),
                          [*_open(p), stop(f"git clone {ssh}")]))
     return out
 
@@ -173,27 +172,27 @@ def t5001_ssh_clone(db, rng):
 def t5002_commit_count(db, rng):
     tpl = "How many commits are there on the default branch of {{project}}?"
     out = []
-    for p in pick(rng, _projects(db), INSTANCES):
+    for p in pick(rng, visible_projects(db), INSTANCES):
         n = str(len(branch_commits(db, p["id"], p["default_branch"])))
-        out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=n), [*_open(p), stop(n)]))
+        out.append(_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(exact=n), [*_open(p), stop(n)]))
     return out
 
 
 def t5003_top_contributor(db, rng):
     tpl = "Who has made the most commits to {{project}}? Give their full name."
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         top = _unique_top(contributor_counts(db, p["id"], p["default_branch"]), key=lambda r: r["commits"])
         if top is not None:
-            out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(must_include=[top["name"]]),
-                             [goto(_url(p)), click("link", "Contributors"), stop(top["name"])]))
+            out.append(_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(must_include=[top["name"]]),
+                             [goto(project_url(p)), click("link", "Contributors"), stop(top["name"])]))
     return pick(rng, out, INSTANCES)
 
 
 def t5004_commits_by_user_on_day(db, rng):
     tpl = "How many commits did {{user}} make to {{project}} on {{date}}?"
     cases = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         counts: dict[tuple[str, str], int] = {}
         for c in branch_commits(db, p["id"], p["default_branch"]):
             key = (c["author_name"], c["created_at"][:10])
@@ -202,22 +201,22 @@ def t5004_commits_by_user_on_day(db, rng):
     out = []
     for p, user, day, n in pick(rng, cases, INSTANCES):
         when = display_date(day + " 00:00:00")
-        out.append(_task(tpl, {"user": user, "project": _full(p), "date": when}, GITLAB, string_eval(exact=str(n)),
-                         [goto(_url(p)), click("link", "Commits"), stop(str(n))]))
+        out.append(_task(tpl, {"user": user, "project": full_path(p), "date": when}, GITLAB, string_eval(exact=str(n)),
+                         [goto(project_url(p)), click("link", "Commits"), stop(str(n))]))
     return out
 
 
 def t5005_star_count(db, rng):
     tpl = "How many stars does the project {{project}} have?"
-    return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=str(p["stars"])),
-                  [*_open(p), stop(str(p["stars"]))]) for p in pick(rng, _projects(db), INSTANCES)]
+    return [_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(exact=str(p["stars"])),
+                  [*_open(p), stop(str(p["stars"]))]) for p in pick(rng, visible_projects(db), INSTANCES)]
 
 
 def t5006_open_issue_count(db, rng):
     tpl = "How many open issues does {{project}} have?"
-    return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=str(p["open_issues"])),
-                  [goto(_url(p)), click("link", contains="Issues "), stop(str(p["open_issues"]))])
-            for p in pick(rng, _projects(db), INSTANCES)]
+    return [_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(exact=str(p["open_issues"])),
+                  [goto(project_url(p)), click("link", contains="Issues "), stop(str(p["open_issues"]))])
+            for p in pick(rng, visible_projects(db), INSTANCES)]
 
 
 def t5007_issue_assignee(db, rng):
@@ -226,7 +225,7 @@ def t5007_issue_assignee(db, rng):
     out = []
     for p, i in pick(rng, cases, INSTANCES):
         name = _user_name(db, i["assignees"])
-        out.append(_task(tpl, {"title": i["title"], "project": _full(p)}, GITLAB,
+        out.append(_task(tpl, {"title": i["title"], "project": full_path(p)}, GITLAB,
                          string_eval(must_include=[name]), _open_issue(p, i) + [stop(name)]))
     return out
 
@@ -234,31 +233,31 @@ def t5007_issue_assignee(db, rng):
 def t5008_milestone_due(db, rng):
     tpl = 'When is the milestone "{{milestone}}" of {{project}} due? Answer as YYYY-MM-DD.'
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         ms = rows(db, "SELECT title, due_date FROM gitlab_milestones WHERE project_id = ?", (p["id"],))
-        out += [_task(tpl, {"milestone": m["title"], "project": _full(p)}, GITLAB,
+        out += [_task(tpl, {"milestone": m["title"], "project": full_path(p)}, GITLAB,
                       string_eval(must_include=[m["due_date"]]),
-                      [goto(_url(p)), click("link", "Milestones"), stop(m["due_date"])]) for m in ms]
+                      [goto(project_url(p)), click("link", "Milestones"), stop(m["due_date"])]) for m in ms]
     return pick(rng, out, INSTANCES)
 
 
 def t5009_latest_commit_on_branch(db, rng):
     tpl = "What is the message of the latest commit on the {{branch}} branch of {{project}}?"
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         for b in _side_branches(db, p):
             c = branch_commits(db, p["id"], b["name"])[0]
-            out.append(_task(tpl, {"branch": b["name"], "project": _full(p)}, GITLAB,
+            out.append(_task(tpl, {"branch": b["name"], "project": full_path(p)}, GITLAB,
                              string_eval(must_include=[c["title"]]),
-                             [goto(_url(p)), click("link", "Branches"), stop(c["title"])]))
+                             [goto(project_url(p)), click("link", "Branches"), stop(c["title"])]))
     return pick(rng, out, INSTANCES)
 
 
 def t5010_license(db, rng):
     tpl = "Which license does {{project}} use? Give its SPDX identifier."
-    return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(must_include=[p["license"]]),
+    return [_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(must_include=[p["license"]]),
                   [*_open(p), stop(p["license"])])
-            for p in pick(rng, [p for p in _projects(db) if p["license"]], INSTANCES)]
+            for p in pick(rng, [p for p in visible_projects(db) if p["license"]], INSTANCES)]
 
 
 def t5011_user_detail(db, rng):
@@ -285,14 +284,14 @@ def t5012_who_has_access(db, rng):
         names = [m["username"] for m in project_members(db, p["id"]) if m["id"] != ME]
         if names:
             out.append(_task(tpl, {"project": p["path"]}, GITLAB, string_eval(must_include=names),
-                             [goto(_url(p)), click("link", "Members"), stop(", ".join(names))]))
+                             [goto(project_url(p)), click("link", "Members"), stop(", ".join(names))]))
     return out
 
 
 def t5013_fork_count(db, rng):
     tpl = "How many forks does {{project}} have?"
-    return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=str(p["forks"])),
-                  [*_open(p), stop(str(p["forks"]))]) for p in pick(rng, _projects(db), INSTANCES)]
+    return [_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(exact=str(p["forks"])),
+                  [*_open(p), stop(str(p["forks"]))]) for p in pick(rng, visible_projects(db), INSTANCES)]
 
 
 def t5014_mr_status(db, rng):
@@ -304,7 +303,7 @@ def t5014_mr_status(db, rng):
         by_state.setdefault(m["state"], []).append((p, m))
     for state, cases in sorted(by_state.items()):
         for p, m in pick(rng, cases, 2):
-            out.append(_task(tpl, {"title": m["title"], "project": _full(p)}, GITLAB,
+            out.append(_task(tpl, {"title": m["title"], "project": full_path(p)}, GITLAB,
                              string_eval(exact=words[state]), _open_mr(p, m) + [stop(words[state])]))
     return out
 
@@ -314,7 +313,7 @@ def t5015_mr_branches(db, rng):
     out = []
     for p, m in pick(rng, [c for c in _all_mrs(db) if c[1]["state"] == "opened"], INSTANCES):
         answer = f"{m['source_branch']} into {m['target_branch']}"
-        out.append(_task(tpl, {"title": m["title"], "project": _full(p)}, GITLAB,
+        out.append(_task(tpl, {"title": m["title"], "project": full_path(p)}, GITLAB,
                          string_eval(must_include=[m["source_branch"], m["target_branch"]]),
                          _open_mr(p, m) + [stop(answer)]))
     return out
@@ -323,9 +322,9 @@ def t5015_mr_branches(db, rng):
 def t5016_branch_count(db, rng):
     tpl = "How many branches does {{project}} have?"
     out = []
-    for p in pick(rng, _projects(db), INSTANCES):
+    for p in pick(rng, visible_projects(db), INSTANCES):
         n = str(rows(db, "SELECT COUNT(*) AS n FROM gitlab_branches WHERE project_id = ?", (p["id"],))[0]["n"])
-        out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=n), [*_open(p), stop(n)]))
+        out.append(_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(exact=n), [*_open(p), stop(n)]))
     return out
 
 
@@ -333,7 +332,7 @@ def t5017_most_starred_in_group(db, rng):
     tpl = "Which project of the {{group}} group has the most stars?"
     out = []
     for g in rows(db, "SELECT path, name FROM gitlab_groups ORDER BY id"):
-        top = _unique_top([p for p in _projects(db) if p["namespace"] == g["path"]], key=lambda p: p["stars"])
+        top = _unique_top([p for p in visible_projects(db) if p["namespace"] == g["path"]], key=lambda p: p["stars"])
         if top is not None:
             out.append(_task(tpl, {"group": g["name"]}, GITLAB, string_eval(must_include=[top["name"]]),
                              [goto(f"{GITLAB}/{g['path']}"), stop(top["name"])]))
@@ -342,28 +341,28 @@ def t5017_most_starred_in_group(db, rng):
 
 def t5018_language(db, rng):
     tpl = "What is the main programming language of {{project}}?"
-    return [_task(tpl, {"project": _full(p)}, GITLAB, string_eval(exact=p["language"]),
-                  [*_open(p), stop(p["language"])]) for p in pick(rng, _projects(db), INSTANCES)]
+    return [_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(exact=p["language"]),
+                  [*_open(p), stop(p["language"])]) for p in pick(rng, visible_projects(db), INSTANCES)]
 
 
 def t5019_issue_comment_count(db, rng):
     tpl = 'How many comments does the issue "{{title}}" in {{project}} have?'
     out = []
     for p, i in pick(rng, _all_issues(db), INSTANCES):
-        out.append(_task(tpl, {"title": i["title"], "project": _full(p)}, GITLAB, string_eval(exact=str(i["notes"])),
-                         _open_issue(p, i) + [stop(str(i["notes"]))]))
+        out.append(_task(tpl, {"title": i["title"], "project": full_path(p)}, GITLAB,
+                         string_eval(exact=str(i["notes"])), _open_issue(p, i) + [stop(str(i["notes"]))]))
     return out
 
 
 def t5020_closed_with_label(db, rng):
     tpl = 'How many closed issues labeled "{{label}}" does {{project}} have?'
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         for label in ("bug", "enhancement", "documentation"):
             n = len(issue_list(db, project_id=p["id"], state="closed", label=label))
             if n:
-                out.append(_task(tpl, {"label": label, "project": _full(p)}, GITLAB, string_eval(exact=str(n)),
-                                 [goto(_url(p, "/-/issues")), click("link", label),
+                out.append(_task(tpl, {"label": label, "project": full_path(p)}, GITLAB, string_eval(exact=str(n)),
+                                 [goto(project_url(p, "/-/issues")), click("link", label),
                                   click("link", contains="Closed"), stop(str(n))]))
     return pick(rng, out, INSTANCES)
 
@@ -382,9 +381,9 @@ def t5021_group_owner(db, rng):
 def t5022_created_on(db, rng):
     tpl = "On which day was the project {{project}} created?"
     out = []
-    for p in pick(rng, _projects(db), INSTANCES):
+    for p in pick(rng, visible_projects(db), INSTANCES):
         when = display_date(p["created_at"])
-        out.append(_task(tpl, {"project": _full(p)}, GITLAB, string_eval(must_include=[when]),
+        out.append(_task(tpl, {"project": full_path(p)}, GITLAB, string_eval(must_include=[when]),
                          [*_open(p), stop(when)]))
     return out
 
@@ -404,14 +403,14 @@ def t5023_my_more_starred(db, rng):
 def t5024_top3_contributors(db, rng):
     tpl = "List the {{attribute}} of the top 3 contributors to {{project}}, ranked by number of commits."
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         ranked = contributor_counts(db, p["id"], p["default_branch"])
         if len(ranked) < 4 or ranked[2]["commits"] == ranked[3]["commits"]:
             continue
         attr, key = rng.choice((("usernames", "username"), ("emails", "email")))
         answers = [r[key] for r in ranked[:3]]
-        out.append(_task(tpl, {"attribute": attr, "project": _full(p)}, GITLAB, string_eval(must_include=answers),
-                         [goto(_url(p)), click("link", "Contributors"), stop(", ".join(answers))]))
+        out.append(_task(tpl, {"attribute": attr, "project": full_path(p)}, GITLAB, string_eval(must_include=answers),
+                         [goto(project_url(p)), click("link", "Contributors"), stop(", ".join(answers))]))
     return pick(rng, out, INSTANCES)
 
 
@@ -420,11 +419,11 @@ def t5024_top3_contributors(db, rng):
 def t5030_issues_with_label(db, rng):
     tpl = 'Display the issues of {{project}} labeled "{{label}}".'
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         for label in ("bug", "enhancement", "accessibility", "good first issue"):
             if issue_list(db, project_id=p["id"], label=label):
-                ref = _url(p, "/-/issues?" + urlencode({"label_name[]": label}))
-                out.append(_task(tpl, {"project": _full(p), "label": label}, _url(p), url_eval(ref),
+                ref = project_url(p, "/-/issues?" + urlencode({"label_name[]": label}))
+                out.append(_task(tpl, {"project": full_path(p), "label": label}, project_url(p), url_eval(ref),
                                  [click("link", contains="Issues "), click("link", label), stop(DONE)]))
     return pick(rng, out, INSTANCES)
 
@@ -433,11 +432,11 @@ def t5031_open_mrs_page(db, rng):
     tpl = "Show me the {{state}} merge requests of {{project}}."
     states = {"open": "opened", "merged": "merged", "closed": "closed"}
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         for word, state in states.items():
             if mr_list(db, project_id=p["id"], state=state):
-                out.append(_task(tpl, {"state": word, "project": _full(p)}, _url(p),
-                                 url_eval(_url(p, f"/-/merge_requests?state={state}")),
+                out.append(_task(tpl, {"state": word, "project": full_path(p)}, project_url(p),
+                                 url_eval(project_url(p, f"/-/merge_requests?state={state}")),
                                  [click("link", contains="Merge requests "),
                                   click("link", contains={"open": "Open ", "merged": "Merged ",
                                                           "closed": "Closed "}[word]), stop(DONE)]))
@@ -462,10 +461,10 @@ def t5032_my_work(db, rng):
 def t5033_branch_commits_page(db, rng):
     tpl = "Open the list of commits on the {{branch}} branch of {{project}}."
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         for b in _side_branches(db, p):
-            out.append(_task(tpl, {"branch": b["name"], "project": _full(p)}, _url(p),
-                             url_eval(_url(p, f"/-/commits/{b['name']}")),
+            out.append(_task(tpl, {"branch": b["name"], "project": full_path(p)}, project_url(p),
+                             url_eval(project_url(p, f"/-/commits/{b['name']}")),
                              [click("link", "Commits"), click("link", b["name"]), stop(DONE)]))
     return pick(rng, out, INSTANCES)
 
@@ -473,11 +472,11 @@ def t5033_branch_commits_page(db, rng):
 def t5034_open_file(db, rng):
     tpl = "Open the file {{file}} of {{project}}."
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         for f in branch_files(db, p["id"], p["default_branch"]):
             if "/" not in f["path"] and f["path"] != "README.md":
-                out.append(_task(tpl, {"file": f["path"], "project": _full(p)}, _url(p),
-                                 url_eval(_url(p, f"/-/blob/{p['default_branch']}/{f['path']}")),
+                out.append(_task(tpl, {"file": f["path"], "project": full_path(p)}, project_url(p),
+                                 url_eval(project_url(p, f"/-/blob/{p['default_branch']}/{f['path']}")),
                                  [click("link", f["path"]), stop(DONE)]))
     return pick(rng, out, INSTANCES)
 
@@ -486,7 +485,7 @@ def t5035_issue_author_profile(db, rng):
     tpl = 'Show me the profile of the person who opened the issue "{{title}}" in {{project}}.'
     out = []
     for p, i in pick(rng, [c for c in _all_issues(db) if c[1]["author_username"] != PRIMARY_USER], INSTANCES):
-        out.append(_task(tpl, {"title": i["title"], "project": _full(p)}, GITLAB,
+        out.append(_task(tpl, {"title": i["title"], "project": full_path(p)}, GITLAB,
                          url_eval(f"{GITLAB}/{i['author_username']}"),
                          _open_issue(p, i) + [click("link", i["author_name"]), stop(DONE)]))
     return out
@@ -497,18 +496,19 @@ def t5036_issue_closed_check(db, rng):
     out = []
     for p, i in pick(rng, _all_issues(db), INSTANCES):
         word = "open" if i["state"] == "opened" else "closed"
-        ev = url_eval(_url(p, f"/-/issues/{i['iid']}"), answers={"exact_match": word})
-        out.append(_task(tpl, {"project": _full(p), "title": i["title"]}, GITLAB, ev, _open_issue(p, i) + [stop(word)]))
+        ev = url_eval(project_url(p, f"/-/issues/{i['iid']}"), answers={"exact_match": word})
+        out.append(_task(tpl, {"project": full_path(p), "title": i["title"]}, GITLAB, ev,
+                         _open_issue(p, i) + [stop(word)]))
     return out
 
 
 def t5037_milestone_page(db, rng):
     tpl = 'Go to the milestone "{{milestone}}" of {{project}}.'
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         for m in rows(db, "SELECT iid, title FROM gitlab_milestones WHERE project_id = ?", (p["id"],)):
-            out.append(_task(tpl, {"milestone": m["title"], "project": _full(p)}, _url(p),
-                             url_eval(_url(p, f"/-/milestones/{m['iid']}")),
+            out.append(_task(tpl, {"milestone": m["title"], "project": full_path(p)}, project_url(p),
+                             url_eval(project_url(p, f"/-/milestones/{m['iid']}")),
                              [click("link", "Milestones"), click("link", m["title"]), stop(DONE)]))
     return pick(rng, out, INSTANCES)
 
@@ -560,8 +560,8 @@ def t5052_invite_member(db, rng):
         current = {m["username"] for m in project_members(db, p["id"])}
         for u in pick(rng, [u for u in _others(db) if u["username"] not in current], 2):
             role = rng.choice(("Guest", "Reporter", "Developer", "Maintainer"))
-            ev = html_eval([target(_url(p, "/-/project_members"), _role_func(u["username"]), exact=role)])
-            out.append(_task(tpl, {"user": u["username"], "project": p["path"], "role": role}, _url(p), ev,
+            ev = html_eval([target(project_url(p, "/-/project_members"), _role_func(u["username"]), exact=role)])
+            out.append(_task(tpl, {"user": u["username"], "project": p["path"], "role": role}, project_url(p), ev,
                              _invite_steps([u["username"]], role) + [stop(DONE)]))
     return pick(rng, out, INSTANCES)
 
@@ -574,10 +574,10 @@ def t5053_change_role(db, rng):
             if m["access_level"] >= 50:
                 continue
             role = rng.choice([r for lvl, r in ROLES.items() if lvl not in (50, m["access_level"])])
-            ev = html_eval([target(_url(p, "/-/project_members"), _role_func(m["username"]), exact=role)])
+            ev = html_eval([target(project_url(p, "/-/project_members"), _role_func(m["username"]), exact=role)])
             seq = [click("link", "Members"), click("link", f"Edit role of {m['username']}"), click("radio", role),
                    click("button", "Update role"), stop(DONE)]
-            out.append(_task(tpl, {"user": m["username"], "project": p["path"], "role": role}, _url(p), ev, seq))
+            out.append(_task(tpl, {"user": m["username"], "project": p["path"], "role": role}, project_url(p), ev, seq))
     return pick(rng, out, INSTANCES)
 
 
@@ -594,11 +594,12 @@ def _issue_page_targets(title: str) -> list[dict]:
 def t5054_open_issue(db, rng):
     tpl = 'Open an issue in {{project}} titled "{{title}}".'
     out = []
-    for p, title in zip(pick(rng, _projects(db), INSTANCES), pick(rng, _ISSUES_TO_OPEN, INSTANCES), strict=False):
-        ev = html_eval(_issue_page_targets(title), with_url=_url(p, "/-/issues"))
+    for p, title in zip(pick(rng, visible_projects(db), INSTANCES), pick(rng, _ISSUES_TO_OPEN, INSTANCES),
+                        strict=False):
+        ev = html_eval(_issue_page_targets(title), with_url=project_url(p, "/-/issues"))
         seq = [click("link", contains="Issues "), click("link", "New issue"),
                type_text("textbox", "Title", title, enter=False), click("button", "Create issue"), stop(DONE)]
-        out.append(_task(tpl, {"project": _full(p), "title": title}, _url(p), ev, seq))
+        out.append(_task(tpl, {"project": full_path(p), "title": title}, project_url(p), ev, seq))
     return out
 
 
@@ -614,14 +615,14 @@ def t5055_issue_with_assignee_due(db, rng):
         due = f"2023-{rng.randint(7, 12):02d}-{rng.randint(1, 28):02d}"
         ev = html_eval([target("last", TITLE, exact=title), target("last", ASSIGNEES, must_include=[m["name"]]),
                         target("last", "document.querySelector('.due-date-value').outerText", exact=due)],
-                       with_url=_url(p, "/-/issues"))
+                       with_url=project_url(p, "/-/issues"))
         seq = [click("link", contains="Issues "), click("link", "New issue"),
                type_text("textbox", "Title", title, enter=False),
                type_text("textbox", "Assignee username", m["username"], enter=False),
                type_text("textbox", "Due date (YYYY-MM-DD)", due, enter=False), click("button", "Create issue"),
                stop(DONE)]
-        out.append(_task(tpl, {"project": _full(p), "title": title, "user": m["username"], "due": due}, _url(p),
-                         ev, seq))
+        out.append(_task(tpl, {"project": full_path(p), "title": title, "user": m["username"], "due": due},
+                         project_url(p), ev, seq))
     return out
 
 
@@ -634,10 +635,10 @@ def t5056_comment_issue(db, rng):
     tpl = 'Post the comment "{{comment}}" on the issue "{{title}}" in {{project}}.'
     out = []
     for (p, i), text in zip(pick(rng, _all_issues(db), INSTANCES), pick(rng, _COMMENTS, INSTANCES), strict=False):
-        ev = html_eval([target(_url(p, f"/-/issues/{i['iid']}"), NOTES, must_include=[text])])
+        ev = html_eval([target(project_url(p, f"/-/issues/{i['iid']}"), NOTES, must_include=[text])])
         seq = _open_issue(p, i) + [type_text("textbox", "Comment", text, enter=False), click("button", "Comment"),
                                    stop(DONE)]
-        out.append(_task(tpl, {"comment": text, "title": i["title"], "project": _full(p)}, GITLAB, ev, seq))
+        out.append(_task(tpl, {"comment": text, "title": i["title"], "project": full_path(p)}, GITLAB, ev, seq))
     return out
 
 
@@ -645,10 +646,10 @@ def t5057_comment_mr(db, rng):
     tpl = 'Post "{{comment}}" on the merge request "{{title}}" in {{project}}.'
     out = []
     for (p, m), text in zip(pick(rng, _all_mrs(db), INSTANCES), pick(rng, _COMMENTS, INSTANCES), strict=False):
-        ev = html_eval([target(_url(p, f"/-/merge_requests/{m['iid']}"), NOTES, must_include=[text])])
+        ev = html_eval([target(project_url(p, f"/-/merge_requests/{m['iid']}"), NOTES, must_include=[text])])
         seq = _open_mr(p, m) + [type_text("textbox", "Comment", text, enter=False), click("button", "Comment"),
                                 stop(DONE)]
-        out.append(_task(tpl, {"comment": text, "title": m["title"], "project": _full(p)}, GITLAB, ev, seq))
+        out.append(_task(tpl, {"comment": text, "title": m["title"], "project": full_path(p)}, GITLAB, ev, seq))
     return out
 
 
@@ -660,8 +661,8 @@ def t5058_close_issue(db, rng):
     tpl = 'Close the issue "{{title}}" in {{project}}.'
     out = []
     for p, i in pick(rng, _my_issues(db, "opened"), INSTANCES):
-        ev = html_eval([target(_url(p, f"/-/issues/{i['iid']}"), STATE, exact="Closed")])
-        out.append(_task(tpl, {"title": i["title"], "project": _full(p)}, GITLAB, ev,
+        ev = html_eval([target(project_url(p, f"/-/issues/{i['iid']}"), STATE, exact="Closed")])
+        out.append(_task(tpl, {"title": i["title"], "project": full_path(p)}, GITLAB, ev,
                          _open_issue(p, i) + [click("button", "Close issue"), stop(DONE)]))
     return out
 
@@ -670,8 +671,8 @@ def t5059_reopen_issue(db, rng):
     tpl = 'Reopen the closed issue "{{title}}" in {{project}}.'
     out = []
     for p, i in pick(rng, _my_issues(db, "closed"), INSTANCES):
-        ev = html_eval([target(_url(p, f"/-/issues/{i['iid']}"), STATE, exact="Open")])
-        out.append(_task(tpl, {"title": i["title"], "project": _full(p)}, GITLAB, ev,
+        ev = html_eval([target(project_url(p, f"/-/issues/{i['iid']}"), STATE, exact="Open")])
+        out.append(_task(tpl, {"title": i["title"], "project": full_path(p)}, GITLAB, ev,
                          _open_issue(p, i) + [click("button", "Reopen issue"), stop(DONE)]))
     return out
 
@@ -682,10 +683,10 @@ def t5060_assign_issue(db, rng):
     for p, i in pick(rng, _my_issues(db, "opened"), INSTANCES):
         current = set((i["assignees"] or "").split(", "))
         u = rng.choice([u for u in _others(db) if u["username"] not in current])
-        ev = html_eval([target(_url(p, f"/-/issues/{i['iid']}"), ASSIGNEES, must_include=[u["name"]])])
+        ev = html_eval([target(project_url(p, f"/-/issues/{i['iid']}"), ASSIGNEES, must_include=[u["name"]])])
         seq = _open_issue(p, i) + [type_text("textbox", "Assign to", u["username"], enter=False),
                                    click("button", "Assign"), stop(DONE)]
-        out.append(_task(tpl, {"title": i["title"], "project": _full(p), "user": u["username"]}, GITLAB, ev, seq))
+        out.append(_task(tpl, {"title": i["title"], "project": full_path(p), "user": u["username"]}, GITLAB, ev, seq))
     return out
 
 
@@ -696,11 +697,11 @@ def t5061_label_issue(db, rng):
         have = set((i["labels"] or "").split(", "))
         label = rng.choice([n for n in ("bug", "enhancement", "documentation", "question", "help wanted")
                             if n not in have])
-        ev = html_eval([target(_url(p, f"/-/issues/{i['iid']}"), "document.querySelector('.labels-list').outerText",
-                               must_include=[label])])
+        ev = html_eval([target(project_url(p, f"/-/issues/{i['iid']}"),
+                               "document.querySelector('.labels-list').outerText", must_include=[label])])
         seq = _open_issue(p, i) + [type_text("textbox", "Add label", label, enter=False),
                                    click("button", "Add label"), stop(DONE)]
-        out.append(_task(tpl, {"label": label, "title": i["title"], "project": _full(p)}, GITLAB, ev, seq))
+        out.append(_task(tpl, {"label": label, "title": i["title"], "project": full_path(p)}, GITLAB, ev, seq))
     return out
 
 
@@ -716,13 +717,14 @@ def t5062_create_milestone(db, rng):
         ev = html_eval([target("last", "document.querySelector('h1.milestone-title').outerText", exact=title),
                         target("last", "document.querySelector('.start-date').outerText", exact=start),
                         target("last", "document.querySelector('dd.due-date').outerText", exact=due)],
-                       with_url=_url(p, "/-/milestones"))
+                       with_url=project_url(p, "/-/milestones"))
         seq = [click("link", "Milestones"), click("link", "New milestone"),
                type_text("textbox", "Title", title, enter=False),
                type_text("textbox", "Start date (YYYY-MM-DD)", start, enter=False),
                type_text("textbox", "Due date (YYYY-MM-DD)", due, enter=False), click("button", "Create milestone"),
                stop(DONE)]
-        out.append(_task(tpl, {"title": title, "project": _full(p), "start": start, "due": due}, _url(p), ev, seq))
+        out.append(_task(tpl, {"title": title, "project": full_path(p), "start": start, "due": due}, project_url(p),
+                         ev, seq))
     return out
 
 
@@ -737,10 +739,10 @@ def t5063_create_file(db, rng):
     for p, (name, text) in zip(pick(rng, _mine(db), INSTANCES), pick(rng, _NEW_FILES, INSTANCES), strict=False):
         if any(f["path"] == name for f in branch_files(db, p["id"], p["default_branch"])):
             continue
-        ev = html_eval([target(_url(p, f"/-/raw/{p['default_branch']}/{name}"), "", must_include=[text])])
+        ev = html_eval([target(project_url(p, f"/-/raw/{p['default_branch']}/{name}"), "", must_include=[text])])
         seq = [click("link", "New file"), type_text("textbox", "File name", name, enter=False),
                type_text("textbox", "File content", text, enter=False), click("button", "Commit changes"), stop(DONE)]
-        out.append(_task(tpl, {"file": name, "project": _full(p), "content": text}, _url(p), ev, seq))
+        out.append(_task(tpl, {"file": name, "project": full_path(p), "content": text}, project_url(p), ev, seq))
     return out
 
 
@@ -753,12 +755,13 @@ def t5064_create_folder_with_file(db, rng):
     tpl = 'Create a folder named {{folder}} in {{project}} and, inside it, a file urls.txt containing "{{url}}".'
     out = []
     for p, (folder, url) in zip(pick(rng, _mine(db), INSTANCES), pick(rng, _FOLDERS, INSTANCES), strict=False):
-        ev = html_eval([target(_url(p, f"/-/raw/{p['default_branch']}/{folder}/urls.txt"), "", must_include=[url])])
+        ev = html_eval([target(project_url(p, f"/-/raw/{p['default_branch']}/{folder}/urls.txt"), "",
+                               must_include=[url])])
         seq = [click("link", "Browse files"), click("link", "New directory"),
                type_text("textbox", "Directory name", folder, enter=False), click("button", "Create directory"),
                click("link", "New file"), type_text("textbox", "File name", "urls.txt", enter=False),
                type_text("textbox", "File content", url, enter=False), click("button", "Commit changes"), stop(DONE)]
-        out.append(_task(tpl, {"folder": folder, "project": _full(p), "url": url}, _url(p), ev, seq))
+        out.append(_task(tpl, {"folder": folder, "project": full_path(p), "url": url}, project_url(p), ev, seq))
     return out
 
 
@@ -770,11 +773,12 @@ def t5065_star(db, rng):
     tpl = "Star the project {{project}}."
     starred = _starred(db)
     out = []
-    for p in pick(rng, [p for p in _projects(db) if p["id"] not in starred], INSTANCES):
+    for p in pick(rng, [p for p in visible_projects(db) if p["id"] not in starred], INSTANCES):
         ev = html_eval([target(f"{GITLAB}/users/{PRIMARY_USER}/starred",
                                "document.querySelector('.projects-list').outerText",
                                must_include=[f"{p['namespace']} / {p['name']}"])])
-        out.append(_task(tpl, {"project": _full(p)}, GITLAB, ev, [goto(_url(p)), click("button", "Star"), stop(DONE)]))
+        out.append(_task(tpl, {"project": full_path(p)}, GITLAB, ev,
+                         [goto(project_url(p)), click("button", "Star"), stop(DONE)]))
     return out
 
 
@@ -783,7 +787,7 @@ def t5066_star_top_n(db, rng):
     starred = _starred(db)
     out = []
     for g in rows(db, "SELECT path, name FROM gitlab_groups ORDER BY id"):
-        ranked = sorted([p for p in _projects(db) if p["namespace"] == g["path"]], key=lambda p: -p["stars"])
+        ranked = sorted([p for p in visible_projects(db) if p["namespace"] == g["path"]], key=lambda p: -p["stars"])
         n = 2
         if len(ranked) <= n or ranked[n - 1]["stars"] == ranked[n]["stars"]:
             continue
@@ -795,7 +799,7 @@ def t5066_star_top_n(db, rng):
                                must_include=[f"{p['namespace']} / {p['name']}" for p in top])])
         seq = [goto(f"{GITLAB}/{g['path']}")]
         for p in top:
-            seq += [goto(_url(p)), click("button", "Star")]
+            seq += [goto(project_url(p)), click("button", "Star")]
         out.append(_task(tpl, {"n": "two", "group": g["name"]}, GITLAB, ev, seq + [stop(DONE)]))
     return out
 
@@ -804,14 +808,14 @@ def t5067_fork(db, rng):
     tpl = "Fork {{project}} into my namespace."
     mine = {p["path"] for p in _mine(db)}
     out = []
-    for p in pick(rng, [p for p in _projects(db) if p["namespace"] != PRIMARY_USER and p["path"] not in mine
+    for p in pick(rng, [p for p in visible_projects(db) if p["namespace"] != PRIMARY_USER and p["path"] not in mine
                         and p["visibility"] == "public"], INSTANCES):
         fork_url = f"{GITLAB}/{PRIMARY_USER}/{p['path']}"
         ev = html_eval([target(fork_url, PROJECT_TITLE, exact=p["name"]),
                         target(fork_url, "document.querySelector('.forked-from').outerText",
                                must_include=[f"{p['namespace']} / {p['name']}"])])
-        out.append(_task(tpl, {"project": _full(p)}, GITLAB, ev,
-                         [goto(_url(p)), click("link", "Fork"), click("button", "Fork project"), stop(DONE)]))
+        out.append(_task(tpl, {"project": full_path(p)}, GITLAB, ev,
+                         [goto(project_url(p)), click("link", "Fork"), click("button", "Fork project"), stop(DONE)]))
     return out
 
 
@@ -820,10 +824,10 @@ def t5068_visibility(db, rng):
     out = []
     for p in pick(rng, _mine(db), INSTANCES):
         vis = "public" if p["visibility"] == "private" else "private"
-        ev = html_eval([target(_url(p), VISIBILITY, exact=vis.capitalize())])
+        ev = html_eval([target(project_url(p), VISIBILITY, exact=vis.capitalize())])
         seq = [click("link", "Settings"), click("radio", vis.capitalize()), click("button", "Save changes"),
                stop(DONE)]
-        out.append(_task(tpl, {"project": p["path"], "visibility": vis}, _url(p), ev, seq))
+        out.append(_task(tpl, {"project": p["path"], "visibility": vis}, project_url(p), ev, seq))
     return out
 
 
@@ -836,10 +840,10 @@ def t5069_edit_description(db, rng):
     tpl = 'Change the description of my project {{project}} to "{{description}}".'
     out = []
     for p, text in zip(pick(rng, _mine(db), INSTANCES), pick(rng, _DESCRIPTIONS, INSTANCES), strict=False):
-        ev = html_eval([target(_url(p), "document.querySelector('.project-description').outerText", exact=text)])
+        ev = html_eval([target(project_url(p), "document.querySelector('.project-description').outerText", exact=text)])
         seq = ([click("link", "Settings")] + clear_and_type("textbox", "Project description", text)
                + [click("button", "Save changes"), stop(DONE)])
-        out.append(_task(tpl, {"project": p["path"], "description": text}, _url(p), ev, seq))
+        out.append(_task(tpl, {"project": p["path"], "description": text}, project_url(p), ev, seq))
     return out
 
 
@@ -899,10 +903,10 @@ def t5073_readme_line(db, rng):
     out = []
     for p, text in zip(pick(rng, [p for p in _mine(db) if p["default_branch"] == "main"], INSTANCES),
                        pick(rng, texts, INSTANCES), strict=False):
-        ev = html_eval([target(_url(p, "/-/raw/main/README.md"), "", must_include=[text])])
+        ev = html_eval([target(project_url(p, "/-/raw/main/README.md"), "", must_include=[text])])
         seq = ([click("link", "README.md"), click("link", "Edit")] + clear_and_type("textbox", "File content", text)
                + [click("button", "Commit changes"), stop(DONE)])
-        out.append(_task(tpl, {"project": p["path"], "text": text}, _url(p), ev, seq))
+        out.append(_task(tpl, {"project": p["path"], "text": text}, project_url(p), ev, seq))
     return out
 
 
@@ -912,7 +916,7 @@ def t5074_create_mr(db, rng):
     titles = ["Ready for review", "Merge latest work", "Bring the feature branch in", "Prepare the release",
               "Land the docs update", "Merge fixes"]
     out = []
-    for p in _projects(db):
+    for p in visible_projects(db):
         if not _can_write(db, p):
             continue
         for b in _side_branches(db, p):
@@ -926,15 +930,15 @@ def t5074_create_mr(db, rng):
                             target("last", "document.querySelector('.target-branch').outerText",
                                    exact=p["default_branch"]),
                             target("last", "document.querySelector('.reviewers').outerText", must_include=[m["name"]])],
-                           with_url=_url(p, "/-/merge_requests"))
+                           with_url=project_url(p, "/-/merge_requests"))
             seq = [click("link", contains="Merge requests "), click("link", "New merge request"),
                    type_text("textbox", "Source branch", b["name"], enter=False),
                    type_text("textbox", "Target branch", p["default_branch"], enter=False),
                    type_text("textbox", "Title", title, enter=False),
                    type_text("textbox", "Reviewer username", m["username"], enter=False),
                    click("button", "Create merge request"), stop(DONE)]
-            out.append(_task(tpl, {"project": _full(p), "source": b["name"], "target": p["default_branch"],
-                                   "title": title, "reviewer": m["username"]}, _url(p), ev, seq))
+            out.append(_task(tpl, {"project": full_path(p), "source": b["name"], "target": p["default_branch"],
+                                   "title": title, "reviewer": m["username"]}, project_url(p), ev, seq))
     return pick(rng, out, INSTANCES)
 
 
@@ -943,8 +947,8 @@ def t5075_merge_mr(db, rng):
     cases = [(p, m) for p, m in _all_mrs(db) if m["state"] == "opened" and _can_write(db, p)]
     out = []
     for p, m in pick(rng, cases, INSTANCES):
-        ev = html_eval([target(_url(p, f"/-/merge_requests/{m['iid']}"), STATE, exact="Merged")])
-        out.append(_task(tpl, {"title": m["title"], "project": _full(p)}, GITLAB, ev,
+        ev = html_eval([target(project_url(p, f"/-/merge_requests/{m['iid']}"), STATE, exact="Merged")])
+        out.append(_task(tpl, {"title": m["title"], "project": full_path(p)}, GITLAB, ev,
                          _open_mr(p, m) + [click("button", "Merge"), stop(DONE)]))
     return out
 
@@ -955,11 +959,11 @@ def t5076_request_review(db, rng):
     out = []
     for p, m in pick(rng, cases, INSTANCES):
         u = rng.choice([u for u in _others(db) if u["username"] != m["reviewer_username"]])
-        ev = html_eval([target(_url(p, f"/-/merge_requests/{m['iid']}"),
+        ev = html_eval([target(project_url(p, f"/-/merge_requests/{m['iid']}"),
                                "document.querySelector('.reviewers').outerText", must_include=[u["name"]])])
         seq = _open_mr(p, m) + [type_text("textbox", "Reviewer username", u["username"], enter=False),
                                 click("button", "Request review"), stop(DONE)]
-        out.append(_task(tpl, {"user": u["username"], "title": m["title"], "project": _full(p)}, GITLAB, ev, seq))
+        out.append(_task(tpl, {"user": u["username"], "title": m["title"], "project": full_path(p)}, GITLAB, ev, seq))
     return out
 
 
@@ -983,15 +987,15 @@ def t5100_promote_project(db, rng):
     tpl = ('Promote the GitLab project {{project}} in the {{forum}} forum: post its description as the title and '
            "its path as the text.")
     out = []
-    for p in pick(rng, [p for p in _projects(db) if p["language"] in _FORUM_FOR and _typeable(p["description"])],
+    for p in pick(rng, [p for p in visible_projects(db) if p["language"] in _FORUM_FOR and typeable(p["description"])],
                   INSTANCES):
         forum_name = _FORUM_FOR[p["language"]]
         ev = html_eval([target(POST_URL_FUNC, _SUBMISSION_TITLE, exact=p["description"]),
                         target(POST_URL_FUNC, "document.querySelector('.submission__body').outerText",
-                               must_include=[_full(p)])], with_url=f"{REDDIT}/f/{forum_name}")
-        seq = [tab_focus(1)] + _submit_steps(p["description"], _full(p)) + [stop(DONE)]
-        out.append(_task(tpl, {"project": _full(p), "forum": forum_name}, f"{_url(p)} |AND| {REDDIT}/f/{forum_name}",
-                         ev, seq, sites=_MULTI))
+                               must_include=[full_path(p)])], with_url=f"{REDDIT}/f/{forum_name}")
+        seq = [tab_focus(1)] + _submit_steps(p["description"], full_path(p)) + [stop(DONE)]
+        out.append(_task(tpl, {"project": full_path(p), "forum": forum_name},
+                         f"{project_url(p)} |AND| {REDDIT}/f/{forum_name}", ev, seq, sites=_MULTI))
     return out
 
 
@@ -999,14 +1003,14 @@ def t5101_issue_from_forum_post(db, rng):
     tpl = "Open an issue in {{project}} whose title is the title of the newest post in the {{forum}} forum."
     forums = rows(db, "SELECT f.name, (SELECT s.title FROM forum_submissions s WHERE s.forum_id = f.id "
                       "ORDER BY s.created_at DESC, s.id DESC LIMIT 1) AS newest FROM forum_forums f ORDER BY f.id")
-    forums = [f for f in forums if f["newest"] and _typeable(f["newest"])]
+    forums = [f for f in forums if f["newest"] and typeable(f["newest"])]
     out = []
     for p, f in zip(pick(rng, _mine(db), INSTANCES), pick(rng, forums, INSTANCES), strict=False):
-        ev = html_eval([target("last", TITLE, exact=f["newest"])], with_url=_url(p, "/-/issues"))
+        ev = html_eval([target("last", TITLE, exact=f["newest"])], with_url=project_url(p, "/-/issues"))
         seq = [click("link", "New"), tab_focus(1), type_text("textbox", "Title", f["newest"], enter=False),
                click("button", "Create issue"), stop(DONE)]
-        out.append(_task(tpl, {"project": _full(p), "forum": f["name"]},
-                         f"{REDDIT}/f/{f['name']} |AND| {_url(p, '/-/issues/new')}", ev, seq, sites=_MULTI))
+        out.append(_task(tpl, {"project": full_path(p), "forum": f["name"]},
+                         f"{REDDIT}/f/{f['name']} |AND| {project_url(p, '/-/issues/new')}", ev, seq, sites=_MULTI))
     return out
 
 
@@ -1015,14 +1019,14 @@ def t5102_reply_with_clone_url(db, rng):
     posts = rows(db, "SELECT s.id, s.title, f.name AS forum FROM forum_submissions s JOIN forum_forums f "
                      "ON f.id = s.forum_id WHERE f.name IN ('technology', 'MachineLearning') ORDER BY s.id")
     out = []
-    for p, post in zip(pick(rng, _projects(db), INSTANCES), pick(rng, [x for x in posts if _typeable(x["title"])],
-                                                                 INSTANCES), strict=False):
+    for p, post in zip(pick(rng, visible_projects(db), INSTANCES),
+                       pick(rng, [x for x in posts if typeable(x["title"])], INSTANCES), strict=False):
         ssh = clone_urls(p["namespace"], p["path"])[0]
         post_url = REDDIT + post_path(post["forum"], post["id"], post["title"])
         ev = html_eval([target(post_url, ALL_COMMENT_BODIES, must_include=[ssh])])
         seq = [tab_focus(1), type_text("textbox", "Comment", ssh, enter=False), click("button", "Post"), stop(DONE)]
-        out.append(_task(tpl, {"title": post["title"], "project": _full(p)}, f"{_url(p)} |AND| {post_url}", ev, seq,
-                         sites=_MULTI))
+        out.append(_task(tpl, {"title": post["title"], "project": full_path(p)}, f"{project_url(p)} |AND| {post_url}",
+                         ev, seq, sites=_MULTI))
     return out
 
 
@@ -1030,12 +1034,13 @@ def t5103_post_star_count(db, rng):
     tpl = ('Ask in the technology forum whether {{project}} is worth trying; the post title must include how many '
            "stars it has on GitLab.")
     out = []
-    for p in pick(rng, [p for p in _projects(db) if p["stars"] >= 2], INSTANCES):
+    for p in pick(rng, [p for p in visible_projects(db) if p["stars"] >= 2], INSTANCES):
         title = f"Is {p['name']} worth trying? It has {p['stars']} stars on GitLab"
         ev = html_eval([target(POST_URL_FUNC, _SUBMISSION_TITLE, must_include=[f"{p['stars']} stars"])],
                        with_url=f"{REDDIT}/f/technology")
         seq = [tab_focus(1)] + _submit_steps(title) + [stop(DONE)]
-        out.append(_task(tpl, {"project": _full(p)}, f"{_url(p)} |AND| {REDDIT}/f/technology", ev, seq, sites=_MULTI))
+        out.append(_task(tpl, {"project": full_path(p)}, f"{project_url(p)} |AND| {REDDIT}/f/technology", ev, seq,
+                         sites=_MULTI))
     return out
 
 

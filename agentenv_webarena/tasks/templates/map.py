@@ -29,7 +29,7 @@ from agentenv_webarena.sites.map import (
 from agentenv_webarena.sites.map.model import TAG_LABELS, WHEELCHAIR_VALUES, notes_of, rows, saved_places, tags_of
 from agentenv_webarena.sites.map.roads import ENGINES, Route, node_key
 from agentenv_webarena.sites.map.search import CATEGORY_LABELS, Located, lookup
-from agentenv_webarena.tasks.templates.admin import _find_customer, _find_order
+from agentenv_webarena.tasks.templates.admin import find_customer, find_order
 from agentenv_webarena.tasks.templates.base import (
     DONE,
     clear_and_type,
@@ -42,10 +42,12 @@ from agentenv_webarena.tasks.templates.base import (
     target,
     task,
     type_text,
+    typeable,
     url_eval,
 )
 
-__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "MAP"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "MAP", "landmarks", "route_between", "directions_steps",
+           "two_routes_steps", "route_on_screen"]
 
 MAP = "__MAP__"
 ADMIN = "__SHOPPING_ADMIN__"
@@ -69,13 +71,10 @@ NEAR_CATEGORIES = ("pharmacy", "cafe", "bank", "supermarket", "library", "hospit
 
 # --- facts ------------------------------------------------------------------------------------------
 
-def _typeable(text: str) -> bool:
-    return "[" not in text and "]" not in text
-
 
 def _findable(obj: Located) -> bool:
     """Typing the name into the search box or a directions field finds exactly this place or town."""
-    return lookup(obj.name) is obj and _typeable(obj.name)
+    return lookup(obj.name) is obj and typeable(obj.name)
 
 
 @functools.lru_cache(maxsize=None)
@@ -89,14 +88,15 @@ def _local(category: Optional[str] = None) -> list[world.Place]:
     return [p for p in _local_places() if category is None or p.category == category]
 
 
-def _landmarks() -> list[world.Place]:
+def landmarks() -> list[world.Place]:
     """Local places of the categories people ask directions to (not generic shops)."""
     keep = {"university", "museum", "park", "hospital", "stadium", "airport", "landmark", "theatre", "zoo",
             "train_station", "library", "city_hall"}
     return [p for p in _local() if p.category in keep]
 
 
-def _route(a: Located, b: Located, mode: str) -> Route:
+def route_between(a: Located, b: Located, mode: str) -> Route:
+    """The `mode` route from `a` to `b` (the graph is connected, so there always is one)."""
     found = route(node_key(a), node_key(b), mode)
     assert found is not None, (a.name, b.name, mode)  # the graph is connected for every mode (unit-tested)
     return found
@@ -142,7 +142,7 @@ def _open(obj: Located) -> list[dict]:
     return [type_text("searchbox", "Search", obj.name, enter=True), click("link", obj.name)]
 
 
-def _directions(a: Located, b: Located, mode: str) -> list[dict]:
+def directions_steps(a: Located, b: Located, mode: str) -> list[dict]:
     """Fill the directions form (car by default), then switch mode with the mode links."""
     steps = [click("link", "Directions"), type_text("textbox", "From", a.name, enter=False),
              type_text("textbox", "To", b.name, enter=True)]
@@ -159,10 +159,11 @@ def t6000_travel_time(db, rng):
     tpl = "How long does it take to {{verb}} from {{a}} to {{b}}?"
     out = []
     for mode in ("car", "bicycle", "foot"):
-        for a, b in _pairs(rng, _landmarks(), 3, max_km=8 if mode == "foot" else 30):
-            r = _route(a, b, mode)
+        for a, b in _pairs(rng, landmarks(), 3, max_km=8 if mode == "foot" else 30):
+            r = route_between(a, b, mode)
             out.append(_task(tpl, {"verb": VERB[mode], "a": a.name, "b": b.name},
-                             string_eval(must_include=[r.time_text]), _directions(a, b, mode) + [stop(r.time_text)]))
+                             string_eval(must_include=[r.time_text]),
+                             directions_steps(a, b, mode) + [stop(r.time_text)]))
     return pick(rng, out, N + 2)
 
 
@@ -171,11 +172,12 @@ def t6001_travel_distance(db, rng):
     out = []
     for mode in ("car", "bicycle", "foot"):
         for a, b in _pairs(rng, _local(), 3, max_km=25):
-            r = _route(a, b, mode)
+            r = route_between(a, b, mode)
             number = f"{r.distance_km:.1f}"
             out.append(_task(tpl, {"mode": {"car": "driving", "bicycle": "cycling", "foot": "walking"}[mode],
                                    "a": a.name, "b": b.name},
-                             string_eval(must_include=[number]), _directions(a, b, mode) + [stop(r.distance_text)]))
+                             string_eval(must_include=[number]),
+                             directions_steps(a, b, mode) + [stop(r.distance_text)]))
     return pick(rng, out, N + 2)
 
 
@@ -184,19 +186,19 @@ def t6002_city_to_city(db, rng):
     towns = [t for t in world.TOWNS if not t.parent and _findable(t)]
     out = []
     for a, b in _pairs(rng, towns, N, min_km=30):
-        r = _route(a, b, "car")
+        r = route_between(a, b, "car")
         out.append(_task(tpl, {"a": a.name, "b": b.name},
                          string_eval(must_include=[f"{r.distance_km:.1f}", r.time_text]),
-                         _directions(a, b, "car") + [stop(f"{r.distance_text}, {r.time_text}")]))
+                         directions_steps(a, b, "car") + [stop(f"{r.distance_text}, {r.time_text}")]))
     return out
 
 
 def t6003_walk_vs_drive(db, rng):
     tpl = "How many minutes longer is walking than driving from {{a}} to {{b}}?"
     out = []
-    for a, b in _pairs(rng, _landmarks(), N, max_km=6):
-        diff = str(_minutes(_route(a, b, "foot")) - _minutes(_route(a, b, "car")))
-        seq = _directions(a, b, "car") + [click("link", "Foot"), stop(diff)]
+    for a, b in _pairs(rng, landmarks(), N, max_km=6):
+        diff = str(_minutes(route_between(a, b, "foot")) - _minutes(route_between(a, b, "car")))
+        seq = directions_steps(a, b, "car") + [click("link", "Foot"), stop(diff)]
         out.append(_task(tpl, {"a": a.name, "b": b.name}, string_eval(must_include=[diff]), seq))
     return out
 
@@ -204,38 +206,38 @@ def t6003_walk_vs_drive(db, rng):
 def t6004_closer_by_car(db, rng):
     tpl = "Which is the shorter drive from {{origin}}: {{x}} or {{y}}?"
     out = []
-    places = _landmarks()
+    places = landmarks()
     for _ in range(300):
         if len(out) >= N:
             break
         origin, x, y = rng.sample(places, 3)
-        dx, dy = _route(origin, x, "car").distance_km, _route(origin, y, "car").distance_km
+        dx, dy = route_between(origin, x, "car").distance_km, route_between(origin, y, "car").distance_km
         if abs(dx - dy) < 0.3:
             continue
         best = x if dx < dy else y
         out.append(_task(tpl, {"origin": origin.name, "x": x.name, "y": y.name}, string_eval(must_include=[best.name]),
-                         _two_routes(origin, x, y) + [stop(best.name)]))
+                         two_routes_steps(origin, x, y) + [stop(best.name)]))
     return out
 
 
-def _two_routes(origin: Located, x: Located, y: Located) -> list[dict]:
+def two_routes_steps(origin: Located, x: Located, y: Located) -> list[dict]:
     """Directions origin -> x by car, then the same form with y as the destination."""
-    return _directions(origin, x, "car") + clear_and_type("textbox", "To", y.name, enter=True)
+    return directions_steps(origin, x, "car") + clear_and_type("textbox", "To", y.name, enter=True)
 
 
 def t6005_two_leg_trip(db, rng):
     tpl = ("I walk from {{a}} to {{b}}, then drive from {{b}} to {{c}}. How many minutes does the whole trip take "
            "(each leg's time as the map shows it)?")
     out = []
-    places = _landmarks()
+    places = landmarks()
     for _ in range(300):
         if len(out) >= N:
             break
         a, b, c = rng.sample(places, 3)
         if world.distance_km(a, b) > 5:
             continue
-        total = str(_minutes(_route(a, b, "foot")) + _minutes(_route(b, c, "car")))
-        seq = (_directions(a, b, "foot") + clear_and_type("textbox", "From", b.name) +
+        total = str(_minutes(route_between(a, b, "foot")) + _minutes(route_between(b, c, "car")))
+        seq = (directions_steps(a, b, "foot") + clear_and_type("textbox", "From", b.name) +
                clear_and_type("textbox", "To", c.name, enter=True) + [click("link", "Car"), stop(total)])
         out.append(_task(tpl, {"a": a.name, "b": b.name, "c": c.name}, string_eval(must_include=[total]), seq))
     return out
@@ -245,11 +247,11 @@ def t6006_bike_time_to_town(db, rng):
     tpl = "How long would it take to cycle from {{place}} to the centre of {{town}}?"
     towns = [t for t in world.TOWNS if t.parent and _findable(t)]
     out = []
-    for place in pick(rng, _landmarks(), 20):
+    for place in pick(rng, landmarks(), 20):
         town = rng.choice([t for t in towns if t.name != place.town])
-        r = _route(place, town, "bicycle")
+        r = route_between(place, town, "bicycle")
         out.append(_task(tpl, {"place": place.name, "town": town.name}, string_eval(must_include=[r.time_text]),
-                         _directions(place, town, "bicycle") + [stop(r.time_text)]))
+                         directions_steps(place, town, "bicycle") + [stop(r.time_text)]))
     return out[:N]
 
 
@@ -257,14 +259,14 @@ def t6007_reachable_within(db, rng):
     tpl = "Can I get from {{a}} to {{b}} {{by}} in under {{limit}} minutes? Answer Yes or No."
     out = []
     for mode in ("car", "bicycle", "foot"):
-        for a, b in _pairs(rng, _landmarks(), 3, max_km=10):
-            minutes = _minutes(_route(a, b, mode))
+        for a, b in _pairs(rng, landmarks(), 3, max_km=10):
+            minutes = _minutes(route_between(a, b, mode))
             limit = max(2, minutes + rng.choice((-7, -3, 4, 9)))
             if limit == minutes:
                 continue
             answer = "Yes" if minutes < limit else "No"
             out.append(_task(tpl, {"a": a.name, "b": b.name, "by": BY[mode], "limit": limit},
-                             string_eval(exact=answer), _directions(a, b, mode) + [stop(answer)]))
+                             string_eval(exact=answer), directions_steps(a, b, mode) + [stop(answer)]))
     return pick(rng, out, N)
 
 
@@ -272,8 +274,8 @@ def t6008_fastest_mode_gap(db, rng):
     tpl = "From {{a}} to {{b}}, how much time does cycling save compared with walking, in minutes?"
     out = []
     for a, b in _pairs(rng, _local(), N, max_km=8):
-        gap = str(_minutes(_route(a, b, "foot")) - _minutes(_route(a, b, "bicycle")))
-        seq = _directions(a, b, "bicycle") + [click("link", "Foot"), stop(gap)]
+        gap = str(_minutes(route_between(a, b, "foot")) - _minutes(route_between(a, b, "bicycle")))
+        seq = directions_steps(a, b, "bicycle") + [click("link", "Foot"), stop(gap)]
         out.append(_task(tpl, {"a": a.name, "b": b.name}, string_eval(must_include=[gap]), seq))
     return out
 
@@ -283,7 +285,7 @@ def t6008_fastest_mode_gap(db, rng):
 def t6010_nearest(db, rng):
     tpl = "What is the nearest {{category}} to {{place}}, and on which street is it?"
     out = []
-    for place in pick(rng, _landmarks(), 40):
+    for place in pick(rng, landmarks(), 40):
         category = rng.choice(NEAR_CATEGORIES)
         found = _nearest(place, category)
         if found is None:
@@ -299,13 +301,13 @@ def t6010_nearest(db, rng):
 def t6011_nearest_walk_time(db, rng):
     tpl = "Which {{category}} is closest to {{place}} as the crow flies, and how long is the walk there?"
     out = []
-    for place in pick(rng, _landmarks(), 40):
+    for place in pick(rng, landmarks(), 40):
         category = rng.choice(NEAR_CATEGORIES)
         found = _nearest(place, category)
         if found is None:
             continue
-        r = _route(place, found[0], "foot")
-        seq = _near_search(category, place) + _directions(place, found[0], "foot") + [
+        r = route_between(place, found[0], "foot")
+        seq = _near_search(category, place) + directions_steps(place, found[0], "foot") + [
             stop(f"{found[0].name}, {r.time_text}")]
         out.append(_task(tpl, {"category": CATEGORY_LABELS[category].lower(), "place": place.name},
                          string_eval(must_include=[found[0].name, r.time_text]), seq))
@@ -380,7 +382,7 @@ def t6017_list_in_town(db, rng):
 
 def t6018_opened_year(db, rng):
     tpl = "According to the map, in which year did {{place}} open?"
-    places = [p for p in _landmarks() if p.category not in ("university", "school")]
+    places = [p for p in landmarks() if p.category not in ("university", "school")]
     return [_task(tpl, {"place": p.name}, string_eval(must_include=[str(p.founded)]), _open(p) + [stop(str(p.founded))])
             for p in pick(rng, places, N)]
 
@@ -448,14 +450,14 @@ def t6030_show_route_url(db, rng):
         for a, b in _pairs(rng, _local(), 3, max_km=15):
             url = MAP + directions_url(a, b, ENGINE_OF[mode])
             out.append(_task(tpl, {"by": BY[mode], "a": a.name, "b": b.name}, url_eval(url),
-                             _directions(a, b, mode) + [stop(DONE)]))
+                             directions_steps(a, b, mode) + [stop(DONE)]))
     return pick(rng, out, N)
 
 
 def t6031_search_near_url(db, rng):
     tpl = 'Search the map for "{{query}}".'
     out = []
-    for p in pick(rng, _landmarks(), N):
+    for p in pick(rng, landmarks(), N):
         query = f"{PLURAL[rng.choice(NEAR_CATEGORIES)]} near {p.name}"
         out.append(_task(tpl, {"query": query}, url_eval(f"{MAP}/search?query={quote(query)}"),
                          [type_text("searchbox", "Search", query, enter=True), stop(DONE)]))
@@ -471,7 +473,7 @@ def t6032_open_place_url(db, rng):
 def t6033_open_nearest_url(db, rng):
     tpl = "Open the map page of the {{category}} nearest to {{place}}."
     out = []
-    for place in pick(rng, _landmarks(), 40):
+    for place in pick(rng, landmarks(), 40):
         category = rng.choice(NEAR_CATEGORIES)
         found = _nearest(place, category)
         if found is not None:
@@ -483,7 +485,7 @@ def t6033_open_nearest_url(db, rng):
 
 # --- page checks: a route on screen, and edits -------------------------------------------------------
 
-def _route_on_screen(a: Located, b: Located, mode: str) -> dict:
+def route_on_screen(a: Located, b: Located, mode: str) -> dict:
     """The last page shows directions a -> b with `mode` selected (WebArena's OSM checks)."""
     index = str(list(ENGINES).index(ENGINE_OF[mode]))
     return html_eval([target("last", SELECTED_ENGINE, exact=index),
@@ -495,22 +497,22 @@ def t6040_get_directions(db, rng):
     tpl = "Get directions {{by}} from {{a}} to {{b}}."
     out = []
     for mode in ("car", "bicycle", "foot"):
-        for a, b in _pairs(rng, _landmarks(), 3, max_km=20):
-            out.append(_task(tpl, {"by": BY[mode], "a": a.name, "b": b.name}, _route_on_screen(a, b, mode),
-                             _directions(a, b, mode) + [stop(DONE)]))
+        for a, b in _pairs(rng, landmarks(), 3, max_km=20):
+            out.append(_task(tpl, {"by": BY[mode], "a": a.name, "b": b.name}, route_on_screen(a, b, mode),
+                             directions_steps(a, b, mode) + [stop(DONE)]))
     return pick(rng, out, N_STATE)
 
 
 def t6041_directions_to_nearest(db, rng):
     tpl = "Show the walking route from {{place}} to the nearest {{category}}."
     out = []
-    for place in pick(rng, _landmarks(), 40):
+    for place in pick(rng, landmarks(), 40):
         category = rng.choice(NEAR_CATEGORIES)
         found = _nearest(place, category)
         if found is not None:
             out.append(_task(tpl, {"place": place.name, "category": CATEGORY_LABELS[category].lower()},
-                             _route_on_screen(place, found[0], "foot"),
-                             _near_search(category, place) + _directions(place, found[0], "foot") + [stop(DONE)]))
+                             route_on_screen(place, found[0], "foot"),
+                             _near_search(category, place) + directions_steps(place, found[0], "foot") + [stop(DONE)]))
     return out[:N_STATE]
 
 
@@ -548,7 +550,7 @@ def t6044_save_nearest(db, rng):
     tpl = "Find the {{category}} nearest to {{place}} and save it to My places."
     saved = _saved_names(db)
     out = []
-    for place in pick(rng, _landmarks(), 40):
+    for place in pick(rng, landmarks(), 40):
         category = rng.choice(NEAR_CATEGORIES)
         found = _nearest(place, category)
         if found is None or found[0].name in saved:
@@ -581,10 +583,10 @@ def t6046_note_travel_time(db, rng):
     tpl = ("Add a note to {{b}} giving the walking time from {{a}} as the map shows it "
            '(for example "Walk from X: 0:12").')
     out = []
-    for a, b in _pairs(rng, _landmarks(), N_STATE, max_km=5):
-        time_text = _route(a, b, "foot").time_text
+    for a, b in _pairs(rng, landmarks(), N_STATE, max_km=5):
+        time_text = route_between(a, b, "foot").time_text
         ev = html_eval([target(MAP + element_path(b), NOTES, must_include=[time_text])])
-        seq = (_directions(a, b, "foot") + _open(b) +
+        seq = (directions_steps(a, b, "foot") + _open(b) +
                [type_text("textbox", "Note", f"Walk from {a.name}: {time_text}", enter=False),
                 click("button", "Add note"), stop(DONE)])
         out.append(_task(tpl, {"a": a.name, "b": b.name}, ev, seq))
@@ -676,13 +678,13 @@ def t6060_drive_to_customer_city(db, rng):
                          "a.customer_id = c.id AND a.is_default = 1 ORDER BY c.id")
     local = [c for c in customers if _town_named(c["city"])]
     out = []
-    for place in pick(rng, _landmarks(), 3 * N):
+    for place in pick(rng, landmarks(), 3 * N):
         c = local[len(out) % len(local)]
         name, town = f"{c['firstname']} {c['lastname']}", _town_named(c["city"])
         if world.distance_km(place, town) < 3:
             continue
-        r = _route(place, town, "car")
-        seq = _find_customer(name) + [click("link", f"Edit {name}"), tab_focus(1)] + _directions(place, town, "car")
+        r = route_between(place, town, "car")
+        seq = find_customer(name) + [click("link", f"Edit {name}"), tab_focus(1)] + directions_steps(place, town, "car")
         out.append(_task(tpl, {"place": place.name, "customer": name}, string_eval(must_include=[r.time_text]),
                          seq + [stop(r.time_text)], start_url=f"{ADMIN} |AND| {MAP}", sites=("map", "shopping_admin")))
         if len(out) >= N:
@@ -695,11 +697,11 @@ def t6061_distance_to_order_city(db, rng):
     orders = [o for o in rows(db, "SELECT * FROM shop_orders ORDER BY id") if _town_named(o["ship_city"])]
     out = []
     for o in pick(rng, orders, len(orders)):
-        place, town = rng.choice(_landmarks()), _town_named(o["ship_city"])
+        place, town = rng.choice(landmarks()), _town_named(o["ship_city"])
         if world.distance_km(place, town) < 3:
             continue
-        r = _route(place, town, "car")
-        seq = _find_order(o) + [tab_focus(1)] + _directions(place, town, "car") + [stop(r.distance_text)]
+        r = route_between(place, town, "car")
+        seq = find_order(o) + [tab_focus(1)] + directions_steps(place, town, "car") + [stop(r.distance_text)]
         out.append(_task(tpl, {"place": place.name, "order": o["increment_id"]},
                          string_eval(must_include=[f"{r.distance_km:.1f}"]), seq, start_url=f"{ADMIN} |AND| {MAP}",
                          sites=("map", "shopping_admin")))

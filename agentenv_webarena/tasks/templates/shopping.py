@@ -8,7 +8,6 @@ doing nothing scores 0.
 """
 from __future__ import annotations
 
-import calendar
 import json
 import random
 import sqlite3
@@ -32,6 +31,7 @@ from agentenv_webarena.tasks.templates.base import (
     clear_and_type,
     click,
     html_eval,
+    month_label,
     pick,
     stop,
     string_eval,
@@ -42,7 +42,9 @@ from agentenv_webarena.tasks.templates.base import (
     url_eval,
 )
 
-__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "sellable_products", "searchable_products", "open_product",
+           "in_cart_locator", "cart_product_ids", "emma_orders", "order_history_steps", "order_items",
+           "approved_reviews", "js_string"]
 
 S = "__SHOPPING__"
 N = 12  # instances per template
@@ -58,7 +60,7 @@ MY_LATEST_REVIEW_PRODUCT = "document.querySelector('#my-reviews-table tbody tr t
 
 # --- data helpers ------------------------------------------------------------------------------------
 
-def _sellable(db: sqlite3.Connection, *, options: bool | None = None) -> list[sqlite3.Row]:
+def sellable_products(db: sqlite3.Connection, *, options: bool | None = None) -> list[sqlite3.Row]:
     """Enabled, in-stock products, optionally only those with (True) or without (False) options."""
     rows = db.execute("SELECT p.*, c.name AS category, c.slug AS category_slug FROM shop_products p JOIN "
                       "shop_categories c ON c.id = p.category_id WHERE p.enabled = 1 AND p.qty > 0 "
@@ -68,7 +70,7 @@ def _sellable(db: sqlite3.Connection, *, options: bool | None = None) -> list[sq
     return [p for p in rows if (product_options(p) != ([], [])) == options]
 
 
-def _searchable(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
+def searchable_products(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
     """Products that appear on the first results page when their full name is searched."""
     index = search_index(db)
     out = []
@@ -79,34 +81,37 @@ def _searchable(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[sqlite3
     return out
 
 
-def _open_product(p: sqlite3.Row) -> list[dict]:
+def open_product(p: sqlite3.Row) -> list[dict]:
+    """Steps that search for product `p` by its name and open its page."""
     return [type_text("searchbox", "Search", p["name"]), click("link", p["name"])]
 
 
-def _in_cart(name: str) -> str:
+def in_cart_locator(name: str) -> str:
     """A locator answering "yes" when a cart line is product `name` (any options), else "no"."""
     return ("[...document.querySelectorAll('#shopping-cart-table tr.cart-item')].some(r => "
-            f"r.dataset.summary.split(' | ')[0] === {_js(name)}) ? 'yes' : 'no'")
+            f"r.dataset.summary.split(' | ')[0] === {js_string(name)}) ? 'yes' : 'no'")
 
 
 def _ordered_qty(name: str) -> str:
     """A locator reading the Qty cell ("Ordered: 2") of product `name`'s rows on an order page."""
     return ("[...document.querySelectorAll('#order-items tbody tr')].filter(r => "
-            f"r.cells[0].innerText.split('\\n')[0].trim() === {_js(name)}).map(r => r.cells[3].innerText).join(' ; ')")
+            f"r.cells[0].innerText.split('\\n')[0].trim() === {js_string(name)})"
+            ".map(r => r.cells[3].innerText).join(' ; ')")
 
 
-def _cart_product_ids(db: sqlite3.Connection) -> set[int]:
+def cart_product_ids(db: sqlite3.Connection) -> set[int]:
+    """Ids of the products in Emma's cart."""
     return {r[0] for r in db.execute("SELECT i.product_id FROM shop_cart_items i JOIN shop_carts c ON c.id = i.cart_id "
                                      "WHERE c.customer_id = ?", (EMMA,))}
 
 
-def _emma_orders(db: sqlite3.Connection) -> list[sqlite3.Row]:
+def emma_orders(db: sqlite3.Connection) -> list[sqlite3.Row]:
     """Emma's orders as the history page lists them (newest first)."""
     return db.execute("SELECT * FROM shop_orders WHERE customer_id = ? ORDER BY created_at DESC, id DESC",
                       (EMMA,)).fetchall()
 
 
-def _history_steps(index: int) -> list[dict]:
+def order_history_steps(index: int) -> list[dict]:
     """From anywhere: My Account -> My Orders -> the page holding the `index`-th order (0-based)."""
     steps = [click("link", "My Account"), click("link", "My Orders")]
     page = index // ORDERS_PAGE_SIZE + 1
@@ -115,11 +120,13 @@ def _history_steps(index: int) -> list[dict]:
     return steps
 
 
-def _items(db: sqlite3.Connection, order_id: int) -> list[sqlite3.Row]:
+def order_items(db: sqlite3.Connection, order_id: int) -> list[sqlite3.Row]:
+    """The line items of order `order_id`, in id order."""
     return db.execute("SELECT * FROM shop_order_items WHERE order_id = ? ORDER BY id", (order_id,)).fetchall()
 
 
-def _approved_reviews(db: sqlite3.Connection, product_id: int) -> list[sqlite3.Row]:
+def approved_reviews(db: sqlite3.Connection, product_id: int) -> list[sqlite3.Row]:
+    """Product `product_id`'s approved reviews, oldest first."""
     return db.execute("SELECT * FROM shop_reviews WHERE product_id = ? AND status = 'approved' ORDER BY created_at, id",
                       (product_id,)).fetchall()
 
@@ -140,14 +147,9 @@ def _default_address(db: sqlite3.Connection) -> sqlite3.Row:
     return db.execute("SELECT * FROM shop_addresses WHERE customer_id = ? AND is_default = 1", (EMMA,)).fetchone()
 
 
-def _js(text: str) -> str:
+def js_string(text: str) -> str:
     """`text` as a JavaScript string literal (for a locator)."""
     return json.dumps(text)
-
-
-def _month_label(ym: str) -> str:
-    """`2022-03` -> `March 2022`."""
-    return f"{calendar.month_name[int(ym[5:7])]} {ym[:4]}"
 
 
 def _sort_label(key: str) -> str:
@@ -158,19 +160,19 @@ def _sort_label(key: str) -> str:
 
 def price_of_product(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     out = []
-    for p in pick(rng, _searchable(db, _sellable(db)), N):
+    for p in pick(rng, searchable_products(db, sellable_products(db)), N):
         out.append(task(sites=["shopping"], start_url=S, intent_template="What is the price of {{product}}?",
                         values={"product": p["name"]}, eval=string_eval(must_include=[f"{p['price']:.2f}"]),
-                        sequence=[*_open_product(p), stop(money(p["price"]))]))
+                        sequence=[*open_product(p), stop(money(p["price"]))]))
     return out
 
 
 def sku_of_product(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     template = "What is the SKU of the {{product}}?"
     out = []
-    for p in pick(rng, _searchable(db, _sellable(db)), N - 4):
+    for p in pick(rng, searchable_products(db, sellable_products(db)), N - 4):
         out.append(task(sites=["shopping"], start_url=S, intent_template=template, values={"product": p["name"]},
-                        eval=string_eval(exact=p["sku"]), sequence=[*_open_product(p), stop(p["sku"])]))
+                        eval=string_eval(exact=p["sku"]), sequence=[*open_product(p), stop(p["sku"])]))
     for name in _fake_products(db, rng, 4):
         out.append(task(sites=["shopping"], start_url=S, intent_template=template, values={"product": name},
                         eval=string_eval(fuzzy="N/A", note=f"The store does not sell a product named {name}.",
@@ -181,35 +183,35 @@ def sku_of_product(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 
 
 def order_total(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    orders = _emma_orders(db)
+    orders = emma_orders(db)
     out = []
     for index in sorted(pick(rng, range(len(orders)), N)):
         o = orders[index]
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="How much did I pay in total for my order #{{order_number}}?",
                         values={"order_number": o["increment_id"]}, eval=string_eval(exact=money(o["grand_total"])),
-                        sequence=[*_history_steps(index), click("link", f"View Order {o['increment_id']}"),
+                        sequence=[*order_history_steps(index), click("link", f"View Order {o['increment_id']}"),
                                   stop(money(o["grand_total"]))]))
     return out
 
 
 def products_in_order_on_date(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    orders = _emma_orders(db)
+    orders = emma_orders(db)
     dates = [long_date(o["created_at"]) for o in orders]
     out = []
     for index in sorted(pick(rng, [i for i, d in enumerate(dates) if dates.count(d) == 1], N)):
         o = orders[index]
-        names = [i["name"] for i in _items(db, o["id"])]
+        names = [i["name"] for i in order_items(db, o["id"])]
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="Which products did I buy in the order I placed on {{date}}?",
                         values={"date": dates[index]}, eval=string_eval(must_include=names),
-                        sequence=[*_history_steps(index), click("link", f"View Order {o['increment_id']}"),
+                        sequence=[*order_history_steps(index), click("link", f"View Order {o['increment_id']}"),
                                   stop("; ".join(names))]))
     return out
 
 
 def order_status(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    orders = _emma_orders(db)
+    orders = emma_orders(db)
     out = []
     for index in sorted(pick(rng, range(len(orders)), N)):
         o = orders[index]
@@ -217,12 +219,12 @@ def order_status(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="What is the status of my order #{{order_number}}?",
                         values={"order_number": o["increment_id"]}, eval=string_eval(must_include=[label]),
-                        sequence=[*_history_steps(index), stop(label)]))
+                        sequence=[*order_history_steps(index), stop(label)]))
     return out
 
 
 def orders_between_months(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    orders = _emma_orders(db)
+    orders = emma_orders(db)
     months = [f"{y}-{m:02d}" for y in (2022, 2023) for m in range(1, 13)]
     seen: set[tuple[str, str]] = set()
     out = []
@@ -237,38 +239,38 @@ def orders_between_months(db: sqlite3.Connection, rng: random.Random) -> list[di
             continue
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="How many orders did I place from {{start_month}} through {{end_month}}?",
-                        values={"start_month": _month_label(start), "end_month": _month_label(end)},
+                        values={"start_month": month_label(start), "end_month": month_label(end)},
                         eval=string_eval(must_include=[str(len(hits))]),
-                        sequence=[*_history_steps(max(hits)), stop(str(len(hits)))]))
+                        sequence=[*order_history_steps(max(hits)), stop(str(len(hits)))]))
     return out
 
 
 def review_count(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    candidates = [p for p in _searchable(db, _sellable(db)) if rating_summary(db, p["id"])[0] >= 1]
+    candidates = [p for p in searchable_products(db, sellable_products(db)) if rating_summary(db, p["id"])[0] >= 1]
     out = []
     for p in pick(rng, candidates, N):
         count = rating_summary(db, p["id"])[0]
         out.append(task(sites=["shopping"], start_url=S, intent_template="How many reviews does {{product}} have?",
                         values={"product": p["name"]}, eval=string_eval(must_include=[str(count)]),
-                        sequence=[*_open_product(p), stop(str(count))]))
+                        sequence=[*open_product(p), stop(str(count))]))
     return out
 
 
 def review_text(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    pairs = [(p, r) for p in _searchable(db, _sellable(db)) for r in _approved_reviews(db, p["id"])]
+    pairs = [(p, r) for p in searchable_products(db, sellable_products(db)) for r in approved_reviews(db, p["id"])]
     out = []
     for p, r in pick(rng, pairs, N):
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="What did {{nickname}} say about the {{product}} in their review?",
                         values={"nickname": r["nickname"], "product": p["name"]}, eval=string_eval(fuzzy=[r["detail"]]),
-                        sequence=[*_open_product(p), stop(r["detail"])]))
+                        sequence=[*open_product(p), stop(r["detail"])]))
     return out
 
 
 def lowest_rating_reviewer(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     candidates = []
-    for p in _searchable(db, _sellable(db)):
-        reviews = _approved_reviews(db, p["id"])
+    for p in searchable_products(db, sellable_products(db)):
+        reviews = approved_reviews(db, p["id"])
         low = min((r["rating_percent"] for r in reviews), default=None)
         if len(reviews) >= 2 and [r["rating_percent"] for r in reviews].count(low) == 1:
             candidates.append((p, next(r for r in reviews if r["rating_percent"] == low)))
@@ -278,7 +280,7 @@ def lowest_rating_reviewer(db: sqlite3.Connection, rng: random.Random) -> list[d
                         intent_template="Who gave the lowest rating among the reviews of {{product}}? Tell me the "
                                         "reviewer's nickname.",
                         values={"product": p["name"]}, eval=string_eval(must_include=[r["nickname"]]),
-                        sequence=[*_open_product(p), stop(r["nickname"])]))
+                        sequence=[*open_product(p), stop(r["nickname"])]))
     return out
 
 
@@ -304,7 +306,7 @@ def category_extreme_price(db: sqlite3.Connection, rng: random.Random) -> list[d
 
 def available_options(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = []
-    for p in _searchable(db, _sellable(db, options=True)):
+    for p in searchable_products(db, sellable_products(db, options=True)):
         sizes, colors = product_options(p)
         if sizes:
             cases.append((p, "size", sizes))
@@ -315,7 +317,7 @@ def available_options(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="Which {{option}} options are available for the {{product}}?",
                         values={"option": kind, "product": p["name"]}, eval=string_eval(must_include=values),
-                        sequence=[*_open_product(p), stop(", ".join(values))]))
+                        sequence=[*open_product(p), stop(", ".join(values))]))
     return out
 
 
@@ -355,9 +357,9 @@ def category_sorted(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 # --- state-changing ----------------------------------------------------------------------------------
 
 def add_to_cart(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    in_cart = _cart_product_ids(db)
-    with_options = [p for p in _searchable(db, _sellable(db, options=True)) if p["id"] not in in_cart]
-    without = [p for p in _searchable(db, _sellable(db, options=False)) if p["id"] not in in_cart]
+    in_cart = cart_product_ids(db)
+    with_options = [p for p in searchable_products(db, sellable_products(db, options=True)) if p["id"] not in in_cart]
+    without = [p for p in searchable_products(db, sellable_products(db, options=False)) if p["id"] not in in_cart]
     out = []
     for p in pick(rng, with_options, N - 3) + pick(rng, without, 3):
         sizes, colors = product_options(p)
@@ -366,7 +368,7 @@ def add_to_cart(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
         qty = rng.choice([1, 1, 2, 3])
         words = ([f"size {size}"] if size else []) + ([f"color {color}"] if color else [])
         options = f" in {' and '.join(words)}" if words else ""
-        steps = _open_product(p)
+        steps = open_product(p)
         steps += [click("radio", size)] if size else []
         steps += [click("radio", color)] if color else []
         if qty > 1:
@@ -383,8 +385,8 @@ def add_to_cart(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 
 def place_order(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     latest = db.execute("SELECT id FROM shop_orders ORDER BY created_at DESC, id DESC LIMIT 1").fetchone()["id"]
-    exclude = {i["product_id"] for i in _items(db, latest)}
-    candidates = [p for p in _searchable(db, _sellable(db, options=False)) if p["id"] not in exclude]
+    exclude = {i["product_id"] for i in order_items(db, latest)}
+    candidates = [p for p in searchable_products(db, sellable_products(db, options=False)) if p["id"] not in exclude]
     home = _default_address(db)
     address = [home["street"], f"{home['city']}, {home['region']}, {home['postcode']}"]
     latest_order = "func:shopping_get_latest_order_url()"
@@ -396,7 +398,7 @@ def place_order(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         eval=html_eval([target(latest_order, ORDER_ITEMS_LOCATOR, must_include=[p["name"]]),
                                         target(latest_order, _ordered_qty(p["name"]), exact="Ordered: 1"),
                                         target(latest_order, "", must_include=address)]),
-                        sequence=[*_open_product(p), click("button", "Add to Cart"), click("link", contains="My Cart"),
+                        sequence=[*open_product(p), click("button", "Add to Cart"), click("link", contains="My Cart"),
                                   click("link", "Proceed to Checkout"), click("button", "Place Order"), stop(DONE)]))
     return out
 
@@ -415,7 +417,7 @@ _REVIEW_TEXTS = [
 
 def write_review(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     candidates = []
-    for p in _searchable(db, _sellable(db)):
+    for p in searchable_products(db, sellable_products(db)):
         last = db.execute("SELECT nickname FROM shop_reviews WHERE product_id = ? ORDER BY created_at DESC, id DESC "
                           "LIMIT 1", (p["id"],)).fetchone()
         if last is None or last["nickname"] != "Emma":
@@ -437,7 +439,7 @@ def write_review(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                                         target(f"{S}/review/customer/", MY_LATEST_REVIEW_TEXT, exact=text),
                                         target(f"{S}/review/customer/", MY_LATEST_REVIEW_PRODUCT,
                                                exact=p["name"])]),
-                        sequence=[*_open_product(p), click("radio", f"{stars} star" + ("" if stars == 1 else "s")),
+                        sequence=[*open_product(p), click("radio", f"{stars} star" + ("" if stars == 1 else "s")),
                                   type_text("textbox", "Summary", title, enter=False),
                                   type_text("textbox", "Review", text, enter=False),
                                   click("button", "Submit Review"), stop(DONE)]))
@@ -475,21 +477,21 @@ def edit_address(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 
 def add_to_wishlist(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     listed = {r[0] for r in db.execute("SELECT product_id FROM shop_wishlist WHERE customer_id = ?", (EMMA,))}
-    candidates = [p for p in _searchable(db, _sellable(db)) if p["id"] not in listed]
+    candidates = [p for p in searchable_products(db, sellable_products(db)) if p["id"] not in listed]
     out = []
     for p in pick(rng, candidates, N):
         out.append(task(sites=["shopping"], start_url=S, intent_template="Add {{product}} to my wish list.",
                         values={"product": p["name"]},
                         eval=html_eval([target(f"{S}/wishlist/", "", must_include=[p["name"]])]),
-                        sequence=[*_open_product(p), click("button", "Add to Wish List"), stop(DONE)]))
+                        sequence=[*open_product(p), click("button", "Add to Wish List"), stop(DONE)]))
     return out
 
 
 def add_cheaper_of_two_tabs(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    in_cart = _cart_product_ids(db)
+    in_cart = cart_product_ids(db)
     nouns = sorted((noun for _, _, _, _, items in CATEGORIES for noun, *_ in items), key=len, reverse=True)
     by_noun: dict[str, list[sqlite3.Row]] = {}
-    for p in _sellable(db, options=False):
+    for p in sellable_products(db, options=False):
         if p["id"] not in in_cart:
             by_noun.setdefault(next(n for n in nouns if p["name"].endswith(n)), []).append(p)
     pairs = [(a, b) for group in by_noun.values() for i, a in enumerate(group) for b in group[i + 1:]
@@ -507,7 +509,7 @@ def add_cheaper_of_two_tabs(db: sqlite3.Connection, rng: random.Random) -> list[
                         values={"product_a": a["name"], "product_b": b["name"]},
                         eval=html_eval([target(f"{S}/checkout/cart/", CART_LOCATOR,
                                                must_include=[f"{cheaper['name']} | Qty: 1"]),
-                                        target(f"{S}/checkout/cart/", _in_cart(dearer["name"]), exact="no")]),
+                                        target(f"{S}/checkout/cart/", in_cart_locator(dearer["name"]), exact="no")]),
                         sequence=[*steps, click("button", "Add to Cart"), stop(DONE)]))
     return out
 
