@@ -124,3 +124,9 @@ def test_cpu_profile_trains_on_the_fixed_goals_and_reports_them(tmp_path, policy
     assert {r["item_id"] for r in ids} <= train  # training goals only, none held out
     if policy == "shipped":  # 24 steps of 8 goals: every goal 6 times
         assert cfg.trainer.total_training_steps * cfg.data.train_batch_size == 6 * len(ids)
+        # a KL term to the SFT policy, its reference pass beside the next step's rollout; the trainer accepts both
+        from verl.agent_trainer.ppo.rollout_overlap import check_overlap_supported
+
+        actor = cfg.actor_rollout_ref.actor
+        assert actor.use_kl_loss and actor.kl_loss_coef > 0 and cfg.trainer.rollout_overlap
+        check_overlap_supported(cfg)
