@@ -3,6 +3,7 @@ loopback HTTP servers for client tests."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -176,3 +177,17 @@ class ScriptedJudge:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def read_jsonl(path) -> list[dict]:
+    """The JSON objects of a .jsonl file, one per non-empty line."""
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def embedded_sites_env() -> dict[str, str]:
+    """This process's environment without WebArena's site variables (SHOPPING, REDDIT, ...), so a launched
+    WebArena server serves its embedded sites even where a real deployment is configured."""
+    from agentenv_webarena.tasks.config import SITE_ENV_VARS
+
+    return {k: v for k, v in os.environ.items() if k not in SITE_ENV_VARS.values()}

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers import read_jsonl
 
 from verl.agent_trainer.main_generation import compute_metrics, load_categories, run_generation
 from verl.utils.stats import bootstrap_mean_ci
@@ -28,11 +29,6 @@ def tiny_path():
 def _write_ids(path, ids):
     with open(path, "w") as fh:
         json.dump([{"item_id": i} for i in ids], fh)
-
-
-def _read_jsonl(path):
-    with open(path) as fh:
-        return [json.loads(line) for line in fh]
 
 
 def test_compute_metrics_definitions():
@@ -91,7 +87,7 @@ def test_tiny_model_subprocess(webshop_url, tiny_path, tmp_path):
     assert overall["success_rate"] <= overall["pass_at_k_success"] <= overall["pass_at_k"]
     assert overall["env_errors"] == 0 and 1 <= overall["mean_turns"] <= 2
     assert list(metrics["categories"]) == ["items"] and metrics["categories"]["items"] == overall
-    trajs = _read_jsonl(out / "trajectories.jsonl")
+    trajs = read_jsonl(out / "trajectories.jsonl")
     assert sorted((t["item_id"], t["sample"]) for t in trajs) == sorted((i, s) for i in ids for s in range(2))
     assert all(t["categories"] == ["items"] and t["messages"][0]["role"] == "system" for t in trajs)
     assert compute_metrics(trajs) == overall  # the file agrees with the trajectories it summarizes
@@ -202,7 +198,7 @@ def test_known_answer_expert_replay(webshop_url, tiny_path, tmp_path):
     assert result["overall"] == expected(items)
     assert result["categories"] == {"webshop_a": expected(items[:2]), "webshop_b": expected(items[1:])}
     assert json.loads((tmp_path / "out" / "metrics.json").read_text())["overall"] == result["overall"]
-    trajs = _read_jsonl(tmp_path / "out" / "trajectories.jsonl")
+    trajs = read_jsonl(tmp_path / "out" / "trajectories.jsonl")
     assert len(trajs) == 6  # the shared item is rolled out once, counted in both categories
     for t in trajs:
         c = chosen[t["item_id"]]

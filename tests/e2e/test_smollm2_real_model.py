@@ -20,6 +20,7 @@ import time
 
 import pytest
 import torch
+from helpers import read_jsonl
 from test_sft_webshop import demos  # noqa: F401  (fixture: expert WebShop demos)
 
 pytestmark = pytest.mark.real_model
@@ -56,15 +57,10 @@ def smol_model(smollm2_dir):
     return AutoModelForCausalLM.from_pretrained(smollm2_dir, dtype=torch.float32).eval()
 
 
-def _read_jsonl(path) -> list[dict]:
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def _first_ids(task: str, n: int) -> list[str]:
-    """The first `n` item ids of the shipped AgentItemId/<task>_test.json."""
+def _test_ids(task: str) -> list[str]:
+    """The item ids of the shipped AgentItemId/<task>_test.json, in order."""
     with open(os.path.join(ROOT, "AgentItemId", f"{task}_test.json"), encoding="utf-8") as fh:
-        return [row["item_id"] for row in json.load(fh)[:n]]
+        return [row["item_id"] for row in json.load(fh)]
 
 
 def _chat_ids(tokenizer, text: str) -> list[int]:
@@ -266,7 +262,7 @@ def test_main_generation_on_webshop_with_the_real_model(smollm2_dir, smol_tokeni
     each first reply is SmolLM2's greedy continuation of that prompt (HF `generate`)."""
     from verl.agent_trainer.main_generation import compute_metrics
 
-    ids, out = _first_ids("webshop", 2), tmp_path / "out"
+    ids, out = _test_ids("webshop")[:2], tmp_path / "out"
     cmd = [sys.executable, "-m", "verl.agent_trainer.main_generation", f"model.path={smollm2_dir}",
            f"data.path={os.path.join(ROOT, 'AgentItemId', 'webshop_test.json')}", "data.max_items=2",
            "data.n_samples=1", "data.batch_size=1", f"data.output_path={out}", "data.max_prompt_length=2048",
@@ -285,7 +281,7 @@ def test_main_generation_on_webshop_with_the_real_model(smollm2_dir, smol_tokeni
     assert (overall["num_items"], overall["num_trajectories"], overall["k"], overall["env_errors"]) == (2, 2, 1, 0)
     assert list(metrics["categories"]) == ["webshop_test"] and metrics["categories"]["webshop_test"] == overall
     assert metrics["model_path"] == smollm2_dir and metrics["config"]["rollout"]["temperature"] == 0.0
-    trajs = _read_jsonl(out / "trajectories.jsonl")
+    trajs = read_jsonl(out / "trajectories.jsonl")
     assert sorted((t["item_id"], t["sample"]) for t in trajs) == sorted((i, 0) for i in ids)
     assert compute_metrics(trajs) == overall  # the file agrees with the trajectories it summarizes
     assert overall["mean_turns"] == pytest.approx(sum(t["num_turns"] for t in trajs) / 2)
@@ -312,10 +308,10 @@ def test_main_generation_on_webshop_with_the_real_model(smollm2_dir, smol_tokeni
 def webarena_url():
     """A real WebArena env server (embedded sites, Chromium) started with `python -m agentenv_webarena.launch`,
     as tests/e2e/test_webarena_run.py starts it; skips, saying so, where Playwright or Chromium is missing."""
-    from helpers import launched_server, require_chromium
+    from helpers import embedded_sites_env, launched_server, require_chromium
 
     require_chromium()
-    with launched_server("agentenv_webarena.launch", timeout_s=120) as (base, _proc):
+    with launched_server("agentenv_webarena.launch", env=embedded_sites_env(), timeout_s=120) as (base, _proc):
         yield base
 
 
@@ -352,7 +348,7 @@ def test_webarena_agent_loop_with_the_real_model(smollm2_dir, smol_tokenizer, we
     context = AutoConfig.from_pretrained(smollm2_dir).max_position_embeddings
     assert context == 8192
     item = "webarena_590"  # reddit: reply "Thanks, that is a good point!" to a comment (program_html)
-    assert item in _first_ids("webarena", 10_000)
+    assert item in _test_ids("webarena")
     (tmp_path / "webarena_reddit.json").write_text(json.dumps([{"item_id": item}]))
     out = tmp_path / "out"
     cfg = {"model": {"path": smollm2_dir}, "trainer": {"device": "cpu"},
@@ -368,7 +364,7 @@ def test_webarena_agent_loop_with_the_real_model(smollm2_dir, smol_tokenizer, we
 
     overall = result["overall"]
     assert (overall["num_items"], overall["num_trajectories"], overall["env_errors"]) == (1, 1, 0)
-    (traj,) = _read_jsonl(out / "trajectories.jsonl")
+    (traj,) = read_jsonl(out / "trajectories.jsonl")
     assert traj["item_id"] == item and traj["env_error"] == "" and not traj["needs_judge"]
     assert isinstance(traj["reward"], float) and math.isfinite(traj["reward"]) and 0.0 <= traj["reward"] <= 1.0
     assert 1 <= traj["num_turns"] <= 2 and len(traj["turn_rewards"]) == traj["num_turns"]
