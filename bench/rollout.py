@@ -182,14 +182,16 @@ def _agent_loop(args) -> list[tuple]:
                 batch = DataProto.from_dict(non_tensors={"item_id": np.array(ids, dtype=object),
                                                          "uid": np.array(ids, dtype=object)},
                                             meta_info={"max_rounds": args.rounds, "global_step": step})
-                tokens_before = hf.stats["generated_tokens"]
+                before = dict(hf.stats)
                 out = loop.run(batch)
                 m = out.meta_info
-                gen_tokens = hf.stats["generated_tokens"] - tokens_before
+                gen_tokens = hf.stats["generated_tokens"] - before["generated_tokens"]
+                steps = max(hf.stats["decode_steps"] - before["decode_steps"], 1)
                 rows.append((policy, step, m["timing_s/rollout"], len(out) / m["timing_s/rollout"],
                              gen_tokens / m["timing_s/rollout"], m["timing_s/gen"], m["timing_s/env"],
                              m["rollout/env_wait_frac"], m["rollout/num_turns_mean"], m["rollout/reward_mean"],
-                             m["rollout/env_errors"], hf.stats["requests"] / max(hf.stats["batches"], 1)))
+                             m["rollout/env_errors"], hf.stats["requests"] / max(hf.stats["batches"], 1),
+                             gen_tokens / steps, 1000 * (hf.stats["busy_s"] - before["busy_s"]) / steps))
             loop.close()
             engine.shutdown()
     return rows
@@ -236,12 +238,14 @@ def main() -> None:
     print(f"\nAgent loop + HF engine ({args.device}) against WebShop: {args.batch} trajectories, "
           f"{args.rounds} rounds, {args.max_tokens} tokens/turn")
     head = ("policy", "step", "wall s", "traj/s", "gen tok/s", "gen s", "env s", "env-wait", "turns", "reward",
-            "errors", "req/batch")
+            "errors", "req/batch", "rows/step", "ms/step")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3]:.2f} | {r[4]:.0f} | {r[5]:.2f} | {r[6]:.2f} | {r[7]:.1%} | "
-              f"{r[8]:.1f} | {r[9]:.3f} | {r[10]} | {r[11]:.1f} |")
+              f"{r[8]:.1f} | {r[9]:.3f} | {r[10]} | {r[11]:.1f} | {r[12]:.1f} | {r[13]:.1f} |")
+    print("rows/step: the engine's mean batch per decode step; ms/step: its busy time per step (prefills "
+          "included)")
 
 
 if __name__ == "__main__":

@@ -221,6 +221,7 @@ class AgentLoop:
             max_rounds = min(max_rounds, self.max_interaction_turns or max_rounds)
 
         clock = _ActivityClock()
+        engine_before = _engine_counters(self.engine)
         sem = asyncio.Semaphore(self.max_concurrency)
         t0 = time.perf_counter()
         progress = _progress(n, validate)
@@ -246,6 +247,7 @@ class AgentLoop:
         buckets = clock.finish()
         out = self._to_dataproto(trajs, batch)
         out.meta_info.update(self._metrics(trajs, buckets, wall, max_rounds))
+        out.meta_info.update(_engine_metrics(engine_before, _engine_counters(self.engine), wall))
         for k in ("global_step", "validate", "max_rounds"):
             if k in meta:
                 out.meta_info[k] = meta[k]
@@ -640,3 +642,28 @@ def _progress(total: int, validate: bool):
 
     return tqdm(total=total, desc="validate" if validate else "rollout", leave=False)
 
+
+_ENGINE_COUNTERS = ("decode_steps", "busy_s", "generated_tokens")
+
+
+def _engine_counters(engine) -> dict | None:
+    """The engine's decode counters (the HF engine keeps them in `stats`), or None for engines without them."""
+    stats = getattr(engine, "stats", None)
+    if not isinstance(stats, dict) or not all(k in stats for k in _ENGINE_COUNTERS):
+        return None
+    return {k: stats[k] for k in _ENGINE_COUNTERS}
+
+
+def _engine_metrics(before: dict | None, after: dict | None, wall: float) -> dict:
+    """How full and how fast the engine's decode steps were during one rollout: the mean rows per step (a
+    small one means requests arrived too sparsely to batch), the mean step time (prefills included) and the
+    share of the rollout's wall time the engine was generating at all."""
+    if before is None or after is None:
+        return {}
+    steps = after["decode_steps"] - before["decode_steps"]
+    busy = after["busy_s"] - before["busy_s"]
+    if steps <= 0:
+        return {}
+    return {"rollout/engine_rows_per_step": (after["generated_tokens"] - before["generated_tokens"]) / steps,
+            "rollout/engine_step_ms": 1000.0 * busy / steps,
+            "rollout/engine_busy_frac": busy / wall if wall > 0 else 0.0}

@@ -42,6 +42,7 @@ import itertools
 import logging
 import queue
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -158,8 +159,10 @@ class HFEngine(RolloutEngine):
         head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
         bytes_per_token = 2 * cfg.num_hidden_layers * heads * head_dim * torch.tensor([], dtype=dtype).element_size()
         self._prefix = _PrefixCache(int(prefix_cache_mb * 2**20 // bytes_per_token))
+        # decode_steps: model calls that each give every row of the batch one token (so generated_tokens /
+        # decode_steps is the mean batch); busy_s: time the engine thread spent generating (prefills included)
         self.stats = {"batches": 0, "requests": 0, "generated_tokens": 0, "max_batch": 0,
-                      "prefill_tokens": 0, "reused_tokens": 0, "joined": 0}
+                      "prefill_tokens": 0, "reused_tokens": 0, "joined": 0, "decode_steps": 0, "busy_s": 0.0}
 
     # ------------------------------------------------------------------ public API
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
@@ -326,6 +329,7 @@ class HFEngine(RolloutEngine):
         queued before that wait (`_lookahead`), so the GPU runs it while the host reads the ids,
         emits finished requests and admits new ones; a row that finished wasted that one step."""
         self.stats["batches"] += 1  # `reqs` grows with joiners (the caller fails them all if this raises)
+        mark = time.perf_counter()
         batch = self._prefill(reqs, 0)
         out_ids: list[list[int]] = [[] for _ in reqs]
         out_lp: list[list[float]] = [[] for _ in reqs]
@@ -333,6 +337,7 @@ class HFEngine(RolloutEngine):
 
         while batch.rows:
             self.stats["max_batch"] = max(self.stats["max_batch"], len(batch.rows))
+            self.stats["decode_steps"] += 1
             toks, lp = batch.sample()
             pending = _to_host(toks, lp)
             if self._lookahead:
@@ -374,6 +379,9 @@ class HFEngine(RolloutEngine):
                 out_ids.extend([] for _ in joiners)
                 out_lp.extend([] for _ in joiners)
                 batch = batch.merge(new, reqs) if batch.rows else new
+            now = time.perf_counter()  # counted per step: a rollout can end while its batch still runs
+            self.stats["busy_s"] += now - mark
+            mark = now
 
     def _decode(self, batch: "_Rows", toks: torch.Tensor) -> None:
         """Feed `toks` (rows,) to every row of `batch`: its KV cache grows by one column, logits move on."""

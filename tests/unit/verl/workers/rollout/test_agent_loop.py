@@ -75,6 +75,7 @@ def test_exact_masks_and_reward_over_several_turns(tokenizer, scripted_engine_cl
     eng = scripted_engine_cls(script)
     loop = _loop(eng, tokenizer)
     out = loop.run(_batch(2))
+    assert not any(k.startswith("rollout/engine_") for k in out.meta_info)  # an engine without decode counters
     eos = tokenizer.eos_token_id
     for i in range(2):
         msgs = [{"role": "system", "content": loop.system_prompt}, {"role": "user", "content": START[0]["value"]},
@@ -160,6 +161,9 @@ def test_ids_trained_equal_ids_sampled_with_hf_engine(tiny_model_dir, tokenizer)
         torch.testing.assert_close(ref[mask], b["rollout_log_probs"][i][mask], atol=3e-4, rtol=0)
         assert out.non_tensor_batch["num_turns"][i] >= 1
     assert eng.stats["reused_tokens"] > 0  # later turns reused the KV of earlier ones
+    m = out.meta_info  # the engine's batching and speed during this rollout (3 trajectories at most at once)
+    assert 1.0 <= m["rollout/engine_rows_per_step"] <= 3.0 and m["rollout/engine_step_ms"] > 0
+    assert 0.0 < m["rollout/engine_busy_frac"] <= 1.0
     assert (b["responses"].shape[1] == 160) and int(b["attention_mask"][:, 256:].sum(1).max()) <= 160
 
 

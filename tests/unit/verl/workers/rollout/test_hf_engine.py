@@ -35,6 +35,19 @@ def _prompts(tokenizer, k):
             for i in range(k)]
 
 
+def test_decode_counters_count_model_calls_not_rows(engine, tokenizer):
+    """`decode_steps` grows once per batched model call and `busy_s` with the time spent generating, so the
+    agent loop can report the mean batch per step (generated tokens / steps) and the time per step."""
+    before = dict(engine.stats)
+    outs = _gather(engine, [(p, SamplingParams(max_tokens=10, temperature=1.0, seed=i))
+                            for i, p in enumerate(_prompts(tokenizer, 4))])
+    assert all(len(o.token_ids) == 10 for o in outs)
+    steps = engine.stats["decode_steps"] - before["decode_steps"]
+    assert engine.stats["generated_tokens"] - before["generated_tokens"] == 40
+    assert 10 <= steps < 20  # 4 rows shared their steps (per row or per request counting gives 40)
+    assert engine.stats["busy_s"] > before["busy_s"]
+
+
 def test_log_probs_match_forward_pass(engine, model, tokenizer):
     prompts = _prompts(tokenizer, 5)
     temps = [1.0, 0.7, 1.3, 0.0, 1.0]
