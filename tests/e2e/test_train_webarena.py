@@ -9,7 +9,7 @@ import os
 import subprocess
 
 import pytest
-from helpers import free_port, require_chromium
+from helpers import embedded_sites_env, free_port, require_chromium
 
 pytestmark = pytest.mark.timeout(600)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -21,7 +21,7 @@ def test_webarena_train_script_cpu_profile(tmp_path):
     import sys
 
     ckpt, logs, rollouts = tmp_path / "ckpt", tmp_path / "logs", tmp_path / "rollouts"
-    env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT")}
+    env = embedded_sites_env()
     env.update(PYTHON=sys.executable, PROFILE="cpu", ENV_ADDR=f"http://127.0.0.1:{free_port()}",
                TINY_MODEL_DIR=str(tmp_path / "tiny"), RAY_USAGE_STATS_ENABLED="0")
     proc = subprocess.run(

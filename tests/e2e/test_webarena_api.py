@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
-from helpers import launched_server, require_chromium
+from helpers import embedded_sites_env, launched_server, require_chromium
 
 require_chromium()
 
@@ -25,8 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.fixture(scope="module")
 def server():
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE")}
+    env = embedded_sites_env()
     with launched_server("agentenv_webarena.launch", env=env, timeout_s=120) as (base, proc):
         yield base
     # the embedded sites child must be gone with the server
@@ -239,7 +238,7 @@ def _raise_for(server, env_idx):
 
 
 def test_session_limit_and_idle_eviction(tasks):
-    env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT")}
+    env = embedded_sites_env()
     with launched_server("agentenv_webarena.launch", "--max-sessions", "2", "--session-ttl", "3", env=env) as (base, _):
         a = _post(base, "create").json()["env_idx"]
         _post(base, "create")

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import require_chromium
+from helpers import embedded_sites_env, require_chromium
 
 require_chromium()
 from agentenv_webarena.sites import EmbeddedSites  # noqa: E402
@@ -41,7 +41,7 @@ async def _signed_in(urls, site, storage_state):
 
 
 def test_auto_login_writes_states_that_log_the_next_context_in(sites, tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB")}
+    env = embedded_sites_env()
     env.update(SHOPPING=sites["shopping"], REDDIT=sites["reddit"])
     auth = tmp_path / ".auth"
     proc = subprocess.run([sys.executable, "-m", "agentenv_webarena.webarena.auto_login",

@@ -9,12 +9,11 @@ and wrong plays: tests/e2e/test_webarena_suite.py (slow).
 from __future__ import annotations
 
 import copy
-import os
 from typing import Callable
 
 import pytest
 import requests
-from helpers import launched_server, require_chromium
+from helpers import embedded_sites_env, launched_server, require_chromium
 
 require_chromium()
 
@@ -26,8 +25,7 @@ from agentenv_webarena.tasks.templates.base import clear_and_type, click, tab_fo
 
 @pytest.fixture(scope="module")
 def server():
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE")}
+    env = embedded_sites_env()
     with launched_server("agentenv_webarena.launch", env=env, timeout_s=120) as (base, _proc):
         yield base
 

@@ -2,20 +2,19 @@
 names the command installing it, and no traceback; the check passes where Chromium is installed."""
 from __future__ import annotations
 
-import os
 import pathlib
 import subprocess
 import sys
 
 import pytest
-from helpers import free_port
+from helpers import embedded_sites_env, free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MISSING = "/nonexistent/chromium-for-the-test"
 
 
 def _env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "ENV_ADDR")}
+    env = {k: v for k, v in embedded_sites_env().items() if k != "ENV_ADDR"}
     return {**env, "PYTHON": sys.executable, **extra}
 
 

@@ -3,11 +3,9 @@ scripted OpenAI-compatible judge on 127.0.0.1, caches the verdict, and reports `
 when the judge times out."""
 from __future__ import annotations
 
-import os
-
 import pytest
 import requests
-from helpers import ScriptedJudge, launched_server, require_chromium
+from helpers import ScriptedJudge, embedded_sites_env, launched_server, require_chromium
 
 require_chromium()
 
@@ -32,8 +30,7 @@ def judge():
 
 @pytest.fixture(scope="module")
 def server(judge):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE")}
+    env = embedded_sites_env()
     args = ("--judge-base-url", judge.url, "--judge-model", "scripted", "--judge-timeout-s", "1")
     with launched_server("agentenv_webarena.launch", *args, env=env, timeout_s=120) as (base, _proc):
         yield base

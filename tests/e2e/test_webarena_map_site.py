@@ -8,13 +8,12 @@ per-env state, and reference replays (a handful by default, one task per templat
 from __future__ import annotations
 
 import json
-import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
-from helpers import launched_server, require_chromium
+from helpers import embedded_sites_env, launched_server, require_chromium
 
 require_chromium()
 
@@ -28,7 +27,6 @@ from agentenv_webarena.tasks.templates.base import click, goto, type_text  # noq
 
 CMU = world.place_by_slug("carnegie-mellon-university")
 PNC = world.place_by_slug("pnc-park")
-_SITE_VARS = ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE")
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +38,8 @@ def tasks() -> list[dict]:
 def server(tasks, tmp_path_factory):
     task_file = tmp_path_factory.mktemp("map") / "tasks.json"
     task_file.write_text(json.dumps(tasks), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in _SITE_VARS}
-    with launched_server("agentenv_webarena.launch", "--task-file", str(task_file), env=env, timeout_s=120) as (
+    with launched_server("agentenv_webarena.launch", "--task-file", str(task_file), env=embedded_sites_env(),
+                         timeout_s=120) as (
             base, _proc):
         yield base
 

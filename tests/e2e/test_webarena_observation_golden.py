@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from helpers import launched_server, require_chromium
+from helpers import embedded_sites_env, launched_server, require_chromium
 
 require_chromium()
 
@@ -51,8 +51,7 @@ _ID = re.compile(r"^(\t*)\[-?\d+\] ", re.M)
 
 @pytest.fixture(scope="module")
 def server():
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE")}
+    env = embedded_sites_env()
     with launched_server("agentenv_webarena.launch", env=env, timeout_s=120) as (base, _proc):
         yield base
 

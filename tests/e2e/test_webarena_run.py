@@ -16,19 +16,18 @@ import threading
 import time
 
 import pytest
-from helpers import launched_server, require_chromium, serve_in_thread
+from helpers import embedded_sites_env, launched_server, require_chromium, serve_in_thread
 
 require_chromium()
 from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
 from agentenv_webarena.webarena.browser_env import CHROMIUM_ARGS, default_chromium  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SITE_VARS = ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE")
 JSONS = os.path.join(ROOT, "agentenv_webarena", "webarena", "agent", "prompts", "jsons")
 
 
 def _env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in SITE_VARS and not k.startswith("OPENAI_")}
+    env = {k: v for k, v in embedded_sites_env().items() if not k.startswith("OPENAI_")}
     env.update(extra)
     return env
 

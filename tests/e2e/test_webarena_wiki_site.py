@@ -9,12 +9,11 @@ a wrong episode to 0).
 from __future__ import annotations
 
 import json
-import os
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 
 import pytest
-from helpers import launched_server, require_chromium
+from helpers import embedded_sites_env, launched_server, require_chromium
 
 CHROMIUM = require_chromium()
 
@@ -31,7 +30,6 @@ from agentenv_webarena.webarena.browser_env import (  # noqa: E402
 )
 
 PLACE = world.place_by_slug("carnegie-museum-of-art")
-SITE_VARS = ("SHOPPING", "SHOPPING_ADMIN", "REDDIT", "GITLAB", "MAP", "WIKIPEDIA", "HOMEPAGE")
 
 
 @pytest.fixture(scope="module")
@@ -178,8 +176,7 @@ def test_wiki_suite_meets_its_targets(wiki_tasks):
 
 @pytest.fixture(scope="module")
 def server(sample_file):
-    env = {k: v for k, v in os.environ.items() if k not in SITE_VARS}
-    with launched_server("agentenv_webarena.launch", "--task-file", sample_file[0], env=env,
+    with launched_server("agentenv_webarena.launch", "--task-file", sample_file[0], env=embedded_sites_env(),
                          timeout_s=120) as (base, _):
         yield base
 
