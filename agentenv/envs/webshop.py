@@ -148,7 +148,8 @@ class WebshopEnvClient(HttpEnvClient):
         except ActionParseError as exc:
             logger.debug("env %s: unparseable action (%s)", getattr(self, "env_id", "?"), exc)
             observation = self._last_observation if self._last_observation is not None else self.observe()
-            return StepResult(observation=INVALID_ACTION_PREFIX + observation, reward=0.0, terminated=False)
+            return StepResult(observation=INVALID_ACTION_PREFIX + observation, reward=0.0, terminated=False,
+                              info={"valid": False, "reason": f"unparseable action: {exc}"})
         result = self._post("step", {"action": parsed.action})
         self._last_observation = result["state"]
         return StepResult(observation=result["state"], reward=float(result["reward"]), terminated=bool(result["done"]),

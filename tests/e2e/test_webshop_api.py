@@ -98,8 +98,11 @@ def test_agentgym_client_flow_and_invalid_action(api):
         assert env.observe() == obs
         bad = env.step("I am not sure what to do.")
         assert bad.state == INVALID_ACTION_PREFIX + obs and bad.reward == 0 and not bad.done
+        assert bad.info["valid"] is False
         out = env.step("Thought:\nI think I should search.\n\nAction:\nsearch[comfortable shoes]")
-        assert "Page 1" in out.state and not out.done
+        assert "Page 1" in out.state and not out.done and not out.info
+        refused = env.step("Thought:\nI think I should buy.\n\nAction:\nclick[buy now]")  # no product open yet
+        assert refused.info["valid"] is False and "not clickable" in refused.info["reason"]
         env_id = env.env_id
     assert env_id not in api.get("list_envs").json()  # close() really freed the session
     with pytest.raises(EnvClientError, match="closed"):

@@ -64,6 +64,9 @@ class RewardModelConfig:
       sum:      env/rule score + rm_coef * rm score
       rm_only:  rm_coef * rm score (the env/rule score is still logged as `reward` and decides `success`)
       env_only: env/rule score; the rm score is only logged (reward/rm_score/*)
+    `invalid_action_penalty` (verl-agent's invalid-action penalty): subtracted from the training signal once
+    per action the environment refused (info `valid: false`: unparseable or not allowed on the page); like the
+    reward model, it shapes the signal and never the outcome (`reward`, `success`).
     """
 
     compat_keys: ClassVar[dict[str, str]] = {"strategy": STRATEGY_NOTE}
@@ -72,6 +75,7 @@ class RewardModelConfig:
     reward_manager: str = "naive"
     combine: str = "sum"
     rm_coef: float = 1.0
+    invalid_action_penalty: float = 0.0
     strategy: str = "fsdp2"       # compatibility only, as actor_rollout_ref.actor.strategy
     micro_batch_size_per_gpu: int = 1
     model: RewardModelModelConfig = field(default_factory=RewardModelModelConfig)
@@ -83,6 +87,7 @@ class RewardModelConfig:
         check_choice(f"{p}.combine", self.combine, REWARD_COMBINE_MODES)
         check_choice(f"{p}.strategy", self.strategy, STRATEGIES)
         check_positive(f"{p}.micro_batch_size_per_gpu", self.micro_batch_size_per_gpu)
+        check_positive(f"{p}.invalid_action_penalty", self.invalid_action_penalty, allow_zero=True)
         if self.enable and not self.model.path:
             raise ValueError("reward_model.enable=true needs reward_model.model.path (an HF sequence-classification "
                              "checkpoint with num_labels=1)")

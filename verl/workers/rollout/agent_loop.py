@@ -320,6 +320,7 @@ class AgentLoop:
                     raise TypeError(f"{type(client).__name__}.step must return agentenv.controller.StepResult, "
                                     f"got {type(step).__name__}")
                 state, reward = self._shown(client, step.observation), float(step.reward)
+                traj.invalid_actions += int(isinstance(step.info, dict) and step.info.get("valid") is False)
                 traj.turn_rewards.append(reward)
                 traj.reward = reward
                 traj.messages.append({"role": "user", "content": state})
@@ -500,6 +501,7 @@ class AgentLoop:
             "item_id": to_object_array([t.item_id for t in trajs]),
             "num_turns": to_object_array([t.num_turns for t in trajs]),
             "turn_rewards": to_object_array([list(t.turn_rewards) for t in trajs]),
+            "invalid_actions": to_object_array([t.invalid_actions for t in trajs]),
             "reward": to_object_array([float(t.reward) for t in trajs]),
             "success": to_object_array([is_success(t.reward) for t in trajs]),
             "terminated": to_object_array([t.terminated for t in trajs]),
@@ -532,6 +534,8 @@ class AgentLoop:
             "rollout/reward_mean": sum(t.reward for t in trajs) / n,
             "rollout/success_rate": sum(is_success(t.reward) for t in trajs) / n,
             "rollout/num_turns_mean": sum(t.num_turns for t in trajs) / n,
+            "rollout/invalid_action_rate": (sum(t.invalid_actions for t in trajs)
+                                            / max(sum(t.num_turns for t in trajs), 1)),
             "rollout/terminated_frac": sum(t.terminated for t in trajs) / n,
             "rollout/truncated_frac": sum(t.truncated for t in trajs) / n,
             "rollout/env_errors": sum(bool(t.env_error) for t in trajs),

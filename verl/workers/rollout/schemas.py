@@ -33,6 +33,7 @@ class Trajectory:
     gen_s: float = 0.0
     env_s: float = 0.0
     generated_tokens: int = 0
+    invalid_actions: int = 0   # env steps whose info said valid=false (unparseable or not allowed there)
 
     def add_model_tokens(self, ids: list[int], log_probs: list[float]) -> None:
         self.response_ids.extend(ids)

@@ -43,6 +43,7 @@ def test_unparseable_action_does_not_call_server(server):
     out = env.step("I have no idea")
     assert out.state.startswith(INVALID_ACTION_PREFIX) and out.state.endswith("Search")
     assert out.reward == 0.0 and out.done is False
+    assert out.info["valid"] is False and "unparseable" in out.info["reason"]  # counted as a refused action
     assert server.calls("/step") == [] and server.calls("/observation") == []
 
 

@@ -116,3 +116,28 @@ def test_combine_needs_an_enabled_reward_model():
         RewardModelConfig(enable=True)
     with pytest.raises(ValueError, match="reward_model.combine"):
         RewardModelConfig(enable=True, combine="max", model=RewardModelModelConfig(path="rm"))
+
+
+def test_invalid_actions_are_penalised_in_the_signal_not_the_outcome():
+    """`reward_model.invalid_action_penalty`: penalty x refused actions off each row's last model token;
+    `task_scores` (reward / success) keep the env outcome; rows without model tokens are left alone."""
+    from verl.agent_trainer.config.schema import RewardModelConfig
+
+    scores = torch.zeros(3, 5)
+    scores[0, 3] = 1.0
+    mask = torch.tensor([[1, 1, 1, 1, 0], [1, 1, 0, 1, 1], [0, 0, 0, 0, 0]])
+    data = DataProto.from_dict(
+        tensors={"responses": torch.ones(3, 5, dtype=torch.long), "response_mask": mask, "token_level_scores": scores},
+        non_tensors={"invalid_actions": np.array([1, 3, 2], dtype=object)})
+    out = NaiveRewardManager(config=RewardModelConfig(invalid_action_penalty=0.1))(data, return_dict=True)
+    expected = scores.clone()
+    expected[0, 3] -= 0.1      # row 0: success 1.0 with one refused action
+    expected[1, 4] -= 0.3      # row 1: its last model token is position 4
+    assert torch.allclose(out["reward_tensor"], expected)
+    assert out["task_scores"].tolist() == [1.0, 0.0, 0.0]
+    assert out["reward_metrics"]["reward/invalid_action_penalty_mean"] == pytest.approx(0.2)
+    off = NaiveRewardManager(config=RewardModelConfig())(data, return_dict=True)  # the default: 0, no penalty
+    assert torch.equal(off["reward_tensor"], scores)
+    assert "reward/invalid_action_penalty_mean" not in off["reward_metrics"]
+    with pytest.raises(ValueError, match="invalid_action_penalty"):
+        RewardModelConfig(invalid_action_penalty=-0.1)

@@ -167,6 +167,29 @@ def test_ids_trained_equal_ids_sampled_with_hf_engine(tiny_model_dir, tokenizer)
     assert (b["responses"].shape[1] == 160) and int(b["attention_mask"][:, 256:].sum(1).max()) <= 160
 
 
+class RefusingEnv(FakeEnv):
+    """FakeEnv whose first step is refused (info valid=false), as the WebShop client and server say so."""
+
+    def step(self, action):
+        out = super().step(action)
+        if self.t == 1:
+            return StepResult(observation=out.observation, reward=0.0, terminated=False,
+                              info={"valid": False, "reason": "not clickable"})
+        return out
+
+
+def test_refused_actions_are_counted_per_trajectory(tokenizer, scripted_engine_cls):
+    _, script = _action_script(tokenizer)
+    loop = _loop(scripted_engine_cls(script), tokenizer, factory=RefusingEnv)
+    out = loop.run(_batch(2))
+    assert list(out.non_tensor_batch["invalid_actions"]) == [1, 1]
+    assert list(out.non_tensor_batch["num_turns"]) == [3, 3]
+    assert out.meta_info["rollout/invalid_action_rate"] == pytest.approx(2 / 6)
+    plain = _loop(scripted_engine_cls(script), tokenizer).run(_batch(2))
+    assert list(plain.non_tensor_batch["invalid_actions"]) == [0, 0]
+    assert plain.meta_info["rollout/invalid_action_rate"] == 0
+
+
 def test_truncated_turn_gets_closing_tokens_with_mask_zero(tokenizer, scripted_engine_cls):
     action_ids, script = _action_script(tokenizer, eos=False)
     eng = scripted_engine_cls(script)
