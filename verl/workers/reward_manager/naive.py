@@ -110,15 +110,15 @@ class NaiveRewardManager:
                 logger.info("[%s] response=%r ground_truth=%r score=%s", job.data_source, job.text,
                             job.ground_truth, score)
         reward = task
-        penalty = self.config.invalid_action_penalty
-        if penalty > 0 and "invalid_actions" in data.non_tensor_batch:
-            reward = _penalise_invalid_actions(reward, self._response_mask(data), data, penalty)
-            counts = np.asarray(data.non_tensor_batch["invalid_actions"], dtype=np.float64)
-            metrics["reward/invalid_action_penalty_mean"] = float(penalty * counts.mean()) if len(counts) else 0.0
         if "rm_scores" in data.batch.keys():
             rm_scores = data.batch["rm_scores"].float()
             reward = combine_rm_scores(task, rm_scores, self.config.combine, self.config.rm_coef)
             metrics.update(rm_score_metrics(rm_scores))
+        penalty = self.config.invalid_action_penalty
+        if penalty > 0 and "invalid_actions" in data.non_tensor_batch:
+            counts = torch.tensor([float(c) for c in data.non_tensor_batch["invalid_actions"]], dtype=reward.dtype)
+            reward = _penalise_invalid_actions(reward, self._response_mask(data), penalty * counts)
+            metrics["reward/invalid_action_penalty_mean"] = float(penalty * counts.mean()) if len(counts) else 0.0
         if not return_dict:
             return reward
         return {"reward_tensor": reward, "task_scores": task.sum(-1), "reward_extra_info": dict(extra),
@@ -167,13 +167,12 @@ class NaiveRewardManager:
         return data.batch["attention_mask"][:, -resp_len:]
 
 
-def _penalise_invalid_actions(scores: torch.Tensor, response_mask: torch.Tensor, data, penalty: float) -> torch.Tensor:
-    """`scores` with `penalty` x the row's refused actions (non-tensor `invalid_actions`) taken off its last
+def _penalise_invalid_actions(scores: torch.Tensor, response_mask: torch.Tensor, penalties: torch.Tensor
+                              ) -> torch.Tensor:
+    """`scores` with each row's penalty (its refused actions x `invalid_action_penalty`) taken off its last
     model token; rows without model tokens are left alone. Returns a new tensor."""
-    counts = torch.tensor([float(c) for c in data.non_tensor_batch["invalid_actions"]], dtype=scores.dtype)
-    width = response_mask.shape[1]
-    last = width - 1 - response_mask.flip(-1).float().argmax(-1)
-    rows = torch.nonzero((response_mask.sum(-1) > 0) & (counts > 0)).squeeze(-1)
+    last = response_mask.shape[1] - 1 - response_mask.flip(-1).float().argmax(-1)
+    rows = torch.nonzero((response_mask.sum(-1) > 0) & (penalties > 0)).squeeze(-1)
     out = scores.clone()
-    out[rows, last[rows]] -= penalty * counts[rows]
+    out[rows, last[rows]] -= penalties[rows]
     return out

@@ -141,3 +141,16 @@ def test_invalid_actions_are_penalised_in_the_signal_not_the_outcome():
     assert "reward/invalid_action_penalty_mean" not in off["reward_metrics"]
     with pytest.raises(ValueError, match="invalid_action_penalty"):
         RewardModelConfig(invalid_action_penalty=-0.1)
+
+
+def test_invalid_action_penalty_also_applies_beside_a_reward_model():
+    from verl.agent_trainer.config.schema import RewardModelConfig, RewardModelModelConfig
+
+    data, env, rm = _rm_batch()
+    data.non_tensor_batch["invalid_actions"] = np.array([0, 2], dtype=object)
+    cfg = RewardModelConfig(enable=True, model=RewardModelModelConfig(path="rm"), invalid_action_penalty=0.25)
+    out = NaiveRewardManager(config=cfg)(data, return_dict=True)
+    expected = env + rm
+    expected[1, 3] -= 0.5      # row 1's last model token, after the reward model's score is joined
+    assert torch.allclose(out["reward_tensor"], expected)
+    assert out["task_scores"].tolist() == [1.0, 0.0]
