@@ -7,8 +7,8 @@
 #   * no GPU -> CPU profile: the shipped SFT policy (POLICY_DIR, default agentenv_webshop/sft_policy; its
 #     longer turns: webshop_train_cpu_policy.args), or the tiny random model (python -m verl.utils.tiny_model)
 #     while none is there; HF engine, 4 prompts x 2 samples, 4 steps (the SFT policy: 8 goals x 8 samples, 24
-#     steps, a KL term to the SFT policy, one step off-policy); it trains on a fixed set of 32 training goals the
-#     SFT policy solves sometimes but not always (AgentItemId/webshop_train_learnable32.json), each visited 6
+#     steps, a KL term to the SFT policy, one step off-policy); it trains on a fixed set of 64 training goals the
+#     SFT policy solves sometimes but not always (AgentItemId/webshop_train_learnable64.json), each visited 3
 #     times by the SFT policy's 24 steps;
 #   * GPUs   -> GPU profile: MODEL_PATH (default ~/models/Qwen2.5-3B-Instruct), vLLM, GRPO n=8.
 # Both profiles write a learning report (trainer.learning_report): greedy success and mean reward with 95%
