@@ -84,16 +84,17 @@ def test_learnable_subset_draws_only_learnable_training_goals(tmp_path):
         make_item_ids.main(["--out", str(tmp_path), "--learnable-from", traj])
 
 
-def test_shipped_learnable_set_is_the_seeded_sample_of_the_recorded_learnable_goals():
-    """AgentItemId/webshop_train_learnable32.json against the per-goal successes it was drawn from
+@pytest.mark.parametrize("size", [32, 64])
+def test_shipped_learnable_set_is_the_seeded_sample_of_the_recorded_learnable_goals(size):
+    """AgentItemId/webshop_train_learnable{32,64}.json against the per-goal successes they were drawn from
     (bench/webshop_learnable_pool.json: 8 samples of the shipped policy on the 192 goals of
-    webshop_train_cpu192.json)."""
+    webshop_train_cpu192.json; 32 is the CPU profile's set, 64 all of the pool's learnable goals)."""
     make_item_ids = _module()
     with open(os.path.join(ROOT, "bench", "webshop_learnable_pool.json"), encoding="utf-8") as fh:
         successes = json.load(fh)["successes_of_8"]
     train, pool = _ids("webshop_train.json"), _ids("webshop_train_cpu192.json")
     assert pool == make_item_ids.sample_subset(train, 192, 1) and set(successes) == set(pool)
     learnable = [i for i in train if 0 < successes.get(i, 0) < 8]
-    shipped = _ids("webshop_train_learnable32.json")
-    assert shipped == make_item_ids.sample_subset(learnable, 32, 0)
+    shipped = _ids(f"webshop_train_learnable{size}.json")
+    assert shipped == make_item_ids.sample_subset(learnable, size, 0)
     assert not set(shipped) & set(_ids("webshop_test.json"))
