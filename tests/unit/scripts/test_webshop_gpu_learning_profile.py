@@ -125,7 +125,7 @@ def test_cpu_profile_trains_on_the_fixed_goals_and_reports_them(tmp_path, policy
     assert len(ids) == len({r["item_id"] for r in ids}) == 32
     train = {r["item_id"] for r in json.loads(open(os.path.join(ROOT, "AgentItemId", "webshop_train.json")).read())}
     assert {r["item_id"] for r in ids} <= train  # training goals only, none held out
-    if policy == "shipped":  # 24 steps of 8 goals: every goal 3 times
+    if policy == "shipped":  # 12 steps of 8 goals: every goal 3 times
         assert cfg.trainer.total_training_steps * cfg.data.train_batch_size == 3 * len(ids)
         # a KL term to the SFT policy, its reference pass beside the next step's rollout; the trainer accepts both
         from verl.agent_trainer.ppo.rollout_overlap import check_overlap_supported
