@@ -24,7 +24,8 @@ import shutil
 import numpy as np
 import torch
 
-__all__ = ["CheckpointManager", "capture_rng_state", "restore_rng_state", "LATEST_FILE", "TRAINER_STATE_FILE"]
+__all__ = ["CheckpointManager", "capture_rng_state", "restore_rng_state", "save_atomic", "LATEST_FILE",
+           "TRAINER_STATE_FILE"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,18 @@ def to_cpu(obj):
     if isinstance(obj, (list, tuple)):
         return type(obj)(to_cpu(v) for v in obj)
     return obj
+
+
+def save_atomic(obj, path: str) -> None:
+    """`torch.save(obj, path)` through a temporary file and a rename, so `path` is either absent, the old file,
+    or the whole new one: a reader (another rank, a crashed run's resume) never sees half a file."""
+    tmp = path + ".tmp"
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def capture_rng_state() -> dict:
@@ -114,9 +127,7 @@ class CheckpointManager:
         step_dir = self.step_dir(step)
         os.makedirs(step_dir, exist_ok=True)
         state = {"global_step": step, "dataloader": dataloader_state, "rng": capture_rng_state(), **(extra or {})}
-        tmp = os.path.join(step_dir, TRAINER_STATE_FILE + ".tmp")
-        torch.save(to_cpu(state), tmp)
-        os.replace(tmp, os.path.join(step_dir, TRAINER_STATE_FILE))
+        save_atomic(to_cpu(state), os.path.join(step_dir, TRAINER_STATE_FILE))
         latest_tmp = os.path.join(self.root_dir, LATEST_FILE + ".tmp")
         with open(latest_tmp, "w", encoding="utf-8") as fh:
             fh.write(str(step))

@@ -40,7 +40,7 @@ from verl.agent_trainer.config.schema import (
 )
 from verl.protocol import DataProto
 from verl.utils import model_utils
-from verl.utils.checkpoint import capture_rng_state, restore_rng_state, to_cpu
+from verl.utils.checkpoint import capture_rng_state, restore_rng_state, save_atomic, to_cpu
 from verl.utils.device import resolve_device, resolve_dtype
 from verl.workers.copy_only import copy_only_rule
 
@@ -235,7 +235,8 @@ class _ModelWorkerBase:
 
         `checkpoint.save_contents` (actor) selects model / optimizer / extra (scheduler, RNG, step);
         with `hf_model` the full HF export goes to `huggingface/`. Otherwise rank 0 writes only the
-        config and tokenizer there, so the directory is self-describing.
+        config and tokenizer there, so the directory is self-describing. Each file is written atomically,
+        and under FSDP the ranks meet at a barrier before returning, so the checkpoint is whole on return.
         """
         os.makedirs(local_path, exist_ok=True)
         files = self._ckpt_files(local_path)
@@ -256,18 +257,20 @@ class _ModelWorkerBase:
             model_sd = to_cpu(self.module.state_dict())
             optim_sd = to_cpu(self.optimizer.state_dict()) if self.optimizer is not None else None
         if "model" in contents:
-            torch.save(model_sd, files["model"])
+            save_atomic(model_sd, files["model"])
         if optim_sd is not None and "optimizer" in contents:
-            torch.save(optim_sd, files["optim"])
+            save_atomic(optim_sd, files["optim"])
         if "extra" in contents:
             extra = {"global_step": int(global_step), "rng": capture_rng_state(),
                      "lr_scheduler": self.lr_scheduler.state_dict() if self.lr_scheduler is not None else None}
-            torch.save(to_cpu(extra), files["extra_state"])
+            save_atomic(to_cpu(extra), files["extra_state"])
         if "hf_model" in contents and hasattr(self, "export_hf"):
             self.export_hf(os.path.join(local_path, "huggingface"))
         elif self.rank == 0:
             model_utils.save_hf_dir(os.path.join(local_path, "huggingface"), None, self.tokenizer,
                                     config=self._hf_config())
+        if self.use_fsdp:  # every rank's files are complete once any rank returns
+            torch.distributed.barrier()
         logger.info("saved %s checkpoint (step %d) to %s", self._ckpt_tag, global_step, local_path)
 
     def load_checkpoint(self, local_path: str, del_local_after_load: bool = False) -> int:

@@ -1,10 +1,11 @@
+import pickle
 import random
 
 import numpy as np
 import pytest
 import torch
 
-from verl.utils.checkpoint import LATEST_FILE, CheckpointManager
+from verl.utils.checkpoint import LATEST_FILE, CheckpointManager, save_atomic
 
 
 def test_latest_and_resume_logic(tmp_path):
@@ -46,3 +47,14 @@ def test_to_cpu_moves_nested_tensors_and_keeps_the_rest():
     assert out["b"] == "x" and out["c"] is None and out["a"][1][1] == 3
     assert isinstance(out["a"], list) and isinstance(out["a"][1], tuple)
     assert all(x.device.type == "cpu" and not x.requires_grad for x in (out["a"][0], out["a"][1][0]))
+
+
+def test_save_atomic_replaces_whole_and_keeps_the_old_file_on_failure(tmp_path):
+    path = str(tmp_path / "model.pt")
+    save_atomic({"w": torch.ones(3)}, path)
+    save_atomic({"w": torch.zeros(3)}, path)
+    assert torch.equal(torch.load(path)["w"], torch.zeros(3))
+    with pytest.raises(pickle.PicklingError):  # an unpicklable object fails mid-write
+        save_atomic({"w": torch.ones(3), "bad": lambda: 0}, path)
+    assert torch.equal(torch.load(path)["w"], torch.zeros(3))  # the previous checkpoint is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pt"]  # and no temporary file is left
