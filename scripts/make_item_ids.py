@@ -15,10 +15,18 @@ the same way from the training goals that a policy solved sometimes but not alwa
 of ``main_generation`` (its ``trajectories.jsonl``: several samples per goal). Those are the goals GRPO can learn
 from: a goal every sample solves, or none does, gives a group of equal rewards and so no gradient. The CPU main
 job trains on ``webshop_train_learnable32.json`` (the commands that made it: ``docs/training.md``).
+``--max-success-rate R`` keeps only the learnable goals solved in at most a fraction R of their samples (the goals
+with room to improve; the file is then ``webshop_train_learnable<N>_max<100 R>.json``).
+
+``--exclude F [F ...]`` leaves the ids of these item-id files out of the candidates (a second candidate pool
+disjoint from a first), and ``--name`` names the written file.
 
 Usage: python scripts/make_item_ids.py [--out AgentItemId] [--num-test 200] [--seed 0] [--data-dir D]
        python scripts/make_item_ids.py --subset 32 [--subset-seed 0] [--out AgentItemId]
        python scripts/make_item_ids.py --subset 32 --learnable-from saves/eval/pool*/trajectories.jsonl
+              [--max-success-rate 0.5]
+       python scripts/make_item_ids.py --subset 192 --subset-seed 2 --exclude AgentItemId/webshop_train_cpu192.json
+              --name webshop_train_cpu192b.json
 """
 from __future__ import annotations
 
@@ -71,6 +79,11 @@ def learnable_ids(trajectory_files: list[str]) -> dict[str, tuple[int, int]]:
     return {item: (wins, n) for item, (wins, n) in counts.items() if 0 < wins < n}
 
 
+def _read_ids(path: str) -> list[str]:
+    with open(path, encoding="utf-8") as fh:
+        return [row["item_id"] for row in json.load(fh)]
+
+
 def _write_ids(path: str, ids: list[str]) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         # One object per line: small diffs when the catalog changes.
@@ -91,20 +104,34 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--learnable-from", nargs="+", default=None, metavar="TRAJECTORIES_JSONL",
                         help="with --subset: sample only goals these main_generation trajectories solved sometimes "
                              "but not always; writes webshop_train_learnable<N>.json")
+    parser.add_argument("--max-success-rate", type=float, default=None, metavar="R",
+                        help="with --learnable-from: only goals solved in at most this fraction of their samples")
+    parser.add_argument("--exclude", nargs="+", default=[], metavar="ITEM_ID_JSON",
+                        help="with --subset: leave the ids of these item-id files out of the candidates")
+    parser.add_argument("--name", default=None, help="with --subset: the written file's name")
     args = parser.parse_args(argv)
-    if args.learnable_from is not None and args.subset is None:
-        parser.error("--learnable-from needs --subset N")
+    if args.learnable_from is None and args.max_success_rate is not None:
+        parser.error("--max-success-rate needs --learnable-from")
+    if args.subset is None and (args.learnable_from is not None or args.exclude or args.name):
+        parser.error("--learnable-from, --exclude and --name need --subset N")
+    if args.max_success_rate is not None and not 0 < args.max_success_rate < 1:
+        parser.error(f"--max-success-rate must be in (0, 1), got {args.max_success_rate}")
     if args.subset is not None:
-        with open(os.path.join(args.out, "webshop_train.json"), encoding="utf-8") as fh:
-            train_ids = [row["item_id"] for row in json.load(fh)]
+        excluded = {i for path in args.exclude for i in _read_ids(path)}
+        train_ids = [i for i in _read_ids(os.path.join(args.out, "webshop_train.json")) if i not in excluded]
         name = f"webshop_train_cpu{args.subset}.json"
         if args.learnable_from is not None:
             learnable = learnable_ids(args.learnable_from)
             print(f"{len(learnable)} learnable training goals in {len(args.learnable_from)} trajectory file(s)")
-            train_ids = [i for i in train_ids if i in learnable]
             name = f"webshop_train_learnable{args.subset}.json"
+            if args.max_success_rate is not None:
+                learnable = {i: (wins, n) for i, (wins, n) in learnable.items()
+                             if wins <= args.max_success_rate * n}
+                print(f"{len(learnable)} of them solved in at most {args.max_success_rate:g} of their samples")
+                name = f"webshop_train_learnable{args.subset}_max{round(100 * args.max_success_rate)}.json"
+            train_ids = [i for i in train_ids if i in learnable]
         subset = sample_subset(train_ids, args.subset, args.subset_seed)
-        _write_ids(os.path.normpath(os.path.join(args.out, name)), subset)
+        _write_ids(os.path.normpath(os.path.join(args.out, args.name or name)), subset)
         return
 
     from agentenv_webshop.engine.catalog import load_catalog
