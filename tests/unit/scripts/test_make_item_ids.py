@@ -98,3 +98,40 @@ def test_shipped_learnable_set_is_the_seeded_sample_of_the_recorded_learnable_go
     shipped = _ids(f"webshop_train_learnable{size}.json")
     assert shipped == make_item_ids.sample_subset(learnable, size, 0)
     assert not set(shipped) & set(_ids("webshop_test.json"))
+
+
+def test_max_success_rate_keeps_the_goals_with_room_to_improve(tmp_path):
+    make_item_ids = _module()
+    train = [f"webshop_{i}" for i in range(6)]
+    (tmp_path / "webshop_train.json").write_text(json.dumps([{"item_id": i} for i in train]))
+    traj = _trajectories(tmp_path / "t.jsonl", {
+        "webshop_0": [1.0, 0.0, 0.0, 0.0],  # 1 of 4: kept
+        "webshop_1": [1.0, 1.0, 0.0, 0.0],  # 2 of 4 = the rate: kept
+        "webshop_2": [1.0, 1.0, 1.0, 0.0],  # 3 of 4: above it
+        "webshop_3": [0.0, 0.0, 0.0, 0.0],  # never solved: no gradient
+        "webshop_4": [1.0, 0.0, 0.0, 0.0],
+        "webshop_5": [1.0, 1.0, 1.0, 1.0],
+    })
+    make_item_ids.main(["--subset", "3", "--out", str(tmp_path), "--learnable-from", traj, "--max-success-rate", "0.5"])
+    written = [row["item_id"] for row in json.loads((tmp_path / "webshop_train_learnable3_max50.json").read_text())]
+    assert written == ["webshop_0", "webshop_1", "webshop_4"]
+    for bad in (["--max-success-rate", "0.5"],  # without --learnable-from
+                ["--subset", "1", "--learnable-from", traj, "--max-success-rate", "1.0"]):
+        with pytest.raises(SystemExit):
+            make_item_ids.main(["--out", str(tmp_path), *bad])
+
+
+def test_exclude_draws_a_second_pool_disjoint_from_the_first(tmp_path):
+    make_item_ids = _module()
+    train = [f"webshop_{i}" for i in range(20)]
+    (tmp_path / "webshop_train.json").write_text(json.dumps([{"item_id": i} for i in train]))
+    make_item_ids.main(["--subset", "8", "--subset-seed", "1", "--out", str(tmp_path)])
+    first = [row["item_id"] for row in json.loads((tmp_path / "webshop_train_cpu8.json").read_text())]
+    make_item_ids.main(["--subset", "8", "--subset-seed", "2", "--out", str(tmp_path), "--name", "second.json",
+                        "--exclude", str(tmp_path / "webshop_train_cpu8.json")])
+    second = [row["item_id"] for row in json.loads((tmp_path / "second.json").read_text())]
+    assert second == make_item_ids.sample_subset([i for i in train if i not in first], 8, 2)
+    assert not set(first) & set(second) and len(second) == 8
+    assert [row["item_id"] for row in json.loads((tmp_path / "webshop_train_cpu8.json").read_text())] == first
+    with pytest.raises(SystemExit):  # --name needs --subset
+        make_item_ids.main(["--out", str(tmp_path), "--name", "x.json"])
