@@ -84,19 +84,26 @@ def test_learnable_subset_draws_only_learnable_training_goals(tmp_path):
         make_item_ids.main(["--out", str(tmp_path), "--learnable-from", traj])
 
 
-@pytest.mark.parametrize("size", [32, 64])
-def test_shipped_learnable_set_is_the_seeded_sample_of_the_recorded_learnable_goals(size):
-    """AgentItemId/webshop_train_learnable{32,64}.json against the per-goal successes they were drawn from
-    (bench/webshop_learnable_pool.json: 8 samples of the shipped policy on the 192 goals of
-    webshop_train_cpu192.json; 32 is the CPU profile's set, 64 all of the pool's learnable goals)."""
+@pytest.mark.parametrize("name, max_successes, pools", [
+    ("webshop_train_learnable32.json", 7, 1), ("webshop_train_learnable64.json", 7, 1),
+    ("webshop_train_learnable32_max50.json", 4, 2)])
+def test_shipped_learnable_sets_are_seeded_samples_of_the_recorded_pool(name, max_successes, pools):
+    """The shipped goal sets against the per-goal successes they were drawn from (bench/webshop_learnable_pool.json:
+    8 samples of the shipped policy on the 192 goals of webshop_train_cpu192.json and the 192 of
+    webshop_train_cpu192b.json, a second pool disjoint from the first). learnable32 and learnable64 are drawn from
+    the first pool's goals solved in 1-7 of 8; learnable32_max50 from both pools' goals solved in 1-4 of 8."""
     make_item_ids = _module()
     with open(os.path.join(ROOT, "bench", "webshop_learnable_pool.json"), encoding="utf-8") as fh:
         successes = json.load(fh)["successes_of_8"]
-    train, pool = _ids("webshop_train.json"), _ids("webshop_train_cpu192.json")
-    assert pool == make_item_ids.sample_subset(train, 192, 1) and set(successes) == set(pool)
-    learnable = [i for i in train if 0 < successes.get(i, 0) < 8]
-    shipped = _ids(f"webshop_train_learnable{size}.json")
-    assert shipped == make_item_ids.sample_subset(learnable, size, 0)
+    train, first = _ids("webshop_train.json"), _ids("webshop_train_cpu192.json")
+    second = _ids("webshop_train_cpu192b.json")
+    assert first == make_item_ids.sample_subset(train, 192, 1)
+    assert second == make_item_ids.sample_subset([i for i in train if i not in set(first)], 192, 2)
+    assert set(successes) == set(first) | set(second) and len(successes) == 384
+    candidates = set(first) | (set(second) if pools == 2 else set())
+    learnable = [i for i in train if i in candidates and 0 < successes[i] <= max_successes]
+    shipped = _ids(name)
+    assert shipped == make_item_ids.sample_subset(learnable, len(shipped), 0)
     assert not set(shipped) & set(_ids("webshop_test.json"))
 
 
