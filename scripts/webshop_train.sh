@@ -8,8 +8,8 @@
 #     longer turns: webshop_train_cpu_policy.args), or the tiny random model (python -m verl.utils.tiny_model)
 #     while none is there; HF engine, 4 prompts x 2 samples, 4 steps (the SFT policy: 8 goals x 8 samples, 12
 #     steps, a KL term to the SFT policy, one step off-policy); it trains on a fixed set of 32 training goals the
-#     SFT policy solves sometimes but not always (AgentItemId/webshop_train_learnable32.json), each visited 3
-#     times by the SFT policy's 12 steps;
+#     SFT policy solves sometimes but at most half the time (AgentItemId/webshop_train_learnable32_max50.json),
+#     each visited 3 times by the SFT policy's 12 steps;
 #   * GPUs   -> GPU profile: MODEL_PATH (default ~/models/Qwen2.5-3B-Instruct), vLLM, GRPO n=8.
 # Both profiles write a learning report (trainer.learning_report): greedy success and mean reward with 95%
 # CIs on the held-out goals of AgentItemId/webshop_test.json (data.val_max_items) before the first and after

@@ -1,8 +1,9 @@
 """End to end: `bash scripts/webshop_train.sh` (CPU profile) writes the learning report. With no shipped
 policy (POLICY_DIR points nowhere) it says so and falls back to the tiny model, validates greedily on
-the held-out goals and on training goals of the profile's fixed set (AgentItemId/webshop_train_learnable32.json; two
-of them here, to bound the time), trains one GRPO step on that set, validates both again, prints the
-before/after table of both goal sets and writes learning_report.json and the plots of the run."""
+the held-out goals and on training goals of the profile's fixed set
+(AgentItemId/webshop_train_learnable32_max50.json; two of them here, to bound the time), trains one GRPO step
+on that set, validates both again, prints the before/after table of both goal sets and writes
+learning_report.json and the plots of the run."""
 from __future__ import annotations
 
 import json
@@ -26,7 +27,8 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
     env = {**os.environ, "PYTHON": sys.executable, "PROFILE": "cpu", "ENV_ADDR": webshop_url,
            "TINY_MODEL_DIR": tiny, "POLICY_DIR": str(tmp_path / "no_policy"), "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("MODEL_PATH", None)
-    trained_ids = json.loads(open(os.path.join(ROOT, "AgentItemId", "webshop_train_learnable32.json")).read())[:TRAINED]
+    goals_file = os.path.join(ROOT, "AgentItemId", "webshop_train_learnable32_max50.json")
+    trained_ids = json.loads(open(goals_file).read())[:TRAINED]
     trained_file = tmp_path / "trained.json"
     trained_file.write_text(json.dumps(trained_ids))
     proc = subprocess.run(

@@ -119,7 +119,7 @@ def test_cpu_profile_trains_on_the_fixed_goals_and_reports_them(tmp_path, policy
     ppo = calls[-1][1:]
     assert calls[-1][0] == "verl.agent_trainer.main_ppo"
     cfg = _compose(ppo)
-    goals = "AgentItemId/webshop_train_learnable32.json"
+    goals = "AgentItemId/webshop_train_learnable32_max50.json"
     assert cfg.data.train_paths == [goals] and cfg.data.trained_val_file == goals and cfg.trainer.learning_report
     ids = json.loads(open(os.path.join(ROOT, goals)).read())
     assert len(ids) == len({r["item_id"] for r in ids}) == 32
