@@ -13,10 +13,10 @@ CPU main job trained on before it learned to pick its goals (``AgentItemId/websh
 ``--subset N --learnable-from T.jsonl [T.jsonl ...]`` writes ``webshop_train_learnable<N>.json``: N goals drawn
 the same way from the training goals that a policy solved sometimes but not always in the sampled trajectories
 of ``main_generation`` (its ``trajectories.jsonl``: several samples per goal). Those are the goals GRPO can learn
-from: a goal every sample solves, or none does, gives a group of equal rewards and so no gradient. The CPU main
-job trains on ``webshop_train_learnable32.json`` (the commands that made it: ``docs/training.md``).
+from: a goal every sample solves, or none does, gives a group of equal rewards and so no gradient.
 ``--max-success-rate R`` keeps only the learnable goals solved in at most a fraction R of their samples (the goals
-with room to improve; the file is then ``webshop_train_learnable<N>_max<100 R>.json``).
+with room to improve; the file is then ``webshop_train_learnable<N>_max<100 R>.json``). The CPU main job trains on
+``webshop_train_learnable32_max50.json`` (the commands that made it: ``docs/training.md``).
 
 ``--exclude F [F ...]`` leaves the ids of these item-id files out of the candidates (a second candidate pool
 disjoint from a first), and ``--name`` names the written file.
