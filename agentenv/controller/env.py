@@ -31,6 +31,9 @@ class BaseEnvClient(abc.ABC):
     conversation_start: Sequence[ConversationMessage] = ()
     # the observation cap (tokens of the policy's tokenizer) of the benchmark this env mirrors; 0: none
     default_max_obs_tokens: int = 0
+    # where the env's parser ends an action: (trigger, end) = the first `end` after the first `trigger`; a
+    # trainer may stop generating there (verl's rollout.stop_at_action_end). None: the reply ends at EOS
+    action_end: tuple[str, str] | None = None
 
     def __init__(self, *args: Any, action_format: str | ActionFormat = ActionFormat.REACT, **kwargs: Any):
         try:

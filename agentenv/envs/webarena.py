@@ -90,6 +90,8 @@ class WebarenaEnvClient(HttpEnvClient):
     """
 
     conversation_start = _CONVERSATION_START
+    # the server takes the first ``` fenced block as the action: it ends at the closing ```
+    action_end = ("```", "```")
     default_max_obs_tokens = WEBARENA_MAX_OBS_TOKENS
 
     env_label = "WebArena"

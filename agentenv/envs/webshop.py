@@ -106,6 +106,8 @@ class WebshopEnvClient(HttpEnvClient):
     """
 
     conversation_start = _REACT_START
+    # the ReAct action is `search[...]` / `click[...]` after the last "Action:": it ends at the first "]" after it
+    action_end = ("Action:", "]")
 
     env_label = "WebShop"
 

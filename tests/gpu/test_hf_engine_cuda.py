@@ -62,7 +62,7 @@ def test_greedy_matches_generate_and_log_probs_match_forward(tiny_model_dir, pro
 def test_sampled_rows_do_not_depend_on_batch_or_lookahead(tiny_model_dir, prompts, lookahead):
     cfg = {"dtype": "float32", "free_cache_engine": False}
     eng = HFEngine(tiny_model_dir, cfg, device="cuda")
-    alone = HFEngine(tiny_model_dir, cfg, device="cuda", prefix_cache_mb=0)
+    alone = HFEngine(tiny_model_dir, cfg, device="cuda", prefix_cache_tokens=0)
     eng._lookahead = lookahead
     sps = mixed_sampling_params()
     try:

@@ -95,13 +95,17 @@ class RolloutConfig:
     max_num_batched_tokens: int = 8192
     max_num_seqs: int = 1024
     enable_prefix_caching: bool = True
-    kv_cache_space_gb: Optional[float] = None   # vLLM on CPU: KV-cache GiB (VLLM_CPU_KVCACHE_SPACE); null: 1
+    # KV-cache GiB: vLLM on CPU (VLLM_CPU_KVCACHE_SPACE; null: 1); the HF engine's budget for live rows and
+    # stored prefixes together (null: a quarter of host memory on CPU, gpu_memory_utilization on CUDA)
+    kv_cache_space_gb: Optional[float] = None
+    prefix_cache_tokens: Optional[int] = None   # HF engine: finished turns' KV kept for reuse; null: what the budget leaves
+    stop_at_action_end: bool = True             # end a turn where the env's parser ends the action (task's stop rule)
     logprobs_mode: str = "processed_logprobs"   # vLLM: log-probs after temperature/top-p (processed_*) or raw_*
     update_weights_bucket_megabytes: int = 512  # weight sync: MiB per bucket pushed into the engine
     log_prob_micro_batch_size_per_gpu: int = 1
     log_prob_use_dynamic_bsz: bool = False       # old log-probs in token-budget micro-batches (YAML follows actor's)
     log_prob_max_token_len_per_gpu: int = 16384  # their budget in real tokens
-    max_concurrency: int = 64
+    max_concurrency: Optional[int] = None      # trajectories in flight per worker; null: all of the batch
     send_interval: float = 0.0
     seed: int = 0
     rollout_log_dir: Optional[str] = None
@@ -119,7 +123,8 @@ class RolloutConfig:
         check_choice(f"{p}.name", self.name, ("auto", "hf", "vllm", "sglang"))
         check_choice(f"{p}.mode", self.mode, ("async", "sync"))
         check_choice(f"{p}.dtype", self.dtype, DTYPES)
-        for key in ("n", "max_tokens", "max_model_len", "max_concurrency", "tensor_model_parallel_size",
+        check_positive(f"{p}.prefix_cache_tokens", self.prefix_cache_tokens, allow_zero=True)
+        for key in ("n", "max_tokens", "max_model_len", "tensor_model_parallel_size",
                     "log_prob_micro_batch_size_per_gpu", "update_weights_bucket_megabytes",
                     "log_prob_max_token_len_per_gpu"):
             check_positive(f"{p}.{key}", getattr(self, key))
@@ -130,6 +135,7 @@ class RolloutConfig:
             raise ValueError(f"{p}.gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
         check_positive(f"{p}.send_interval", self.send_interval, allow_zero=True)
         check_positive(f"{p}.kv_cache_space_gb", self.kv_cache_space_gb)
+        check_positive(f"{p}.max_concurrency", self.max_concurrency)
         check_choice(f"{p}.logprobs_mode", self.logprobs_mode,
                       ("processed_logprobs", "raw_logprobs", "processed_logits", "raw_logits"))
         if self.copy_only_tokens is not None:

@@ -4,7 +4,8 @@ Per trajectory (row of the input batch):
   1. reset an env session for the item id (`webshop_123` -> goal 123) from a pool of live clients;
   2. build the chat (system line + the client's `conversation_start` + first observation) with the
      tokenizer's chat template; its ids are the prompt;
-  3. each turn: generate up to `rollout.max_tokens` new ids (stop at EOS), keep the SAMPLED ids and
+  3. each turn: generate up to `rollout.max_tokens` new ids (stop at EOS, or where the env's parser ends the
+     action: the client's `action_end`, `rollout.stop_at_action_end`), keep the SAMPLED ids and
      their log-probs (response_mask 1, including the EOS the model produced), decode them only to
      parse the action, step the env in a worker thread, and append the observation turn as the
      chat-template delta "<end of assistant turn><user turn><assistant header>" (mask 0);
@@ -68,6 +69,7 @@ from verl.workers.copy_only import CopyOnlyRule, banned_in_context, copy_only_ru
 from verl.workers.rollout.base import RolloutEngine, SamplingParams
 from verl.workers.rollout.naive.naive_rollout import SingleTurnBudget, single_turn_trajectory
 from verl.workers.rollout.schemas import Trajectory
+from verl.workers.rollout.stop_rules import ActionEndRule
 from verl.workers.rollout.tokenizer import (
     chat_template_pieces,
     encode_text,
@@ -178,13 +180,27 @@ class AgentLoop:
             raise ValueError(f"actor_rollout_ref.rollout.copy_only_tokens needs an engine that can ban tokens "
                              f"(hf, vllm); {type(engine).__name__} cannot: set rollout.name=hf or vllm")
         self._closing, self._obs_template = self._template_pieces()
-        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, self.max_concurrency),
+        # end each turn where the env's parser ends the action (the client's `action_end`), when the engine can
+        self.action_end = self._action_end_rule(env_cls, rollout.stop_at_action_end)
+        # env calls are I/O: one thread per trajectory in flight (threads start lazily)
+        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, self.max_concurrency or 256),
                                                                thread_name_prefix="env")
         self.total_env_errors = 0
         self.total_trajectories = 0
         self.total_needs_judge = 0
         # close pooled server sessions even if the owner never calls close()
         self._finalizer = weakref.finalize(self, _close_resources, self.pool, self._executor)
+
+    def _action_end_rule(self, env_cls, enabled: bool) -> ActionEndRule | None:
+        """The env client's `action_end` as a stop rule (None: off, not declared, or the engine cannot)."""
+        end = getattr(env_cls, "action_end", None)
+        if not enabled or end is None:
+            return None
+        if not self.engine.stops_on_rules:
+            logger.info("%s does not honour stop rules: turns of %s end at EOS or max_tokens, not at the "
+                        "action's end", type(self.engine).__name__, self.task_name)
+            return None
+        return ActionEndRule(self.tokenizer, *end)
 
     # ------------------------------------------------------------------ public API
     def run(self, batch: DataProto) -> DataProto:
@@ -222,7 +238,7 @@ class AgentLoop:
 
         clock = _ActivityClock()
         engine_before = _engine_counters(self.engine)
-        sem = asyncio.Semaphore(self.max_concurrency)
+        sem = asyncio.Semaphore(self.max_concurrency or max(n, 1))
         t0 = time.perf_counter()
         progress = _progress(n, validate)
 
@@ -331,7 +347,8 @@ class AgentLoop:
                 if turn == max_rounds - 1:
                     traj.truncated = True
                     break
-                stop_tok = gen.token_ids[-1] if gen.finish_reason == "stop" and gen.token_ids else None
+                # the turn's end token when it ended on one (a stop rule ends it mid-text: the closing is added)
+                stop_tok = gen.token_ids[-1] if gen.token_ids and gen.token_ids[-1] in self.stop_ids else None
                 obs_ids = self._observation_ids(state, stop_tok)
                 if len(traj.response_ids) + len(obs_ids) >= budget:
                     traj.truncated = True
@@ -356,7 +373,7 @@ class AgentLoop:
         budget = SingleTurnBudget(self.max_prompt_length, self.max_response_length, self.max_model_len, self.max_tokens)
         return await single_turn_trajectory(
             self.tokenizer, item_id, messages, budget,
-            lambda traj, room: self._generate(traj, room, sampling, seed_base, clock))
+            lambda traj, room: self._generate(traj, room, sampling, seed_base, clock, at_action_end=False))
 
     async def _reset(self, index: int, traj: Trajectory, clock: _ActivityClock):
         """Acquire a client and reset it to `index`; a stale pooled client gets one fresh retry."""
@@ -380,13 +397,15 @@ class AgentLoop:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _generate(self, traj: Trajectory, max_tokens: int, sampling: SamplingParams, seed: int,
-                        clock: _ActivityClock):
+                        clock: _ActivityClock, at_action_end: bool = True):
         context = traj.prompt_ids + traj.response_ids
         banned = banned_in_context(self.copy_only_ids, context) if self.copy_only_ids else ()
         rule = self.copy_only_sequences.turn_rule(context) if self.copy_only_sequences is not None else None
         params = SamplingParams(max_tokens=max_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
                                 top_k=sampling.top_k, stop_token_ids=self.stop_ids, seed=seed,
-                                banned_token_ids=banned, token_rule=rule)
+                                banned_token_ids=banned, token_rule=rule,
+                                stop_rule=(self.action_end.for_request()
+                                           if self.action_end is not None and at_action_end else None))
         clock.enter("gen")
         t = time.perf_counter()
         try:
@@ -647,7 +666,7 @@ def _progress(total: int, validate: bool):
     return tqdm(total=total, desc="validate" if validate else "rollout", leave=False)
 
 
-_ENGINE_COUNTERS = ("decode_steps", "busy_s", "generated_tokens")
+_ENGINE_COUNTERS = ("decode_steps", "generated_tokens", "busy_s", "prefill_tokens", "reused_tokens")
 
 
 def _engine_counters(engine) -> dict | None:
@@ -661,13 +680,15 @@ def _engine_counters(engine) -> dict | None:
 def _engine_metrics(before: dict | None, after: dict | None, wall: float) -> dict:
     """How full and how fast the engine's decode steps were during one rollout: the mean rows per step (a
     small one means requests arrived too sparsely to batch), the mean step time (prefills included) and the
-    share of the rollout's wall time the engine was generating at all."""
+    share of the rollout's wall time the engine was generating at all; `prefix_reuse` is the share of the
+    requests' context tokens whose KV came from earlier turns instead of a prefill."""
     if before is None or after is None:
         return {}
-    steps = after["decode_steps"] - before["decode_steps"]
-    busy = after["busy_s"] - before["busy_s"]
-    if steps <= 0:
+    d = {k: after[k] - before[k] for k in _ENGINE_COUNTERS}
+    if d["decode_steps"] <= 0:
         return {}
-    return {"rollout/engine_rows_per_step": (after["generated_tokens"] - before["generated_tokens"]) / steps,
-            "rollout/engine_step_ms": 1000.0 * busy / steps,
-            "rollout/engine_busy_frac": busy / wall if wall > 0 else 0.0}
+    context = d["prefill_tokens"] + d["reused_tokens"]
+    return {"rollout/engine_rows_per_step": d["generated_tokens"] / d["decode_steps"],
+            "rollout/engine_step_ms": 1000.0 * d["busy_s"] / d["decode_steps"],
+            "rollout/engine_busy_frac": d["busy_s"] / wall if wall > 0 else 0.0,
+            "rollout/prefix_reuse": d["reused_tokens"] / context if context else 0.0}

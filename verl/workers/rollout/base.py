@@ -63,6 +63,9 @@ class SamplingParams:
     # a ban that changes token by token (copy_only.TurnRule: `ban_mask(generated_ids, vocab) -> (vocab,) bool`);
     # honoured by engines with `bans_sequences`
     token_rule: Any = field(default=None, compare=False)
+    # ends the request early: `feed(token_id) -> bool` is True on the id that ends the action (stop_rules.ActionEnd);
+    # honoured by engines with `stops_on_rules`, a fresh object per request
+    stop_rule: Any = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.max_tokens < 1:
@@ -84,7 +87,7 @@ class GenerationOutput:
     token_ids: the sampled ids, including the stop token when one was produced.
     log_probs: log pi(token | prefix) of each sampled id under the sampling distribution of the
         engine's current weights (same length as token_ids).
-    finish_reason: "stop" (a stop token was produced) or "length" (max_tokens reached).
+    finish_reason: "stop" (a stop token was produced, or the stop rule fired) or "length" (max_tokens reached).
     """
 
     token_ids: list[int]
@@ -119,6 +122,8 @@ class RolloutEngine(abc.ABC):
     bans_tokens: bool = False
     # True: `generate` also honours `SamplingParams.token_rule` (a ban recomputed after every sampled token)
     bans_sequences: bool = False
+    # True: `generate` honours `SamplingParams.stop_rule` (ends the request on the id the rule fires on)
+    stops_on_rules: bool = False
 
     # ------------------------------------------------------------------ memory release
     free_cache: bool = False      # built with rollout.free_cache_engine on: the worker calls sleep/wake_up

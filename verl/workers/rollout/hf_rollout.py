@@ -13,11 +13,22 @@ top_k = -1 (the training defaults) this is exactly the distribution sampled from
 truncate, sampling uses the renormalised truncated distribution while the reported log-prob stays
 the untruncated temperature-scaled one (vLLM's convention as well).
 
-Prefix KV reuse: after a request, the KV entries of its sequence (prompt + generated ids but the
-last) are kept in a small LRU (`prefix_cache_mb`); a later request whose prompt starts with that
-sequence (the same trajectory's next turn) only prefills its new tokens. Rows of one batch may
-then have different cached lengths; they are aligned with padding slots that the attention mask
-hides, and explicit position ids continue each row's own positions. `update_weights` clears it.
+KV memory (`kv_slots.py`): every live request holds one row of a preallocated per-layer KV buffer;
+a decode step writes one column per row and attention reads views of the live rows (a 4-D mask hides
+each row's unused columns), a finished row is replaced by the last live one, and joiners are
+prefilled into new rows, so no step copies the whole cache. Rows are bounded by `max_batch_size` and
+a KV budget in tokens (`kv_budget_tokens`), not by a fixed row count.
+
+Prefix KV reuse: after a request, the KV of its sequence (prompt + generated ids the row holds) goes
+to a `PrefixStore` sized in tokens (`rollout.prefix_cache_tokens`; null: whatever the KV budget
+leaves beside the live rows); a later request whose prompt starts with that sequence (the same
+trajectory's next turn) only prefills its new tokens. `update_weights` clears it. The share of
+context tokens not prefilled is `stats["reused_tokens"] / (reused + prefill)`: the agent loop
+reports it as `rollout/prefix_reuse`.
+
+Stop rules: `SamplingParams.stop_rule` (e.g. `stop_rules.ActionEnd`, built by the agent loop with the
+tokenizer) is fed each sampled id; when it fires the request ends with finish_reason "stop" and
+that id is its last (nothing after the action's end is generated).
 
 Memory release (`rollout.free_cache_engine`, on by default on CUDA): `sleep()` moves the engine's
 copy of the weights to host memory and drops the prefix KV cache, then returns the cached blocks to
@@ -40,14 +51,13 @@ import asyncio
 import inspect
 import itertools
 import logging
+import os
 import queue
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -62,6 +72,7 @@ from verl.workers.rollout.base import (
     register_engine,
     resolve_free_cache_engine,
 )
+from verl.workers.rollout.kv_slots import PrefixStore, SlotKV
 
 __all__ = ["HFEngine"]
 
@@ -88,7 +99,8 @@ class HFEngine(RolloutEngine):
         model: an already built causal LM (copied by reference; the engine switches it to eval mode).
         device: "cpu", "cuda", ... (default: cuda when available, else cpu).
         dtype: torch dtype or name; default float32 on CPU, config dtype (bfloat16) on GPU.
-        max_batch_size: most requests generated together (default `config.max_num_seqs`, capped at 64).
+        max_batch_size: most requests generated together (default `config.max_num_seqs`); the KV
+            budget bounds them too (see `kv_budget_tokens`).
         seed: base seed for requests that carry none (default `config.seed`, else 0).
         attn_implementation, override_config: as `actor_rollout_ref.model.*` (the engine's copy of
             the policy is built like the actor's).
@@ -96,13 +108,19 @@ class HFEngine(RolloutEngine):
             Default on CPU: 1 for models under 50M parameters (tiny ops gain nothing from more
             threads, and OpenMP spinning on a loaded 2-core machine slowed generation 30x), else
             torch's default.
-        prefix_cache_mb: memory for reusing the KV of earlier turns (0 disables).
+        prefix_cache_tokens: tokens of finished turns' KV kept for reuse (0 disables; default
+            `config.prefix_cache_tokens`, whose null means: whatever the KV budget leaves free).
+        kv_budget_tokens: KV tokens the engine may hold, live rows and stored prefixes together
+            (default from `config.kv_cache_space_gb`, else a quarter of host memory on CPU and
+            `gpu_memory_utilization` of the device less what is allocated on CUDA). Requests wait
+            while the live rows' tokens plus what they may still generate exceed it.
         join_min_frac: queued requests join a running batch once at least this fraction of its
-            size is waiting (0: always join at once; large values: never join).
+            size is waiting (0, the default: at the next decode step; large values: never join).
     """
 
     bans_tokens = True  # SamplingParams.banned_token_ids: -inf logits per row (`_Rows.ban`)
     bans_sequences = True  # SamplingParams.token_rule: the row's `_Rows.ban` recomputed after each token
+    stops_on_rules = True  # SamplingParams.stop_rule: fed each sampled id (`_finish_reason`)
 
     def __init__(
         self,
@@ -118,8 +136,9 @@ class HFEngine(RolloutEngine):
         attn_implementation: str | None = None,
         override_config: dict | None = None,
         num_threads: int | None = None,
-        prefix_cache_mb: float = 512,
-        join_min_frac: float = 0.5,
+        prefix_cache_tokens: int | None = None,
+        kv_budget_tokens: int | None = None,
+        join_min_frac: float = 0.0,
     ):
         if model is None and model_path is None:
             raise ValueError("HFEngine needs model_path (actor_rollout_ref.model.path) or a model object")
@@ -135,12 +154,15 @@ class HFEngine(RolloutEngine):
                                                attn_implementation=attn_implementation,
                                                override_config=override_config)
         self.model = model.to(device=self.device, dtype=dtype).eval()
+        if getattr(self.model.config, "_attn_implementation", "sdpa") not in ("sdpa", "eager"):
+            # the slot cache hands attention a 4-D mask, which flash-attention kernels do not take
+            self.model.set_attn_implementation("sdpa")
         # transformers 5.2x renamed the cache argument and output field (`past_key_values` -> `cache`)
         forward_args = inspect.signature(self.model.forward).parameters
         self._cache_kw = "cache" if "cache" in forward_args else "past_key_values"
         self._keep_last = "logits_to_keep" in forward_args
         self._lookahead = self.device.type == "cuda"  # queue step t+1 before reading step t (see _generate_batch)
-        self.max_batch_size = int(max_batch_size or min(config.max_num_seqs, 64))
+        self.max_batch_size = int(max_batch_size or config.max_num_seqs)
         self.seed = int(seed if seed is not None else config.seed)
         self._counter = itertools.count()
         self._queue: queue.Queue[_Request | None] = queue.Queue()
@@ -157,12 +179,29 @@ class HFEngine(RolloutEngine):
         self.max_positions = getattr(cfg, "max_position_embeddings", None)
         heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
         head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-        bytes_per_token = 2 * cfg.num_hidden_layers * heads * head_dim * torch.tensor([], dtype=dtype).element_size()
-        self._prefix = _PrefixCache(int(prefix_cache_mb * 2**20 // bytes_per_token))
+        self._kv = SlotKV(cfg.num_hidden_layers, heads, head_dim, dtype, self.device)
+        self.kv_bytes_per_token = 2 * cfg.num_hidden_layers * heads * head_dim * self._kv.keys[0].element_size()
+        self._kv_budget = int(kv_budget_tokens if kv_budget_tokens is not None
+                              else self._default_kv_budget(config) // self.kv_bytes_per_token)
+        self._reserved = 0  # tokens the live rows may still generate (admission counts them as used)
+        if prefix_cache_tokens is None:
+            prefix_cache_tokens = (config.prefix_cache_tokens if config.prefix_cache_tokens is not None
+                                   else self._kv_budget)
+        self._prefix = PrefixStore(prefix_cache_tokens)
+        self.prefill_tokens = int(config.max_num_batched_tokens)  # padded tokens per prefill forward
         # decode_steps: model calls that each give every row of the batch one token (so generated_tokens /
         # decode_steps is the mean batch); busy_s: time the engine thread spent generating (prefills included)
         self.stats = {"batches": 0, "requests": 0, "generated_tokens": 0, "max_batch": 0,
                       "prefill_tokens": 0, "reused_tokens": 0, "joined": 0, "decode_steps": 0, "busy_s": 0.0}
+
+    def _default_kv_budget(self, config: RolloutConfig) -> int:
+        """Bytes of KV the engine may hold (see `kv_budget_tokens`)."""
+        if config.kv_cache_space_gb is not None:
+            return int(config.kv_cache_space_gb * 2**30)
+        if self.device.type == "cuda":
+            total = torch.cuda.get_device_properties(self.device).total_memory
+            return max(int(config.gpu_memory_utilization * total) - torch.cuda.memory_allocated(self.device), 2**28)
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
 
     # ------------------------------------------------------------------ public API
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
@@ -203,6 +242,7 @@ class HFEngine(RolloutEngine):
     def _release_memory(self) -> None:
         with self._weights_lock:  # waits for a running batch
             self._prefix.clear()
+            self._kv.free()
             self.model.to("cpu")
             torch.cuda.empty_cache()
 
@@ -283,111 +323,144 @@ class HFEngine(RolloutEngine):
                 taken.append(req)
         return taken
 
-    def _forward(self, input_ids: torch.Tensor, attn: torch.Tensor, position_ids: torch.Tensor, past):
-        """One model call; returns (cache, next-token logits (rows, vocab) float32).
+    def _forward(self, input_ids: torch.Tensor, mask: torch.Tensor, position_ids: torch.Tensor) -> torch.Tensor:
+        """One model call over the rows `SlotKV` was set up for; returns next-token logits (rows, vocab) float32.
 
         Only the last position's logits are computed when the model supports `logits_to_keep` (a
         prefill would otherwise build (rows, len, vocab) logits it never reads)."""
-        kwargs = {self._cache_kw: past, "use_cache": True}
+        kwargs = {self._cache_kw: self._kv, "use_cache": True}
         if self._keep_last:
             kwargs["logits_to_keep"] = 1
-        out = self.model(input_ids=input_ids, attention_mask=attn, position_ids=position_ids, **kwargs)
-        return getattr(out, self._cache_kw), out.logits[:, -1, :].float()
+        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=position_ids, **kwargs)
+        return out.logits[:, -1, :].float()
 
     def _prefill(self, reqs: list[_Request], base: int) -> "_Rows":
-        """Forward the prompts of `reqs` (reusing cached prefixes); returns their rows (indices from `base`)."""
-        dev = self.device
-        bsz = len(reqs)
+        """Give `reqs` the next live rows (reused prefixes copied in) and forward their new tokens, in
+        chunks of at most `max_num_batched_tokens` padded tokens; returns their rows (indices from `base`)."""
+        kv, dev = self._kv, self.device
         hits = [self._prefix.lookup(r.prompt_ids) for r in reqs]  # (cached_len, kv or None)
-        cached = [h[0] for h in hits]
-        suffix = [r.prompt_ids[c:] for r, c in zip(reqs, cached, strict=True)]
-        C, S = max(cached), max(len(x) for x in suffix)
-        input_ids = torch.zeros((bsz, S), dtype=torch.long)
-        position_ids = torch.zeros((bsz, S), dtype=torch.long)
-        attn = torch.zeros((bsz, C + S), dtype=torch.long)
-        for i, (c, suf) in enumerate(zip(cached, suffix, strict=True)):
-            # row layout: [pad][cached c][pad][suffix]; the mask hides pads, positions continue at c
-            input_ids[i, S - len(suf):] = torch.tensor(suf)
-            position_ids[i, S - len(suf):] = torch.arange(c, c + len(suf))
-            attn[i, C - c:C] = 1
-            attn[i, C + S - len(suf):] = 1
-        input_ids, attn, position_ids = input_ids.to(dev), attn.to(dev), position_ids.to(dev)
-        past = self._prefix.batch_cache(hits, C, self.model.config, dev) if C > 0 else None
-        past, logits = self._forward(input_ids, attn, position_ids, past)
+        kv.reserve(kv.n + len(reqs), max(len(r.prompt_ids) for r in reqs) + 1)
+        first = kv.n
+        for (cached, prefix) in hits:
+            kv.add_row(prefix, cached)
+        suffix = [r.prompt_ids[c:] for r, (c, _) in zip(reqs, hits, strict=True)]
+        logits = []
+        i = 0
+        while i < len(reqs):  # chunks of rows with similar suffix lengths would pad less; arrival order is kept
+            j, width = i, 0
+            while j < len(reqs) and (j == i or max(width, len(suffix[j])) * (j - i + 1) <= self.prefill_tokens):
+                width = max(width, len(suffix[j]))
+                j += 1
+            input_ids = torch.zeros((j - i, width), dtype=torch.long)
+            for row, suf in enumerate(suffix[i:j]):
+                input_ids[row, width - len(suf):] = torch.tensor(suf)
+            position_ids, mask = kv.begin_prefill(first + i, [len(x) for x in suffix[i:j]], width)
+            logits.append(self._forward(input_ids.to(dev), mask, position_ids))
+            i = j
         self.stats["prefill_tokens"] += sum(len(x) for x in suffix)
-        self.stats["reused_tokens"] += sum(cached)
-        self.stats["requests"] += bsz
-        return _Rows.start(reqs, base, past, attn, position_ids[:, -1:], logits, dev)
+        self.stats["reused_tokens"] += sum(c for c, _ in hits)
+        self.stats["requests"] += len(reqs)
+        return _Rows.start(reqs, base, torch.cat(logits), dev)
+
+    def _admit(self, live: int) -> int:
+        """How many more requests may join `live` rows: `max_batch_size` and the KV budget (the live rows'
+        tokens so far plus what they may still generate); at least one when nothing is live."""
+        room = self.max_batch_size - live
+        if room <= 0 or self._kv_budget is None:
+            return max(room, 0)
+        used = self._kv.used_tokens() + self._reserved
+        return room if used < self._kv_budget else int(live == 0)
+
+    def _store_prefix(self, req: _Request, ids: list[int], row: int) -> None:
+        """Keep what row `row` holds (`ids`' first len tokens) for the next turn, within the KV budget."""
+        if self._prefix.max_tokens <= 0:
+            return
+        held = self._kv.lens[row]
+        self._prefix.store(ids[:held], self._kv.row_kv(row))
+        if self._kv_budget is not None:  # finished turns give way to live rows
+            self._prefix.shrink(max(self._kv_budget - self._kv.used_tokens() - self._reserved, 0))
 
     @torch.no_grad()
     def _generate_batch(self, reqs: list[_Request], emit: Callable[[_Request, GenerationOutput], None]) -> None:
         """Generate for `reqs` together. A finished request is emitted and leaves the batch at once;
-        requests queued meanwhile join it (continuous batching) up to `max_batch_size`.
+        requests queued meanwhile join it at the next decode step (continuous batching).
 
-        A decode step waits on the device once, for the step's ids and log-probs; every other per-row
-        decision (greedy or sampled, top-k/top-p) is known on the host. On CUDA the next forward is
-        queued before that wait (`_lookahead`), so the GPU runs it while the host reads the ids,
-        emits finished requests and admits new ones; a row that finished wasted that one step."""
+        Every live request holds a row of the preallocated `SlotKV`: a decode step writes one column
+        per row, a finished row is replaced by the last one, and joiners are prefilled into new rows,
+        so no step copies the whole cache. A decode step waits on the device once, for the step's ids
+        and log-probs; on CUDA the next forward is queued before that wait (`_lookahead`), so the GPU
+        runs it while the host reads the ids, emits finished requests and admits new ones; a row that
+        finished wasted that one step."""
         self.stats["batches"] += 1  # `reqs` grows with joiners (the caller fails them all if this raises)
         mark = time.perf_counter()
+        self._reserved = sum(r.sampling.max_tokens for r in reqs)
         batch = self._prefill(reqs, 0)
         out_ids: list[list[int]] = [[] for _ in reqs]
         out_lp: list[list[float]] = [[] for _ in reqs]
-        fed = int(self._lookahead)  # trailing KV columns already holding this step's ids
-
-        while batch.rows:
-            self.stats["max_batch"] = max(self.stats["max_batch"], len(batch.rows))
-            self.stats["decode_steps"] += 1
-            toks, lp = batch.sample()
-            pending = _to_host(toks, lp)
-            if self._lookahead:
-                self._decode(batch, toks)
-            toks_l, lp_l = pending()
-            keep = []
-            for pos, r in enumerate(batch.rows):
-                tok = int(toks_l[pos])
-                out_ids[r].append(tok)
-                out_lp[r].append(lp_l[pos])
-                req = reqs[r]
-                finish = ("stop" if tok in req.sampling.stop_token_ids
-                          else "length" if len(out_ids[r]) >= req.sampling.max_tokens else "")
-                if not finish:
-                    keep.append(pos)
-                    continue
-                self.stats["generated_tokens"] += len(out_ids[r])
-                if self._prefix.max_tokens > 0:  # KV of prompt + all generated ids but the last
-                    slots = batch.attn[pos, :batch.attn.shape[1] - fed].nonzero().squeeze(-1)
-                    self._prefix.store(req.prompt_ids + out_ids[r][:-1], batch.past, pos, slots)
-                emit(req, GenerationOutput(token_ids=out_ids[r], log_probs=out_lp[r], finish_reason=finish,
-                                           extra={"batch_size": len(batch.rows)}))
-            if len(keep) < len(batch.rows):  # drop finished rows from every per-row tensor and the KV cache
-                toks = batch.select(keep, reqs, toks)
-            for pos, r in enumerate(batch.rows):  # bans that follow the tokens sampled so far
-                rule = reqs[r].sampling.token_rule
-                if rule is not None:
-                    batch.ban[pos] = rule.ban_mask(out_ids[r], batch.ban.shape[-1]).to(batch.ban.device)
-            if batch.rows and not self._lookahead:
-                self._decode(batch, toks)
-            # join only when enough requests wait (many tiny prefills + cache merges cost more than they save)
-            waiting = self._queue.qsize()
-            joiners = (self._take_waiting(self.max_batch_size - len(batch.rows))
-                       if waiting and (not batch.rows or waiting >= self.join_min_frac * len(batch.rows)) else [])
-            if joiners:
-                self.stats["joined"] = self.stats.get("joined", 0) + (len(joiners) if batch.rows else 0)
-                new = self._prefill(joiners, len(reqs))
-                reqs.extend(joiners)
-                out_ids.extend([] for _ in joiners)
-                out_lp.extend([] for _ in joiners)
-                batch = batch.merge(new, reqs) if batch.rows else new
-            now = time.perf_counter()  # counted per step: a rollout can end while its batch still runs
-            self.stats["busy_s"] += now - mark
-            mark = now
+        try:
+            while batch.rows:
+                self.stats["max_batch"] = max(self.stats["max_batch"], len(batch.rows))
+                self.stats["decode_steps"] += 1
+                toks, lp = batch.sample()
+                pending = _to_host(toks, lp)
+                if self._lookahead:
+                    self._decode(batch, toks)
+                toks_l, lp_l = pending()
+                finished = []
+                for pos, r in enumerate(batch.rows):
+                    tok = int(toks_l[pos])
+                    out_ids[r].append(tok)
+                    out_lp[r].append(lp_l[pos])
+                    req = reqs[r]
+                    finish = _finish_reason(req, tok, len(out_ids[r]))
+                    if not finish:
+                        continue
+                    finished.append(pos)
+                    self._reserved -= req.sampling.max_tokens
+                    self.stats["generated_tokens"] += len(out_ids[r])
+                    self._store_prefix(req, req.prompt_ids + out_ids[r], pos)
+                    emit(req, GenerationOutput(token_ids=out_ids[r], log_probs=out_lp[r], finish_reason=finish,
+                                               extra={"batch_size": len(batch.rows)}))
+                if finished:  # the last live rows move into the finished rows' places
+                    toks = batch.reorder(self._kv.release(finished), reqs, toks)
+                for pos, r in enumerate(batch.rows):  # bans that follow the tokens sampled so far
+                    rule = reqs[r].sampling.token_rule
+                    if rule is not None:
+                        batch.ban[pos] = rule.ban_mask(out_ids[r], batch.ban.shape[-1]).to(batch.ban.device)
+                if batch.rows and not self._lookahead:
+                    self._decode(batch, toks)
+                waiting = self._queue.qsize()
+                if waiting and (not batch.rows or waiting >= self.join_min_frac * len(batch.rows)):
+                    joiners = self._take_waiting(self._admit(len(batch.rows)))
+                    if joiners:
+                        self.stats["joined"] += len(joiners) if batch.rows else 0
+                        self._reserved += sum(j.sampling.max_tokens for j in joiners)
+                        new = self._prefill(joiners, len(reqs))
+                        reqs.extend(joiners)
+                        out_ids.extend([] for _ in joiners)
+                        out_lp.extend([] for _ in joiners)
+                        batch = batch.merge(new, reqs) if batch.rows else new
+                now = time.perf_counter()  # counted per step: a rollout can end while its batch still runs
+                self.stats["busy_s"] += now - mark
+                mark = now
+        finally:
+            self._kv.release(list(range(self._kv.n)))  # a failed batch leaves no rows behind
+            self._reserved = 0
 
     def _decode(self, batch: "_Rows", toks: torch.Tensor) -> None:
-        """Feed `toks` (rows,) to every row of `batch`: its KV cache grows by one column, logits move on."""
-        batch.attn = torch.cat([batch.attn, batch.attn.new_ones((len(batch.rows), 1))], dim=1)
-        batch.last_pos = batch.last_pos + 1
-        batch.past, batch.logits = self._forward(toks.unsqueeze(-1), batch.attn, batch.last_pos, batch.past)
+        """Feed `toks` (rows,) to every live row: each row's KV grows by one column, logits move on."""
+        position_ids, mask = self._kv.begin_decode()
+        batch.logits = self._forward(toks.unsqueeze(-1), mask, position_ids)
+
+
+def _finish_reason(req: _Request, tok: int, n_out: int) -> str:
+    """"stop" (a stop token, or the request's stop rule fires on `tok`), "length", or "" (go on)."""
+    sp = req.sampling
+    if tok in sp.stop_token_ids:
+        return "stop"
+    if sp.stop_rule is not None and sp.stop_rule.feed(tok):
+        return "stop"
+    return "length" if n_out >= sp.max_tokens else ""
 
 
 def _to_host(toks: torch.Tensor, lp: torch.Tensor) -> Callable[[], tuple[list[float], list[float]]]:
@@ -421,9 +494,6 @@ class _Rows:
     """
 
     rows: list[int]
-    past: Any                 # transformers Cache; per layer (rows, kv_heads, width, head_dim)
-    attn: torch.Tensor        # (rows, width) 1 = a real KV slot, 0 = padding
-    last_pos: torch.Tensor    # (rows, 1) position id of the last fed token
     logits: torch.Tensor      # (rows, vocab) float32 next-token logits
     scale: torch.Tensor       # (rows, 1) temperature (1 for greedy rows)
     greedy: torch.Tensor      # (rows,) bool
@@ -436,8 +506,10 @@ class _Rows:
     sampled_all: bool = False
     truncate: bool = False
 
+    _PER_ROW = ("logits", "scale", "greedy", "top_k", "top_p", "uniforms", "n_out")
+
     @classmethod
-    def start(cls, reqs: list[_Request], base: int, past, attn, last_pos, logits, dev) -> "_Rows":
+    def start(cls, reqs: list[_Request], base: int, logits, dev) -> "_Rows":
         sp = [r.sampling for r in reqs]
         temps = torch.tensor([s.temperature for s in sp], dtype=torch.float32)
         width = max(s.max_tokens for s in sp)
@@ -446,7 +518,7 @@ class _Rows:
             if not r.sampling.greedy:
                 uniforms[i, :r.sampling.max_tokens] = torch.rand(r.sampling.max_tokens,
                                                                  generator=torch.Generator().manual_seed(r.seed))
-        rows = cls(rows=list(range(base, base + len(reqs))), past=past, attn=attn, last_pos=last_pos, logits=logits,
+        rows = cls(rows=list(range(base, base + len(reqs))), logits=logits,
                    scale=torch.where(temps == 0, torch.ones_like(temps), temps).unsqueeze(-1).to(dev),
                    greedy=(temps == 0).to(dev),
                    top_k=torch.tensor([s.top_k if s.top_k and s.top_k > 0 else 0 for s in sp]).to(dev),
@@ -478,34 +550,28 @@ class _Rows:
         lp = scaled.gather(1, toks.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(scaled, dim=-1)
         return toks, lp
 
-    def select(self, keep: list[int], reqs: list[_Request], toks: torch.Tensor) -> torch.Tensor:
-        """Keep only the rows at positions `keep` (and `toks`' entries for them, returned)."""
-        idx = torch.tensor(keep, dtype=torch.long, device=self.attn.device)
-        self.rows = [self.rows[p] for p in keep]
+    def reorder(self, order: list[int], reqs: list[_Request], toks: torch.Tensor) -> torch.Tensor:
+        """Keep the rows at positions `order`, in that order (`SlotKV.release`'s result); returns `toks`
+        reordered the same way."""
+        self.rows = [self.rows[p] for p in order]
+        idx = torch.tensor(order, dtype=torch.long, device=toks.device)
         if not self.rows:
             return toks[idx]
-        self.past.batch_select_indices(idx)
-        for name in ("attn", "last_pos", "logits", "scale", "greedy", "top_k", "top_p", "uniforms", "n_out"):
+        for name in self._PER_ROW:
             setattr(self, name, getattr(self, name)[idx])
         if self.ban is not None:
             self.ban = self.ban[idx]
-        # columns that are padding for every remaining row are dropped
-        start = int(self.attn.any(dim=0).to(torch.int8).argmax())
-        if start > 0:
-            self.attn = self.attn[:, start:]
-            for layer in self.past.layers:
-                layer.keys, layer.values = layer.keys[:, :, start:], layer.values[:, :, start:]
         self._summarise([reqs[r].sampling for r in self.rows])
         return toks[idx]
 
     def merge(self, other: "_Rows", reqs: list[_Request]) -> "_Rows":
-        """Append `other`'s rows after these (KV caches stacked, the narrower one left-padded)."""
-        self.past, self.attn = _merge_caches(self.past, self.attn, other.past, other.attn)
+        """Append `other`'s rows after these."""
         width = max(self.uniforms.shape[1], other.uniforms.shape[1])
         self.uniforms = torch.cat([F.pad(self.uniforms, (0, width - self.uniforms.shape[1])),
                                    F.pad(other.uniforms, (0, width - other.uniforms.shape[1]))])
-        for name in ("last_pos", "logits", "scale", "greedy", "top_k", "top_p", "n_out"):
-            setattr(self, name, torch.cat([getattr(self, name), getattr(other, name)]))
+        for name in self._PER_ROW:
+            if name != "uniforms":
+                setattr(self, name, torch.cat([getattr(self, name), getattr(other, name)]))
         if self.ban is not None or other.ban is not None:
             self.ban = torch.cat([b if b is not None else torch.zeros_like(r.logits, dtype=torch.bool)
                                   for b, r in ((self.ban, self), (other.ban, other))])
@@ -527,90 +593,6 @@ def _ban_mask(sp: list[SamplingParams], vocab: int, dev) -> torch.Tensor | None:
         if s.token_rule is not None:
             ban[i] |= s.token_rule.ban_mask([], vocab)
     return ban.to(dev)
-
-
-def _merge_caches(a_past, a_attn: torch.Tensor, b_past, b_attn: torch.Tensor):
-    """Stack two batches' KV caches (rows of `b` after rows of `a`), left-padding the narrower one."""
-    wa, wb = a_attn.shape[1], b_attn.shape[1]
-    width = max(wa, wb)
-    for la, lb in zip(a_past.layers, b_past.layers, strict=True):
-        la.keys = torch.cat([F.pad(la.keys, (0, 0, width - wa, 0)), F.pad(lb.keys, (0, 0, width - wb, 0))])
-        la.values = torch.cat([F.pad(la.values, (0, 0, width - wa, 0)), F.pad(lb.values, (0, 0, width - wb, 0))])
-    attn = torch.cat([F.pad(a_attn, (width - wa, 0)), F.pad(b_attn, (width - wb, 0))])
-    return a_past, attn
-
-
-class _PrefixCache:
-    """LRU of per-sequence KV tensors keyed by the token sequence they encode (engine thread only).
-
-    A lookup reuses the longest common prefix with any stored sequence (a trajectory's previous turn,
-    or the shared system/instruction prompt of another trajectory). An entry that is wholly a prefix
-    of the new request is removed: that request's own entry will extend it.
-    """
-
-    def __init__(self, max_tokens: int):
-        self.max_tokens = max(int(max_tokens), 0)
-        self.entries: OrderedDict[int, tuple[np.ndarray, list]] = OrderedDict()  # ids, [(k, v)], k: (heads, L, dim)
-        self.tokens = 0
-        self._next = 0
-
-    def clear(self) -> None:
-        self.entries.clear()
-        self.tokens = 0
-
-    def lookup(self, ids: list[int]) -> tuple[int, list | None]:
-        """Return (length, kv) of the longest reusable prefix of `ids` (at most len(ids) - 1 tokens)."""
-        if not self.entries:
-            return 0, None
-        query = np.asarray(ids, dtype=np.int64)
-        best_key, best_len = None, 0
-        for key, (stored, _) in self.entries.items():
-            m = min(len(stored), len(query) - 1)
-            if m <= best_len:
-                continue
-            diff = np.flatnonzero(stored[:m] != query[:m])
-            lcp = int(diff[0]) if diff.size else m
-            if lcp > best_len:
-                best_key, best_len = key, lcp
-        if best_key is None:
-            return 0, None
-        stored, kv = self.entries[best_key]
-        if best_len == len(stored):  # superseded by this request's own entry
-            del self.entries[best_key]
-            self.tokens -= len(stored)
-            return best_len, kv
-        self.entries.move_to_end(best_key)
-        return best_len, [(k[:, :best_len], v[:, :best_len]) for k, v in kv]
-
-    def store(self, ids: list[int], past, row: int, index: torch.Tensor) -> None:
-        """Keep the KV columns `index` of batch row `row` of `past` as the encoding of `ids`."""
-        if len(ids) > self.max_tokens or len(ids) != len(index):
-            return
-        kv = [(layer.keys[row].index_select(1, index).clone(), layer.values[row].index_select(1, index).clone())
-              for layer in past.layers]
-        self._next += 1
-        self.entries[self._next] = (np.asarray(ids, dtype=np.int64), kv)
-        self.tokens += len(ids)
-        while self.tokens > self.max_tokens and self.entries:
-            _, (old, _) = self.entries.popitem(last=False)
-            self.tokens -= len(old)
-
-    @staticmethod
-    def batch_cache(hits: list[tuple[int, list | None]], width: int, config, device):
-        """A DynamicCache of `width` slots per row, each row's cached KV right-aligned (pads are masked)."""
-        from transformers import DynamicCache
-
-        ref = next(kv for _, kv in hits if kv is not None)
-        cache = DynamicCache(config=config)
-        for layer, (k0, v0) in enumerate(ref):
-            keys = k0.new_zeros((len(hits), k0.shape[0], width, k0.shape[2]))
-            values = v0.new_zeros((len(hits), v0.shape[0], width, v0.shape[2]))
-            for i, (c, kv) in enumerate(hits):
-                if kv is not None:
-                    keys[i, :, width - c:] = kv[layer][0]
-                    values[i, :, width - c:] = kv[layer][1]
-            cache.update(keys.to(device), values.to(device), layer)
-        return cache
 
 
 def _sample_rows(scaled: torch.Tensor, top_k: torch.Tensor, top_p: torch.Tensor, u: torch.Tensor,

@@ -132,7 +132,7 @@ def test_update_weights(tiny_model_dir, tokenizer):
 
 
 def test_prefix_kv_reuse_matches_fresh_prefill(tiny_model_dir, tokenizer):
-    cached, fresh = HFEngine(tiny_model_dir), HFEngine(tiny_model_dir, prefix_cache_mb=0)
+    cached, fresh = HFEngine(tiny_model_dir), HFEngine(tiny_model_dir, prefix_cache_tokens=0)
     try:
         prompts = _prompts(tokenizer, 3)
         first = _gather(cached, [(p, SamplingParams(max_tokens=8, seed=i)) for i, p in enumerate(prompts)])
@@ -163,7 +163,7 @@ def test_prefix_kv_reuse_matches_fresh_prefill(tiny_model_dir, tokenizer):
 
 
 def test_requests_join_a_running_batch(tiny_model_dir, tokenizer):
-    eng, fresh = HFEngine(tiny_model_dir, prefix_cache_mb=0), HFEngine(tiny_model_dir, prefix_cache_mb=0)
+    eng, fresh = HFEngine(tiny_model_dir, prefix_cache_tokens=0), HFEngine(tiny_model_dir, prefix_cache_tokens=0)
     prompts = _prompts(tokenizer, 4)
     reqs = [(prompts[0], SamplingParams(max_tokens=300, seed=1)), (prompts[1], SamplingParams(max_tokens=3, seed=2)),
             (prompts[2][:7], SamplingParams(max_tokens=5, temperature=0)),
@@ -193,7 +193,7 @@ def test_row_results_do_not_depend_on_batch_or_lookahead(tiny_model_dir, tokeniz
     """Mixed sampling settings (greedy, seeded T/top-k/top-p, a stop token) in one batch give each request
     what it gets alone; queueing the next decode step before reading the current one (what the engine
     does on CUDA) changes nothing, prefix reuse included."""
-    eng, alone = HFEngine(tiny_model_dir), HFEngine(tiny_model_dir, prefix_cache_mb=0)
+    eng, alone = HFEngine(tiny_model_dir), HFEngine(tiny_model_dir, prefix_cache_tokens=0)
     eng._lookahead = lookahead
     prompts = _prompts(tokenizer, 6)
     sps = mixed_sampling_params()
@@ -202,7 +202,8 @@ def test_row_results_do_not_depend_on_batch_or_lookahead(tiny_model_dir, tokeniz
         assert first[4].finish_reason == "stop"  # a stop token ends a sampled row mid-batch
         obs = tokenizer.encode("\n<|im_start|>user\nok<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)
         second = _gather(eng, [(p + o.token_ids + obs, s) for p, o, s in zip(prompts, first, sps, strict=True)])
-        reused = sum(len(p) + len(o.token_ids) - 1 for p, o in zip(prompts, first, strict=True))
+        # a row holds its prompt and every generated id but the last; with the lookahead that one was fed too
+        reused = sum(len(p) + len(o.token_ids) - (not lookahead) for p, o in zip(prompts, first, strict=True))
         assert eng.stats["reused_tokens"] == reused
         reqs = list(zip(prompts, sps, strict=True))
         reqs += [(p + o.token_ids + obs, s) for p, o, s in zip(prompts, first, sps, strict=True)]
