@@ -98,8 +98,8 @@ class RolloutConfig:
     # KV-cache GiB: vLLM on CPU (VLLM_CPU_KVCACHE_SPACE; null: 1); the HF engine's budget for live rows and
     # stored prefixes together (null: a quarter of host memory on CPU, gpu_memory_utilization on CUDA)
     kv_cache_space_gb: Optional[float] = None
-    prefix_cache_tokens: Optional[int] = None   # HF engine: finished turns' KV kept for reuse; null: what the budget leaves
-    stop_at_action_end: bool = True             # end a turn where the env's parser ends the action (task's stop rule)
+    prefix_cache_tokens: Optional[int] = None   # HF engine: finished turns' KV kept; null: what the budget leaves
+    stop_at_action_end: bool = True             # end a turn where the env's parser ends the action
     logprobs_mode: str = "processed_logprobs"   # vLLM: log-probs after temperature/top-p (processed_*) or raw_*
     update_weights_bucket_megabytes: int = 512  # weight sync: MiB per bucket pushed into the engine
     log_prob_micro_batch_size_per_gpu: int = 1
