@@ -19,14 +19,31 @@ real WebShop server, two policies:
 Reports trajectories/s, generated tokens/s, and the share of rollout wall time spent waiting on the
 env with the engine idle (`env_wait_frac`; target < 10%).
 
+Part 3 (`--vs-static`, instead of parts 1-2): the agent loop against the engine's own ceiling. The
+agent loop runs `--trajectories` real WebShop episodes (`--rounds` turns, `--max-tokens` per turn,
+temperature `--temperature`, every trajectory live at once) through an HF engine with a recorder in
+front of it. Then the same engine (prefix store cleared) replays every recorded request as a static
+batch, turn by turn: all trajectories' turn-k requests admitted together, with the same prompts, the
+same seeds and max_tokens = the length the agent loop got (no stop tokens or rules), so each row
+samples exactly the tokens it sampled in the agent loop (checked) and reuses the same prefixes. The
+static figure is the engine's speed on that workload with no env waits and no staggered arrivals.
+Prints a table and, as its last line, one JSON object: agent_tok_s, static_tok_s, ratio (agent/static),
+rows_per_step (the agent loop's mean rows per decode step), live (trajectories allowed in flight),
+fill (rows_per_step / live), prefix_reuse (share of context tokens not prefilled), model, device.
+`--model`: `sft` (the shipped WebShop SFT policy, default), `tiny` (the tiny random Qwen2),
+`smollm2` (a random-weight model of SmolLM2-135M's exact architecture, 30 layers, with the SFT
+policy's tokenizer: no download), or an HF model folder.
+
 Usage: python bench/rollout.py [--device cpu|cuda] [--batch 32] [--models tiny,small] [--new-tokens 64]
        [--no-agent-loop] [--url http://127.0.0.1:PORT] [--rounds 5] [--max-tokens 32]
+       python bench/rollout.py --vs-static [--model sft|tiny|smollm2|DIR] [--trajectories 128] [--rounds 5]
 (without --url a WebShop server is started on a free port and stopped afterwards).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -197,6 +214,126 @@ def _agent_loop(args) -> list[tuple]:
     return rows
 
 
+# SmolLM2-135M(-Instruct)'s architecture (its config.json): Llama, 30 layers, GQA 9/3 heads, tied embeddings
+SMOLLM2_SHAPE = dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
+                     num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=8192,
+                     rms_norm_eps=1e-5, rope_theta=100000.0, tie_word_embeddings=True, hidden_act="silu")
+
+
+def _vs_static_model(name: str):
+    """(model folder or None, built model or None, tokenizer folder) for `--model`."""
+    sft = os.path.join(ROOT, "agentenv_webshop", "sft_policy")
+    if name == "sft":
+        return sft, None, sft
+    if name == "tiny":
+        from verl.utils.tiny_model import build_tiny_model
+
+        path = build_tiny_model()
+        return path, None, path
+    if name == "smollm2":
+        import torch
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        torch.manual_seed(0)
+        cfg = LlamaConfig(**SMOLLM2_SHAPE, bos_token_id=0, eos_token_id=2, pad_token_id=0)
+        return None, LlamaForCausalLM(cfg), sft
+    return name, None, name
+
+
+class _Recorder:
+    """An engine in front of another that records every request (prompt, sampling, output) it passes on."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls: list[tuple] = []
+        for attr in ("bans_tokens", "bans_sequences", "stops_on_rules", "max_positions", "stats"):
+            setattr(self, attr, getattr(inner, attr))
+
+    async def generate(self, prompt_ids, sampling):
+        out = await self.inner.generate(prompt_ids, sampling)
+        self.calls.append((list(prompt_ids), sampling, list(out.token_ids)))
+        return out
+
+
+def _vs_static(args) -> dict:
+    """Part 3: the agent loop, then the same requests as static turn-by-turn batches (see the docstring)."""
+    import asyncio
+    import dataclasses
+
+    import torch
+    from transformers import AutoTokenizer
+
+    from verl.protocol import DataProto
+    from verl.workers.rollout.agent_loop import AgentLoop
+    from verl.workers.rollout.hf_rollout import HFEngine
+
+    path, model, tok_path = _vs_static_model(args.model)
+    tok = AutoTokenizer.from_pretrained(tok_path)
+    hf = HFEngine(path, model=model, device=args.device, dtype=args.dtype)
+    rec = _Recorder(hf)
+    n = args.trajectories
+    rollout = {"max_tokens": args.max_tokens, "temperature": args.temperature, "max_model_len": 5120,
+               "max_concurrency": args.concurrency, "stop_at_action_end": not args.no_stop_rule}
+    if args.copy_only:
+        rollout["copy_only_tokens"] = "[Bb]0[0-9A-Za-z]{8}"
+    with _server(args.url) as url:
+        loop = AgentLoop(rec, tok, rollout, {"task_name": "webshop", "env_addr": url, "max_retries": 20,
+                                             "timeout": 120},
+                         {"max_prompt_length": 1024, "max_response_length": 4096})
+        goals = [f"webshop_{(i // args.samples) % 6000}" for i in range(n)]
+        batch = DataProto.from_dict(non_tensors={"item_id": np.array(goals, dtype=object),
+                                                 "uid": np.array(goals, dtype=object)},
+                                    meta_info={"max_rounds": args.rounds, "global_step": 0})
+        before = dict(hf.stats)
+        t0 = time.perf_counter()
+        out = loop.run(batch)
+        agent_wall = time.perf_counter() - t0
+        loop.close()
+    after = dict(hf.stats)
+    m = out.meta_info
+    agent_tokens = after["generated_tokens"] - before["generated_tokens"]
+    steps = after["decode_steps"] - before["decode_steps"]
+
+    # the static replay: the same requests, turn by turn, each wave admitted at once
+    waves: dict[int, list] = {}
+    for call in rec.calls:  # the agent loop's seeds are base * 1000 + turn
+        waves.setdefault(call[1].seed % 1000, []).append(call)
+    hf._prefix.clear()
+    static_before = dict(hf.stats)
+    mismatched = 0
+
+    async def wave(calls):
+        return await asyncio.gather(*(hf.generate(p, dataclasses.replace(sp, max_tokens=len(o), stop_token_ids=(),
+                                                                          stop_rule=None))
+                                      for p, sp, o in calls))
+    t0 = time.perf_counter()
+    for k in sorted(waves):
+        outs = asyncio.run(wave(waves[k]))
+        mismatched += sum(got.token_ids != o for got, (_, _, o) in zip(outs, waves[k], strict=True))
+    if torch.device(args.device).type == "cuda":
+        torch.cuda.synchronize()
+    static_wall = time.perf_counter() - t0
+    static = {k: hf.stats[k] - static_before[k] for k in ("generated_tokens", "decode_steps", "prefill_tokens",
+                                                           "reused_tokens")}
+    hf.shutdown()
+    live = args.concurrency or n
+    rows_per_step = agent_tokens / max(steps, 1)
+    result = {
+        "agent_tok_s": agent_tokens / agent_wall, "static_tok_s": static["generated_tokens"] / static_wall,
+        "rows_per_step": rows_per_step, "live": live, "fill": rows_per_step / live,
+        "prefix_reuse": m.get("rollout/prefix_reuse", 0.0),
+        "static_prefix_reuse": static["reused_tokens"] / max(static["reused_tokens"] + static["prefill_tokens"], 1),
+        "agent_s": agent_wall, "static_s": static_wall, "tokens": agent_tokens, "requests": len(rec.calls),
+        "agent_decode_steps": steps, "static_decode_steps": static["decode_steps"],
+        "static_rows_per_step": static["generated_tokens"] / max(static["decode_steps"], 1),
+        "mismatched_replays": mismatched, "turns_mean": m.get("rollout/num_turns_mean"),
+        "reward_mean": m.get("rollout/reward_mean"), "env_wait_frac": m.get("rollout/env_wait_frac"),
+        "trajectories": n, "model": args.model, "device": args.device,
+    }
+    result["ratio"] = result["agent_tok_s"] / result["static_tok_s"]
+    return result
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
@@ -211,6 +348,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--max-tokens", type=int, default=32, help="tokens per turn (part 2)")
     ap.add_argument("--steps", type=int, default=2, help="rollout steps per policy (the first one warms up)")
+    ap.add_argument("--vs-static", action="store_true", help="part 3 only: the agent loop vs a static batch")
+    ap.add_argument("--model", default="sft", help="part 3: sft | tiny | smollm2 | an HF model folder")
+    ap.add_argument("--trajectories", type=int, default=128, help="part 3: trajectories (all live at once)")
+    ap.add_argument("--samples", type=int, default=8, help="part 3: trajectories per goal (GRPO's n)")
+    ap.add_argument("--temperature", type=float, default=0.5, help="part 3: sampling temperature")
+    ap.add_argument("--concurrency", type=int, default=None, help="part 3: rollout.max_concurrency (default: all)")
+    ap.add_argument("--dtype", default=None, help="part 3: engine dtype (default: float32 on CPU, bfloat16 on CUDA)")
+    ap.add_argument("--copy-only", action="store_true", help="part 3: the CPU profile's copy-only product ids")
+    ap.add_argument("--no-stop-rule", action="store_true", help="part 3: turns end at EOS only")
     args = ap.parse_args()
 
     import torch
@@ -223,6 +369,24 @@ def main() -> None:
     if unknown:
         ap.error(f"--models: unknown {unknown}; choose from {list(MODEL_SPECS)}")
     where = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"CPU, {os.cpu_count()} cores"
+    if args.vs_static:
+        if args.max_tokens == 32:
+            args.max_tokens = 96  # the CPU profile's turn length
+        r = _vs_static(args)
+        print(f"Agent loop vs a static batch of the same requests ({where}; model {r['model']}): {r['trajectories']} "
+              f"trajectories x <= {args.rounds} turns, {r['requests']} requests, {r['tokens']} tokens, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        head = ("run", "wall s", "tok/s", "decode steps", "rows/step", "prefix reuse")
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        print(f"| agent loop | {r['agent_s']:.1f} | {r['agent_tok_s']:,.0f} | {r['agent_decode_steps']} | "
+              f"{r['rows_per_step']:.1f} | {r['prefix_reuse']:.1%} |")
+        print(f"| static batch | {r['static_s']:.1f} | {r['static_tok_s']:,.0f} | {r['static_decode_steps']} | "
+              f"{r['static_rows_per_step']:.1f} | {r['static_prefix_reuse']:.1%} |")
+        print(f"ratio {r['ratio']:.2f}, fill {r['fill']:.2f} of {r['live']} live, env wait {r['env_wait_frac']:.1%}, "
+              f"replays that sampled other tokens: {r['mismatched_replays']}")
+        print(json.dumps(r))
+        return
     print(f"HF engine vs model.generate on {args.device} ({where}; torch {torch.__version__}): batch {args.batch}, "
           f"prompts ~{args.prompt_len} tokens, {args.new_tokens} new tokens, T=1, median of {args.repeats}")
     head = ("model", "params", "dtype", "generate tok/s", "engine tok/s", "generate/engine")
