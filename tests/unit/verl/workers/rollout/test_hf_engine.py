@@ -1,6 +1,7 @@
 """HFEngine: ids/log-probs match a forward pass, greedy is deterministic and batch-independent,
 seeded sampling reproduces, stop tokens end a request, update_weights changes the policy."""
 import asyncio
+import dataclasses
 
 import pytest
 import torch
@@ -246,3 +247,92 @@ def test_sleep_releases_gpu_memory_and_wake_restores_the_policy(tiny_model_dir, 
         torch.testing.assert_close(torch.tensor(after.log_probs), torch.tensor(before.log_probs), atol=1e-6, rtol=0)
     finally:
         eng.shutdown()
+
+
+def test_a_request_joining_at_every_step_gets_what_it_gets_alone(tiny_model_dir, tokenizer):
+    """Requests that arrive one per decode step while others decode join at the next step (one batch, no
+    waiting for a quorum), and each gets exactly its tokens and log-probs alone: seeded rows do not depend on
+    their batch-mates, on when they joined, or on the rows that left (their KV rows are reused in place)."""
+    eng, alone = HFEngine(tiny_model_dir), HFEngine(tiny_model_dir, prefix_cache_tokens=0)
+    prompts = _prompts(tokenizer, 8)
+    reqs = [(prompts[0], SamplingParams(max_tokens=40, seed=1))]
+    reqs += [(prompts[i], SamplingParams(max_tokens=3 + 2 * i, temperature=0.0 if i % 3 == 0 else 0.8, seed=10 + i))
+             for i in range(1, 8)]
+
+    async def one_per_step():
+        futures = [asyncio.ensure_future(eng.generate(*reqs[0]))]
+        for r in reqs[1:]:
+            step = eng.stats["decode_steps"]
+            while eng.stats["decode_steps"] == step:
+                await asyncio.sleep(0.0005)
+            futures.append(asyncio.ensure_future(eng.generate(*r)))
+        return await asyncio.gather(*futures)
+
+    try:
+        got = asyncio.run(one_per_step())
+        assert eng.stats["batches"] == 1 and eng.stats["joined"] == 7
+        for g, r in zip(got, reqs, strict=True):
+            w = _gather(alone, [r])[0]
+            assert g.token_ids == w.token_ids and g.finish_reason == w.finish_reason
+            torch.testing.assert_close(torch.tensor(g.log_probs), torch.tensor(w.log_probs), atol=2e-4, rtol=0)
+    finally:
+        eng.shutdown()
+        alone.shutdown()
+
+
+def test_kv_rows_and_width_grow_past_their_first_allocation(tiny_model_dir, tokenizer):
+    """More live rows than the first allocation (8) and contexts wider than its 256 columns: the buffers grow
+    while rows decode, and every row still gets its tokens alone."""
+    eng, alone = HFEngine(tiny_model_dir), HFEngine(tiny_model_dir, prefix_cache_tokens=0)
+    prompts = _prompts(tokenizer, 12)
+    reqs = [(p * (1 + i % 4), SamplingParams(max_tokens=120 + 20 * (i % 5), temperature=1.0, seed=i))
+            for i, p in enumerate(prompts)]
+    try:
+        got = _gather(eng, reqs)
+        assert eng.stats["max_batch"] == 12 and eng._kv.width > 256
+        for i in (0, 5, 11):
+            w = _gather(alone, [reqs[i]])[0]
+            assert got[i].token_ids == w.token_ids
+            torch.testing.assert_close(torch.tensor(got[i].log_probs), torch.tensor(w.log_probs), atol=2e-4, rtol=0)
+    finally:
+        eng.shutdown()
+        alone.shutdown()
+
+
+def test_multi_turn_log_probs_with_reused_prefixes_match_the_actor_forward(tiny_model_dir, model, tokenizer):
+    """Turn 2 prefills only the new observation (the KV of turn 1 is reused) and its log-probs are still those
+    of a full forward over the whole conversation, as the actor computes them."""
+    eng = HFEngine(tiny_model_dir)
+    obs = tokenizer.encode("\n<|im_start|>user\nresults page<|im_end|>\n<|im_start|>assistant\n",
+                           add_special_tokens=False)
+    try:
+        prompts = _prompts(tokenizer, 3)
+        sps = [SamplingParams(max_tokens=12, temperature=0.7, seed=40 + i) for i in range(3)]
+        first = _gather(eng, list(zip(prompts, sps, strict=True)))
+        convs = [p + o.token_ids + obs for p, o in zip(prompts, first, strict=True)]
+        before = eng.stats["reused_tokens"]
+        second = _gather(eng, [(c, SamplingParams(max_tokens=12, temperature=0.7, seed=50 + i))
+                               for i, c in enumerate(convs)])
+        assert eng.stats["reused_tokens"] - before == sum(len(p) + 11 for p in prompts)
+        for c, o in zip(convs, second, strict=True):
+            with torch.no_grad():
+                logits = model(torch.tensor([c + o.token_ids])).logits[0, len(c) - 1:-1].float()
+            ref = torch.log_softmax(logits / 0.7, -1).gather(1, torch.tensor(o.token_ids)[:, None]).squeeze(1)
+            torch.testing.assert_close(torch.tensor(o.log_probs), ref, atol=2e-4, rtol=0)
+    finally:
+        eng.shutdown()
+
+
+def test_a_stop_rule_ends_the_request_on_the_token_that_completes_the_action(engine, tokenizer):
+    """With `SamplingParams.stop_rule` the request ends on the id where the rule fires (kept, finish "stop"),
+    and the ids before it are those generated without the rule."""
+    from verl.workers.rollout.stop_rules import ActionEndRule
+
+    p = _prompts(tokenizer, 1)[0]
+    sp = SamplingParams(max_tokens=30, temperature=1.0, seed=7)
+    ref = _gather(engine, [(p, sp)])[0].token_ids
+    text = [tokenizer.decode([t], skip_special_tokens=True) for t in ref]
+    k = max(i for i in range(1, 30) if text[i].strip() and text[i] not in "".join(text[:i]))
+    rule = ActionEndRule(tokenizer, "", text[k])
+    out = _gather(engine, [(p, dataclasses.replace(sp, stop_rule=rule.for_request()))])[0]
+    assert out.finish_reason == "stop" and out.token_ids == ref[:k + 1]
