@@ -269,7 +269,7 @@ def _vs_static(args) -> dict:
 
     path, model, tok_path = _vs_static_model(args.model)
     tok = AutoTokenizer.from_pretrained(tok_path)
-    hf = HFEngine(path, model=model, device=args.device, dtype=args.dtype)
+    hf = HFEngine(path, {"kv_cache_space_gb": args.kv_cache_gb}, model=model, device=args.device, dtype=args.dtype)
     rec = _Recorder(hf)
     n = args.trajectories
     rollout = {"max_tokens": args.max_tokens, "temperature": args.temperature, "max_model_len": 5120,
@@ -346,7 +346,8 @@ def main() -> None:
     ap.add_argument("--no-agent-loop", action="store_true", help="skip part 2")
     ap.add_argument("--url", default=None, help="WebShop server for part 2 (default: start one)")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--max-tokens", type=int, default=32, help="tokens per turn (part 2)")
+    ap.add_argument("--max-tokens", type=int, default=None, help="tokens per turn (part 2: 32; part 3: 96, the CPU "
+                    "profile's)")
     ap.add_argument("--steps", type=int, default=2, help="rollout steps per policy (the first one warms up)")
     ap.add_argument("--vs-static", action="store_true", help="part 3 only: the agent loop vs a static batch")
     ap.add_argument("--model", default="sft", help="part 3: sft | tiny | smollm2 | an HF model folder")
@@ -357,7 +358,11 @@ def main() -> None:
     ap.add_argument("--dtype", default=None, help="part 3: engine dtype (default: float32 on CPU, bfloat16 on CUDA)")
     ap.add_argument("--copy-only", action="store_true", help="part 3: the CPU profile's copy-only product ids")
     ap.add_argument("--no-stop-rule", action="store_true", help="part 3: turns end at EOS only")
+    ap.add_argument("--kv-cache-gb", type=float, default=None, help="part 3: rollout.kv_cache_space_gb (the HF "
+                    "engine's KV budget; default: a quarter of host memory on CPU)")
     args = ap.parse_args()
+    if args.max_tokens is None:
+        args.max_tokens = 96 if args.vs_static else 32
 
     import torch
 
@@ -370,8 +375,6 @@ def main() -> None:
         ap.error(f"--models: unknown {unknown}; choose from {list(MODEL_SPECS)}")
     where = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"CPU, {os.cpu_count()} cores"
     if args.vs_static:
-        if args.max_tokens == 32:
-            args.max_tokens = 96  # the CPU profile's turn length
         r = _vs_static(args)
         print(f"Agent loop vs a static batch of the same requests ({where}; model {r['model']}): {r['trajectories']} "
               f"trajectories x <= {args.rounds} turns, {r['requests']} requests, {r['tokens']} tokens, "

@@ -178,7 +178,7 @@ CARD_ARGS=(--command "bash scripts/webshop_sft.sh")
 if [[ "$EVAL" == 1 ]]; then
   # the CPU training profile's learning-report settings (scripts/profiles/webshop_train_cpu_policy.args)
   EVAL_OVERRIDES=(data.max_items="$EVAL_ITEMS" rollout.max_tokens=96 rollout.max_model_len=5120
-                  data.max_response_length=4096 agentgym.max_rounds=5 rollout.max_concurrency=16 data.batch_size=200)
+                  data.max_response_length=4096 agentgym.max_rounds=5 data.batch_size=200)
   echo "[webshop_sft] greedy evaluation on $EVAL_ITEMS held-out goals -> $SFT_DIR.eval/greedy"
   PYTHON="$PYTHON" MODEL_PATH="$SFT_DIR" bash "$ROOT/scripts/webshop_eval.sh" "${EVAL_OVERRIDES[@]}" \
     rollout.temperature=0 data.n_samples=1 data.output_path="$SFT_DIR.eval/greedy"
