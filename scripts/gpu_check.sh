@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One command for a GPU machine without a package registry (the lent H100/H200: Python 3.12 with torch
 # and transformers preinstalled): install the project's missing pure deps from .whl/, run the tests that
-# need CUDA, the vLLM GPU test where vLLM is importable, then the GPU benchmarks and their tables (the HF
-# engine vs model.generate, bench/RESULTS.md D4; the actor update vs a plain PyTorch loop on Qwen2.5-0.5B's
+# need CUDA, the vLLM GPU test where vLLM is importable, then the GPU benchmarks and their tables (the agent
+# loop vs a static batch on SmolLM2's shape, E1; the HF engine vs model.generate, bench/RESULTS.md D4; the actor update vs a plain PyTorch loop on Qwen2.5-0.5B's
 # layer shape, fixed / dynamic micro-batches and activation offloading, D2d). Logs go to $OUT (default
 # ./gpu_check_out); stdout gets a short summary and the tables. Every phase has a time limit, cut so that the
 # whole run ends within GPU_CHECK_BUDGET_S (default 520 s, under 9 minutes) while each later phase keeps its
@@ -33,13 +33,13 @@ status=0
 
 # The least time a phase must keep to be worth starting: an earlier phase is cut so that every later
 # enabled phase keeps its floor (the vLLM phase only where vLLM is importable).
-declare -A FLOOR=([pytest_vllm]=120 [bench_rollout]=60 [bench_train_step]=60)
+declare -A FLOOR=([pytest_vllm]=120 [bench_vs_static]=60 [bench_rollout]=60 [bench_train_step]=60)
 if "$PY" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("vllm") is None)' 2> /dev/null; then
   HAS_VLLM=1
 else
   HAS_VLLM=0
 fi
-LATER=(pytest_vllm bench_rollout bench_train_step)
+LATER=(pytest_vllm bench_vs_static bench_rollout bench_train_step)
 reserve_after() {  # reserve_after NAME: the floors of the enabled phases after NAME
   local name=$1 sum=0 seen=0 p
   [ "$name" = install ] || [ "$name" = imports ] || [ "$name" = pytest ] && seen=1
@@ -119,8 +119,13 @@ else
   summary "SKIP  pytest_vllm (vllm is not importable with $PY: pip install -e .[gpu] brings vllm 0.32.x)"
 fi
 
-# 3. GPU benchmarks and their tables: the HF engine vs model.generate and the agent loop on WebShop (D4); the
+# 3. GPU benchmarks and their tables: the agent loop against a static batch of its own requests on SmolLM2-135M's
+#    architecture (random weights, 128 trajectories x 5 turns: bench/RESULTS.md E1; targets >= 5,000 tok/s and
+#    ratio >= 0.7); the HF engine vs model.generate and the agent loop on WebShop (D4); the
 #    actor update on Qwen2.5-0.5B's layer shape (hidden 896, 24 layers, 14 heads; 32 rows, P=256, R=1,024: D2d)
+phase bench_vs_static 150 bench_vs_static.txt "$PY" bench/rollout.py --vs-static --device cuda --model smollm2 \
+  --trajectories 128 --rounds 5
+show bench_vs_static.txt tail -n 8
 phase bench_rollout 150 bench_rollout.txt "$PY" bench/rollout.py --device cuda
 show bench_rollout.txt grep '^|\|^HF engine\|^Agent loop'
 if [ "$DRY_RUN" -eq 1 ] || "$PY" bench/train_step.py --help 2>/dev/null | grep -q -- '--mode'; then
