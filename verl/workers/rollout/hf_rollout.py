@@ -48,6 +48,7 @@ that wait, so host bookkeeping overlaps the GPU (see `_generate_batch`).
 from __future__ import annotations
 
 import asyncio
+import collections
 import inspect
 import itertools
 import logging
@@ -166,6 +167,7 @@ class HFEngine(RolloutEngine):
         self.seed = int(seed if seed is not None else config.seed)
         self._counter = itertools.count()
         self._queue: queue.Queue[_Request | None] = queue.Queue()
+        self._backlog: collections.deque[_Request] = collections.deque()  # taken from the queue, not yet admitted
         self._weights_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
@@ -271,22 +273,12 @@ class HFEngine(RolloutEngine):
         if self.num_threads:
             torch.set_num_threads(self.num_threads)  # applies to this thread only
         while True:
-            first = self._queue.get()
+            first = self._backlog.popleft() if self._backlog else self._queue.get()
             if first is None:
                 self._fail_pending(RuntimeError("HFEngine was shut down"))
                 return
-            batch = [first]
-            stop = False
-            while len(batch) < self.max_batch_size:
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    stop = True
-                    break
-                batch.append(nxt)
-            batch = [r for r in batch if not r.future.cancelled()]
+            self._backlog.appendleft(first)
+            batch = self._take_waiting(0)
             if batch:
                 try:
                     with self._weights_lock:
@@ -295,11 +287,10 @@ class HFEngine(RolloutEngine):
                     logger.exception("HFEngine batch of %d failed", len(batch))
                     for req in batch:
                         _post(req, _set_exception, exc)
-            if stop:
-                self._fail_pending(RuntimeError("HFEngine was shut down"))
-                return
 
     def _fail_pending(self, exc: Exception) -> None:
+        while self._backlog:
+            _post(self._backlog.popleft(), _set_exception, exc)
         while True:
             try:
                 req = self._queue.get_nowait()
@@ -308,20 +299,37 @@ class HFEngine(RolloutEngine):
             if req is not None:
                 _post(req, _set_exception, exc)
 
-    def _take_waiting(self, limit: int) -> list[_Request]:
-        """Non-blocking: up to `limit` queued requests (a shutdown sentinel is put back)."""
+    def _take_waiting(self, live: int) -> list[_Request]:
+        """Non-blocking: the queued requests that fit beside `live` rows, in arrival order: at most
+        `max_batch_size` rows, and the KV budget (the live rows' tokens plus what every admitted request may
+        still generate; one request is always admitted when nothing is live). A request that does not fit
+        waits at the head of the line; a shutdown sentinel is put back."""
         taken: list[_Request] = []
-        while len(taken) < limit:
-            try:
-                req = self._queue.get_nowait()
-            except queue.Empty:
-                break
+        used = self._kv.used_tokens() + self._reserved
+        while live + len(taken) < self.max_batch_size:
+            if self._backlog:
+                req = self._backlog.popleft()
+            else:
+                try:
+                    req = self._queue.get_nowait()
+                except queue.Empty:
+                    break
             if req is None:
                 self._queue.put(None)
                 break
-            if not req.future.cancelled():
-                taken.append(req)
+            if req.future.cancelled():
+                continue
+            need = len(req.prompt_ids) + req.sampling.max_tokens
+            if (live or taken) and used + need > self._kv_budget:
+                self._backlog.appendleft(req)
+                break
+            used += need
+            taken.append(req)
         return taken
+
+    def waiting(self) -> int:
+        """Requests queued and not yet admitted."""
+        return len(self._backlog) + self._queue.qsize()
 
     def _forward(self, input_ids: torch.Tensor, mask: torch.Tensor, position_ids: torch.Tensor) -> torch.Tensor:
         """One model call over the rows `SlotKV` was set up for; returns next-token logits (rows, vocab) float32.
@@ -361,15 +369,6 @@ class HFEngine(RolloutEngine):
         self.stats["reused_tokens"] += sum(c for c, _ in hits)
         self.stats["requests"] += len(reqs)
         return _Rows.start(reqs, base, torch.cat(logits), dev)
-
-    def _admit(self, live: int) -> int:
-        """How many more requests may join `live` rows: `max_batch_size` and the KV budget (the live rows'
-        tokens so far plus what they may still generate); at least one when nothing is live."""
-        room = self.max_batch_size - live
-        if room <= 0 or self._kv_budget is None:
-            return max(room, 0)
-        used = self._kv.used_tokens() + self._reserved
-        return room if used < self._kv_budget else int(live == 0)
 
     def _store_prefix(self, req: _Request, ids: list[int], row: int) -> None:
         """Keep what row `row` holds (`ids`' first len tokens) for the next turn, within the KV budget."""
@@ -429,9 +428,9 @@ class HFEngine(RolloutEngine):
                         batch.ban[pos] = rule.ban_mask(out_ids[r], batch.ban.shape[-1]).to(batch.ban.device)
                 if batch.rows and not self._lookahead:
                     self._decode(batch, toks)
-                waiting = self._queue.qsize()
+                waiting = self.waiting()
                 if waiting and (not batch.rows or waiting >= self.join_min_frac * len(batch.rows)):
-                    joiners = self._take_waiting(self._admit(len(batch.rows)))
+                    joiners = self._take_waiting(len(batch.rows))
                     if joiners:
                         self.stats["joined"] += len(joiners) if batch.rows else 0
                         self._reserved += sum(j.sampling.max_tokens for j in joiners)

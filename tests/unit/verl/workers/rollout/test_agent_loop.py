@@ -392,3 +392,62 @@ def test_copy_only_rollout_log_probs_equal_the_actors_under_the_same_rule(tiny_m
     torch.testing.assert_close(ruled[mask], b["rollout_log_probs"][mask], atol=3e-4, rtol=0)
     assert (free[mask] - b["rollout_log_probs"][mask]).abs().max() > 0.05
     assert torch.isfinite(entropy[mask]).all()
+
+
+def test_a_turn_ends_at_the_actions_end_and_the_closing_is_added_unmasked(tokenizer, scripted_engine_cls):
+    """With an engine that honours stop rules, a turn whose text runs on after `click[buy now]` ends on the
+    token that closes the action (WebShop's `action_end`): the env gets the action, nothing after it is in the
+    response, and the chat's closing (EOS, newline) follows with mask 0, as after a turn cut at max_tokens."""
+    text_ids = tokenizer.encode("Thought:\nbuy [it].\n\nAction:\nclick[buy now] and then some more text",
+                                add_special_tokens=False)
+
+    class StopRuleEngine(scripted_engine_cls):
+        stops_on_rules = True
+
+    def script(prompt_ids, sampling):
+        rule = sampling.stop_rule
+        assert rule is not None  # the agent loop asked for the cut
+        for k, t in enumerate(text_ids):
+            if rule.feed(t):
+                return text_ids[:k + 1], "stop"
+        return text_ids, "length"
+
+    eng = StopRuleEngine(script)
+    out = _loop(eng, tokenizer, stop_at_action_end=True).run(_batch(1, max_rounds=2))
+    turn = eng.calls[0][2].token_ids
+    assert tokenizer.decode(turn).endswith("click[buy now]") and eng.calls[0][2].finish_reason == "stop"
+    assert FakeEnv.instances[-1].actions[0].endswith("click[buy now]")
+    resp, mask = out.batch["responses"][0].tolist(), out.batch["response_mask"][0].tolist()
+    assert resp[:len(turn)] == turn and mask[:len(turn)] == [1] * len(turn)
+    closing = tokenizer.encode("<|im_end|>\n<|im_start|>user\n", add_special_tokens=False)
+    assert resp[len(turn):len(turn) + len(closing)] == closing and mask[len(turn)] == 0
+    # off: the same engine gets no rule
+    eng_off = StopRuleEngine(lambda p, s: (text_ids + [tokenizer.eos_token_id], "stop") if s.stop_rule is None
+                             else pytest.fail("a stop rule was sent with stop_at_action_end=false"))
+    _loop(eng_off, tokenizer, stop_at_action_end=False).run(_batch(1, max_rounds=1))
+
+
+def test_max_concurrency_null_puts_every_trajectory_in_flight(tokenizer, scripted_engine_cls):
+    """`rollout.max_concurrency` null (the default): all of the batch's trajectories wait on the engine at once
+    (no 64-row waves); a number caps them."""
+    import asyncio
+
+    action_ids, _ = _action_script(tokenizer)
+
+    class SlowEngine(scripted_engine_cls):
+        inflight = peak = 0
+
+        async def generate(self, prompt_ids, sampling):
+            SlowEngine.inflight += 1
+            SlowEngine.peak = max(SlowEngine.peak, SlowEngine.inflight)
+            await asyncio.sleep(0.3)
+            SlowEngine.inflight -= 1
+            return await super().generate(prompt_ids, sampling)
+
+    for cap, expect in ((None, 80), (24, 24)):
+        SlowEngine.peak = 0
+        loop = _loop(SlowEngine(lambda p, s: (action_ids + [tokenizer.eos_token_id], "stop")), tokenizer,
+                     max_concurrency=cap)
+        loop.run(_batch(80, max_rounds=1))
+        loop.close()
+        assert SlowEngine.peak == expect

@@ -336,3 +336,26 @@ def test_a_stop_rule_ends_the_request_on_the_token_that_completes_the_action(eng
     rule = ActionEndRule(tokenizer, "", text[k])
     out = _gather(engine, [(p, dataclasses.replace(sp, stop_rule=rule.for_request()))])[0]
     assert out.finish_reason == "stop" and out.token_ids == ref[:k + 1]
+
+
+def test_the_kv_budget_and_prefix_store_come_from_the_rollout_config_and_bound_the_rows(tiny_model_dir, tokenizer):
+    """`rollout.kv_cache_space_gb` sets the engine's KV budget and `rollout.prefix_cache_tokens` its prefix store;
+    requests beyond the budget wait (fewer live rows), and still get what they get alone."""
+    cfg = HFEngine(tiny_model_dir, {"kv_cache_space_gb": 0.5, "prefix_cache_tokens": 77})
+    try:
+        assert cfg._kv_budget == int(0.5 * 2**30) // cfg.kv_bytes_per_token and cfg._prefix.max_tokens == 77
+    finally:
+        cfg.shutdown()
+    prompts = _prompts(tokenizer, 6)
+    reqs = [(p, SamplingParams(max_tokens=20, seed=i)) for i, p in enumerate(prompts)]
+    need = [len(p) + 20 for p in prompts]
+    tight = HFEngine(tiny_model_dir, kv_budget_tokens=need[0] + need[1] + need[2], prefix_cache_tokens=0)
+    alone = HFEngine(tiny_model_dir, prefix_cache_tokens=0)
+    try:
+        got = _gather(tight, reqs)
+        assert tight.stats["max_batch"] == 3  # the budget held three requests' prompts and generations
+        for g, r in zip(got, reqs, strict=True):
+            assert g.token_ids == _gather(alone, [r])[0].token_ids
+    finally:
+        tight.shutdown()
+        alone.shutdown()
