@@ -49,7 +49,8 @@ rollout, data = config["actor_rollout_ref"]["rollout"], config["data"]
 pattern = rollout["copy_only_tokens"]
 print("\n".join([
     f"rollout.max_tokens={rollout['max_tokens']}", f"rollout.max_model_len={rollout['max_model_len']}",
-    f"rollout.max_concurrency={rollout['max_concurrency']}",
+    "rollout.max_concurrency=" + ("null" if rollout["max_concurrency"] is None else str(rollout["max_concurrency"])),
+    f"rollout.stop_at_action_end={rollout.get('stop_at_action_end', True)}",
     f"agentgym.max_rounds={config['actor_rollout_ref']['agentgym']['max_rounds']}",
     f"data.max_prompt_length={data['max_prompt_length']}", f"data.max_response_length={data['max_response_length']}",
     "rollout.copy_only_tokens=" + ("null" if pattern is None else f"'{pattern}'")]))
