@@ -37,13 +37,14 @@ def test_dry_run_without_vllm_plans_every_phase_and_skips_the_vllm_test(tmp_path
     res = _dry_run(tmp_path, "--dry-run")
     assert res.returncode == 0, res.stderr
     plan = _plan(res.stdout)
-    assert list(plan) == ["install", "imports", "pytest", "bench_rollout", "bench_train_step"]
+    assert list(plan) == ["install", "imports", "pytest", "bench_vs_static", "bench_rollout", "bench_train_step"]
     assert re.search(r"^SKIP  pytest_vllm \(vllm is not importable", res.stdout, re.M)
     tests = plan["pytest"][2].split()
     assert "tests/gpu/test_fsdp_cuda.py" in tests and "tests/e2e/test_sglang_engine_gpu.py" in tests
     assert VLLM_TEST not in tests
     assert "--hidden 896 --layers 24" in plan["bench_train_step"][2]  # the 0.5B layer shape's actor table
-    assert plan["pytest"][1] == 60 + 60  # both benchmarks keep their floor
+    assert "--vs-static" in plan["bench_vs_static"][2] and "--model smollm2" in plan["bench_vs_static"][2]
+    assert plan["pytest"][1] == 60 + 60 + 60  # the three benchmarks keep their floor
     assert not (tmp_path / "out").exists()  # a dry run writes nothing
 
 
@@ -54,9 +55,10 @@ def test_dry_run_with_vllm_importable_gives_its_test_a_phase_of_its_own(tmp_path
     res = _dry_run(tmp_path, "--dry-run", extra_path=str(fake.parent))
     assert res.returncode == 0, res.stderr
     plan = _plan(res.stdout)
-    assert list(plan) == ["install", "imports", "pytest", "pytest_vllm", "bench_rollout", "bench_train_step"]
+    assert list(plan) == ["install", "imports", "pytest", "pytest_vllm", "bench_vs_static", "bench_rollout",
+                          "bench_train_step"]
     assert plan["pytest_vllm"][2].split()[-1] == VLLM_TEST and VLLM_TEST not in plan["pytest"][2].split()
-    assert plan["pytest"][1] == 120 + 60 + 60 and plan["pytest_vllm"][1] == 60 + 60
+    assert plan["pytest"][1] == 120 + 60 + 60 + 60 and plan["pytest_vllm"][1] == 60 + 60 + 60
     assert "SKIP  pytest_vllm" not in res.stdout
 
 
