@@ -1,7 +1,7 @@
 """HF transformers rollout engine: batched KV-cache sampling on CPU or GPU, exact ids and log-probs.
 
-Concurrent `generate` calls are queued; one background thread takes everything queued (up to
-`max_batch_size`) as a batch and runs a manual sampling loop with a KV cache over it. A request that
+Concurrent `generate` calls are queued; one background thread takes what is queued (up to
+`max_batch_size` rows and the KV budget) as a batch and runs a manual sampling loop with a KV cache over it. A request that
 finishes (stop token or max_tokens) is resolved at once and leaves the batch, so its trajectory can
 step its environment while the rest keep generating; requests that arrive while a batch runs are
 prefilled and join it at the next decode step (continuous batching).
@@ -31,7 +31,7 @@ tokenizer) is fed each sampled id; when it fires the request ends with finish_re
 that id is its last (nothing after the action's end is generated).
 
 Memory release (`rollout.free_cache_engine`, on by default on CUDA): `sleep()` moves the engine's
-copy of the weights to host memory and drops the prefix KV cache, then returns the cached blocks to
+copy of the weights to host memory and drops the prefix store and the KV rows, then returns the cached blocks to
 the driver (`torch.cuda.empty_cache`); `wake_up(["weights"])` moves the weights back. On CPU there
 is no device memory to release, so `free_cache_engine=true` fails at start-up there.
 
