@@ -173,3 +173,33 @@ def test_parquet_interaction_rows_give_the_same_batch_as_item_ids(webshop_url, t
     for key in ("prompts", "responses", "response_mask", "token_level_scores"):
         assert torch.equal(a.batch[key], b.batch[key]), key
     assert list(a.non_tensor_batch["reward"]) == list(b.non_tensor_batch["reward"])
+
+
+def test_the_shipped_policy_stops_at_each_actions_end_and_reuses_its_turns(webshop_url):
+    """The shipped SFT policy through the HF engine against the real server: every model turn that writes an
+    action ends on its closing "]" (nothing after it is generated; the closing follows unmasked), every
+    trajectory is live at once, and most context tokens come from the previous turns' KV."""
+    import os
+
+    from transformers import AutoTokenizer
+
+    from verl.workers.rollout.hf_rollout import HFEngine
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "agentenv_webshop", "sft_policy")
+    tok = AutoTokenizer.from_pretrained(path)
+    engine = HFEngine(path)
+    loop = AgentLoop(engine, tok, {"max_tokens": 96, "temperature": 0.0, "max_model_len": 5120},
+                     {"task_name": "webshop", "env_addr": webshop_url, "max_retries": 3, "timeout": 30},
+                     {"max_prompt_length": 1024, "max_response_length": 4096})
+    try:
+        out = loop.run(_batch(range(10, 22)))
+    finally:
+        loop.close()
+        engine.shutdown()
+    nt = out.non_tensor_batch
+    assert list(nt["env_error"]) == [""] * 12
+    turns = [m["content"] for msgs in nt["messages"] for m in msgs if m["role"] == "assistant" and m["content"] != "Ok."]
+    acting = [t for t in turns if "Action:" in t]
+    assert len(acting) >= 24 and all(t.rstrip().endswith("]") for t in acting)
+    assert out.meta_info["rollout/prefix_reuse"] > 0.5
+    assert engine.stats["max_batch"] == 12  # every trajectory decoding together
