@@ -198,7 +198,8 @@ def test_the_shipped_policy_stops_at_each_actions_end_and_reuses_its_turns(websh
         engine.shutdown()
     nt = out.non_tensor_batch
     assert list(nt["env_error"]) == [""] * 12
-    turns = [m["content"] for msgs in nt["messages"] for m in msgs if m["role"] == "assistant" and m["content"] != "Ok."]
+    turns = [m["content"] for msgs in nt["messages"] for m in msgs
+             if m["role"] == "assistant" and m["content"] != "Ok."]
     acting = [t for t in turns if "Action:" in t]
     assert len(acting) >= 24 and all(t.rstrip().endswith("]") for t in acting)
     assert out.meta_info["rollout/prefix_reuse"] > 0.5
