@@ -3,8 +3,8 @@
 Concurrent `generate` calls are queued; one background thread takes what is queued (up to
 `max_batch_size` rows and the KV budget) as a batch and runs a manual sampling loop with a KV cache
 over it. A request that finishes (stop token, stop rule or max_tokens) is resolved at once and leaves
-the batch, so its trajectory can step its environment while the rest keep generating; requests that arrive while a batch runs are
-prefilled and join it at the next decode step (continuous batching).
+the batch, so its trajectory can step its environment while the rest keep generating; requests that
+arrive while a batch runs are prefilled and join it at the next decode step (continuous batching).
 
 Log-probs: for each sampled token we return log softmax(logits / T) at that position (T = the
 request's temperature; T = 1 for greedy requests), i.e. the temperature-scaled policy the trainer
