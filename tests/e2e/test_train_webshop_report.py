@@ -49,6 +49,9 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
     for sec in (report, report["trained"]):
         lo, hi = sec["change_ci95"]
         assert -1.0 <= lo <= sec["after"]["success_rate"] - sec["before"]["success_rate"] + 1e-9 and hi >= lo
+        pairs = list(zip(sec["per_goal"]["success_before"], sec["per_goal"]["success_after"], strict=True))
+        assert sec["gained"] == sum(bool(a and not b) for b, a in pairs)
+        assert sec["lost"] == sum(bool(b and not a) for b, a in pairs) and 0.0 < sec["mcnemar_p"] <= 1.0
     for half in (report["before"], report["after"], report["trained"]["before"], report["trained"]["after"]):
         assert set(half) == {"success_rate", "success_ci95", "mean_reward", "mean_reward_ci95", "step"}
         lo, hi = half["success_ci95"]

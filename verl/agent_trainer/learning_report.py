@@ -12,8 +12,11 @@ makes `fit()` validate before training and after the last step and write
      "before": {"success_rate", "success_ci95": [lo, hi], "mean_reward", "mean_reward_ci95": [lo, hi], "step"},
      "after":  {...},
      "change_ci95": [lo, hi], "mean_reward_change_ci95": [lo, hi],   # paired: bootstrap over goals
+     "gained": n, "lost": n, "mcnemar_p": p,            # goals solved after but not before, and the reverse;
+                                                       # the exact McNemar test of the success change
      "per_goal": {"ids", "success_before", "success_after", "reward_before", "reward_after"},
-     "trained": {"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "per_goal"},
+     "trained": {"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "gained", "lost",
+                 "mcnemar_p", "per_goal"},
      "seconds": wall time of fit(), "seed": the bootstrap seed (actor_rollout_ref.rollout.seed),
      "train_steps", "data_seed", "val_files", "trained_val_file", "model_path"}
 
@@ -32,6 +35,7 @@ import sys
 from typing import Sequence
 
 from verl.agent_trainer.ppo.metric_utils import compute_outcome_change
+from verl.utils.stats import mcnemar_exact_p
 
 __all__ = ["REPORT_FILE", "OUTCOME_KEYS", "build_report", "build_section", "write_report", "load_report",
            "report_sections", "format_table"]
@@ -51,8 +55,10 @@ def build_section(before: dict, after: dict, *, before_step: int, after_step: in
     """One goal set's section from two greedy outcomes (`compute_outcome_metrics(..., per_item=True)`).
 
     Returns:
-        ``{"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "per_goal"}``; the CIs of
-        the change are paired over goals (`metric_utils.compute_outcome_change`, bootstrap seeded with `seed`).
+        ``{"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "gained", "lost",
+        "mcnemar_p", "per_goal"}``; the CIs of the change are paired over goals
+        (`metric_utils.compute_outcome_change`, bootstrap seeded with `seed`); `mcnemar_p` is the exact
+        McNemar test of the success change (`stats.mcnemar_exact_p` of the gained and lost goals).
 
     Raises:
         ValueError: the outcomes cover different goals, lack a key of `OUTCOME_KEYS` or their per-goal results.
@@ -68,8 +74,12 @@ def build_section(before: dict, after: dict, *, before_step: int, after_step: in
     for key in ("success", "reward"):
         per_goal[f"{key}_before"] = [before["per_item"][key][i] for i, _ in paired]
         per_goal[f"{key}_after"] = [after["per_item"][key][j] for _, j in paired]
+    pairs = list(zip(per_goal["success_before"], per_goal["success_after"], strict=True))
+    gained = sum(1 for b, a in pairs if a and not b)
+    lost = sum(1 for b, a in pairs if b and not a)
     return {"n_goals": int(before["num_items"]), **halves, "change_ci95": change["success_change_ci95"],
-            "mean_reward_change_ci95": change["mean_reward_change_ci95"], "per_goal": per_goal}
+            "mean_reward_change_ci95": change["mean_reward_change_ci95"], "gained": gained, "lost": lost,
+            "mcnemar_p": mcnemar_exact_p(gained, lost), "per_goal": per_goal}
 
 
 def build_report(before: dict, after: dict, *, before_step: int, after_step: int, seconds: float, seed: int,
@@ -132,7 +142,9 @@ def format_table(report: dict) -> str:
         b, a = sec["before"], sec["after"]
         lines.append(f"  {'change':<14}{'':>6}  {a['success_rate'] - b['success_rate']:>+8.3f}  "
                      f"{_ci(sec.get('change_ci95')):>18}  {a['mean_reward'] - b['mean_reward']:>+11.3f}  "
-                     f"{_ci(sec.get('mean_reward_change_ci95')):>18}")
+                     f"{_ci(sec.get('mean_reward_change_ci95')):>18}"
+                     + (f"  {sec['gained']} gained / {sec['lost']} lost, exact McNemar p {sec['mcnemar_p']:.3g}"
+                        if "mcnemar_p" in sec else ""))
     title = (f"learning report: greedy, {report.get('train_steps', '?')} training steps, {report['seconds']:.0f} s "
              f"(95% CIs: Wilson for success; bootstrap over goals, seed {report['seed']}, for mean reward and "
              f"for the paired change)")

@@ -2,7 +2,8 @@
 
 * `wilson_interval`   Wilson score interval of a binomial proportion (success rate);
 * `bootstrap_mean_ci` seeded percentile bootstrap interval of a mean (mean reward);
-* `pass_at_k`         the unbiased pass@k estimator of Chen et al. 2021 (Codex, arXiv:2107.03374).
+* `pass_at_k`         the unbiased pass@k estimator of Chen et al. 2021 (Codex, arXiv:2107.03374);
+* `mcnemar_exact_p`   the exact (binomial) McNemar test of a paired success change (goals gained vs lost).
 
 Owns the formulas only; what is counted (items, trajectories) is the caller's choice
 (`agent_trainer/ppo/metric_utils.compute_outcome_metrics`).
@@ -15,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["wilson_interval", "bootstrap_mean_ci", "pass_at_k", "normal_quantile"]
+__all__ = ["wilson_interval", "bootstrap_mean_ci", "pass_at_k", "normal_quantile", "mcnemar_exact_p"]
 
 _BOOTSTRAP_CHUNK = 1000  # resamples drawn at once: bounds memory at ~8 * 1000 * n bytes
 
@@ -89,3 +90,21 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+def mcnemar_exact_p(gained: int, lost: int) -> float:
+    """Two-sided exact McNemar p-value of a paired before/after success change.
+
+    Only the discordant goals count: under "no change" each of the n = gained + lost is a gain with
+    probability 1/2, so p = min(1, 2 * P(Binomial(n, 1/2) <= min(gained, lost))). No discordant goal: 1.
+
+    Raises:
+        ValueError: a negative count.
+    """
+    if gained < 0 or lost < 0:
+        raise ValueError(f"mcnemar_exact_p needs counts >= 0, got gained={gained}, lost={lost}")
+    n = gained + lost
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2.0 ** n
+    return float(min(1.0, 2.0 * tail))

@@ -696,9 +696,10 @@ class RayPPOTrainer:
                               model_path=cfg.actor_rollout_ref.model.path)
         path = write_report(report, cfg.trainer.default_local_dir)
         for label, sec in report_sections(report):
-            logger.info("learning report, %s goals: greedy success %.3f -> %.3f (paired change 95%% CI [%.3f, %.3f]), "
-                        "mean reward %.3f -> %.3f on %d goals (%s)", label, sec["before"]["success_rate"],
-                        sec["after"]["success_rate"], *sec["change_ci95"], sec["before"]["mean_reward"],
+            logger.info("learning report, %s goals: greedy success %.3f -> %.3f (paired change 95%% CI [%.3f, %.3f]; "
+                        "%d gained / %d lost, exact McNemar p %.3g), mean reward %.3f -> %.3f on %d goals (%s)", label,
+                        sec["before"]["success_rate"], sec["after"]["success_rate"], *sec["change_ci95"],
+                        sec["gained"], sec["lost"], sec["mcnemar_p"], sec["before"]["mean_reward"],
                         sec["after"]["mean_reward"], sec["n_goals"], path)
         return path
 

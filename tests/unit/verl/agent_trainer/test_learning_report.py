@@ -26,8 +26,9 @@ def _scripted(policy, goals: list[int]) -> dict:
 
 def test_report_schema_file_and_table(tmp_path, capsys):
     report = build_report(_outcome(0), _outcome(3), before_step=0, after_step=4, seconds=12.5, seed=0, train_steps=4)
-    assert set(report) == {"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "per_goal",
-                           "seconds", "seed", "train_steps"}
+    assert set(report) == {"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "gained", "lost",
+                           "mcnemar_p", "per_goal", "seconds", "seed", "train_steps"}
+    assert (report["gained"], report["lost"], report["mcnemar_p"]) == (3, 0, 0.25)  # 2 * (1/2)**3
     assert report["n_goals"] == 10 and report["before"]["step"] == 0 and report["after"]["step"] == 4
     after = report["after"]
     assert after["success_rate"] == pytest.approx(0.3)
@@ -44,7 +45,7 @@ def test_report_schema_file_and_table(tmp_path, capsys):
     assert "4 training steps" in lines[0] and lines[2] == "held-out goals (10)"
     assert lines[3].split()[:3] == ["before", "0", "0.000"] and lines[4].split()[:3] == ["after", "4", "0.300"]
     assert "[0.108, 0.603]" in lines[4] and lines[5].split()[:2] == ["change", "+0.300"]
-    assert lines[5].split()[4] == "+0.225"
+    assert lines[5].split()[4] == "+0.225" and lines[5].endswith("3 gained / 0 lost, exact McNemar p 0.25")
     assert len(lines) == 6  # no trained goals evaluated: no trained section
     main([str(tmp_path / "run")])
     assert capsys.readouterr().out.strip() == table
@@ -60,7 +61,10 @@ def test_trained_section_on_a_scripted_policy_hand_values(tmp_path):
     report = build_report(_scripted(lambda g: g < 510, held_out), _scripted(lambda g: g >= 505 and g < 515, held_out),
                           before_step=0, after_step=20, seconds=1000.0, seed=7, trained=(before, after))
     sec = report["trained"]
-    assert set(sec) == {"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "per_goal"}
+    assert set(sec) == {"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "gained", "lost",
+                        "mcnemar_p", "per_goal"}
+    assert (sec["gained"], sec["lost"]) == (12, 2) and sec["mcnemar_p"] == pytest.approx(0.012939, abs=1e-6)
+    assert (report["gained"], report["lost"], report["mcnemar_p"]) == (5, 5, 1.0)
     assert sec["n_goals"] == 32 and sec["before"]["step"] == 0 and sec["after"]["step"] == 20
     assert sec["before"]["success_rate"] == 16 / 32 and sec["after"]["success_rate"] == 26 / 32
     assert sec["before"]["mean_reward"] == pytest.approx((16 + 16 * 0.2) / 32)
@@ -81,6 +85,7 @@ def test_trained_section_on_a_scripted_policy_hand_values(tmp_path):
     assert table[2] == "held-out goals (20)" and table[6] == "trained goals (32)"
     assert table[7].split()[:3] == ["before", "0", "0.500"] and table[8].split()[:3] == ["after", "20", "0.812"]
     assert table[9].split()[:2] == ["change", "+0.312"] and f"[{lo:.3f}, {hi:.3f}]" in table[9]
+    assert table[9].endswith("12 gained / 2 lost, exact McNemar p 0.0129")
     assert f"[{report['change_ci95'][0]:.3f}, {report['change_ci95'][1]:.3f}]" in table[5]
 
     from verl.utils.plots import REPORT_FIGURE, plot_learning_report
@@ -119,3 +124,11 @@ def test_learning_report_needs_validation_items():
     cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
         ["trainer.learning_report=True", f"data.trained_val_file={goals}"])), resolve_auto=False)
     assert cfg.data.trained_val_file == goals
+
+
+def test_a_report_written_before_the_mcnemar_keys_still_prints():
+    """Reports on disk from before the gained/lost keys load and print without them."""
+    report = build_report(_outcome(0), _outcome(3), before_step=0, after_step=4, seconds=1.0, seed=0)
+    for key in ("gained", "lost", "mcnemar_p"):
+        del report[key]
+    assert format_table(report).splitlines()[5].split()[:2] == ["change", "+0.300"]

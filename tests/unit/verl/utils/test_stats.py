@@ -72,3 +72,17 @@ def test_pass_at_k_by_hand():
         pass_at_k(3, 1, 4)
     with pytest.raises(ValueError, match="c <= n"):
         pass_at_k(3, 4, 1)
+
+
+def test_mcnemar_exact_p_hand_values():
+    """Two-sided exact binomial test on the discordant goals: the values quoted in issue 39 (5 gained / 2 lost:
+    p 0.45; 1 / 11: p 0.006) and hand sums."""
+    from verl.utils.stats import mcnemar_exact_p
+
+    assert mcnemar_exact_p(5, 2) == pytest.approx(2 * (1 + 7 + 21) / 2**7)  # 0.453
+    assert mcnemar_exact_p(1, 11) == pytest.approx(2 * (1 + 12) / 2**12)   # 0.0063
+    assert mcnemar_exact_p(2, 5) == mcnemar_exact_p(5, 2)
+    assert mcnemar_exact_p(0, 0) == 1.0 and mcnemar_exact_p(3, 3) == 1.0
+    assert mcnemar_exact_p(0, 6) == pytest.approx(2 / 64)
+    with pytest.raises(ValueError, match=">= 0"):
+        mcnemar_exact_p(-1, 2)
