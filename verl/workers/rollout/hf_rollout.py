@@ -185,7 +185,7 @@ class HFEngine(RolloutEngine):
         self.kv_bytes_per_token = 2 * cfg.num_hidden_layers * heads * head_dim * self._kv.keys[0].element_size()
         self._kv_budget = int(kv_budget_tokens if kv_budget_tokens is not None
                               else self._default_kv_budget(config) // self.kv_bytes_per_token)
-        self._reserved = 0  # tokens the live rows may still generate (admission counts them as used)
+        self._reserved = 0  # the live rows' max_tokens, counted in full beside their KV (a conservative admission)
         if prefix_cache_tokens is None:
             prefix_cache_tokens = (config.prefix_cache_tokens if config.prefix_cache_tokens is not None
                                    else self._kv_budget)
@@ -370,14 +370,14 @@ class HFEngine(RolloutEngine):
         self.stats["requests"] += len(reqs)
         return _Rows.start(reqs, base, torch.cat(logits), dev)
 
-    def _store_prefix(self, req: _Request, ids: list[int], row: int) -> None:
+    def _store_prefix(self, ids: list[int], row: int) -> None:
         """Keep what row `row` holds (`ids`' first len tokens) for the next turn, within the KV budget."""
         if self._prefix.max_tokens <= 0:
             return
         held = self._kv.lens[row]
         self._prefix.store(ids[:held], self._kv.row_kv(row))
-        if self._kv_budget is not None:  # finished turns give way to live rows
-            self._prefix.shrink(max(self._kv_budget - self._kv.used_tokens() - self._reserved, 0))
+        # finished turns give way to live rows
+        self._prefix.shrink(max(self._kv_budget - self._kv.used_tokens() - self._reserved, 0))
 
     @torch.no_grad()
     def _generate_batch(self, reqs: list[_Request], emit: Callable[[_Request, GenerationOutput], None]) -> None:
@@ -417,7 +417,7 @@ class HFEngine(RolloutEngine):
                     finished.append(pos)
                     self._reserved -= req.sampling.max_tokens
                     self.stats["generated_tokens"] += len(out_ids[r])
-                    self._store_prefix(req, req.prompt_ids + out_ids[r], pos)
+                    self._store_prefix(req.prompt_ids + out_ids[r], pos)
                     emit(req, GenerationOutput(token_ids=out_ids[r], log_probs=out_lp[r], finish_reason=finish,
                                                extra={"batch_size": len(batch.rows)}))
                 if finished:  # the last live rows move into the finished rows' places

@@ -36,9 +36,6 @@ class SlotKV:
         rows, width: initial capacity (both grow on demand).
     """
 
-    is_compileable = False
-    is_sliding = False
-
     def __init__(self, num_layers: int, kv_heads: int, head_dim: int, dtype: torch.dtype, device: torch.device,
                  rows: int = 8, width: int = 256):
         self.num_layers, self.kv_heads, self.head_dim = num_layers, kv_heads, head_dim
