@@ -75,7 +75,8 @@ def test_pass_at_k_by_hand():
 
 
 def test_mcnemar_exact_p_hand_values():
-    """Two-sided exact binomial test on the discordant goals: the values a review of the P13 runs quoted (5 gained / 2 lost:
+    """Two-sided exact binomial test on the discordant goals: the values a review of the P13 runs quoted
+    (5 gained / 2 lost: p 0.45; 1 / 11: p 0.006) and hand sums."""Two-sided exact binomial test on the discordant goals: the values a review of the P13 runs quoted (5 gained / 2 lost:
     p 0.45; 1 / 11: p 0.006) and hand sums."""
     from verl.utils.stats import mcnemar_exact_p
 
