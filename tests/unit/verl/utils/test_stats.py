@@ -76,8 +76,7 @@ def test_pass_at_k_by_hand():
 
 def test_mcnemar_exact_p_hand_values():
     """Two-sided exact binomial test on the discordant goals: the values a review of the P13 runs quoted
-    (5 gained / 2 lost: p 0.45; 1 / 11: p 0.006) and hand sums."""Two-sided exact binomial test on the discordant goals: the values a review of the P13 runs quoted (5 gained / 2 lost:
-    p 0.45; 1 / 11: p 0.006) and hand sums."""
+    (5 gained / 2 lost: p 0.45; 1 / 11: p 0.006) and hand sums."""
     from verl.utils.stats import mcnemar_exact_p
 
     assert mcnemar_exact_p(5, 2) == pytest.approx(2 * (1 + 7 + 21) / 2**7)  # 0.453
