@@ -1,6 +1,7 @@
 """The learning report: did training help? Greedy success and mean reward before the first training step
-and after the last, with 95% confidence intervals, on the held-out goals and (optionally) on the goals
-training visits, with the paired change of each.
+and after the last, with 95% confidence intervals, on the held-out goals and (optionally) on two more goal sets
+of the training pool: the goals training visits ("trained") and goals drawn by the same rule that it never
+visits ("control"), with the paired change of each and the trained-minus-control difference.
 
 The numbers are the trainer's own greedy validation (`RayPPOTrainer._validate`, mode `greedy`,
 computed by `metric_utils.compute_outcome_metrics` and `compute_outcome_change`, the functions
@@ -16,14 +17,22 @@ makes `fit()` validate before training and after the last step and write
                                                        # the exact McNemar test of the success change
      "per_goal": {"ids", "success_before", "success_after", "reward_before", "reward_after"},
      "trained": {"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "gained", "lost",
-                 "mcnemar_p", "per_goal"},
+                 "mcnemar_p", "per_goal", "file", "selection"},
+     "control": {... as "trained"},
+     "trained_minus_control": {"success_change", "success_change_ci95", "mean_reward_change",
+                               "mean_reward_change_ci95"},
      "seconds": wall time of fit(), "seed": the bootstrap seed (actor_rollout_ref.rollout.seed),
-     "train_steps", "data_seed", "val_files", "trained_val_file", "model_path"}
+     "train_steps", "data_seed", "val_files", "model_path"}
 
 `"trained"` is there when `data.trained_val_file` names the training goals to evaluate as well (the CPU
-main job: the 32 goals it trains on). A change CI is the percentile bootstrap (10,000 resamples of the goals,
-seeded) of the mean per-goal difference after - before: paired, so it is narrower than the two
-intervals side by side suggest.
+main job: the 32 goals it trains on), `"control"` when `data.control_val_file` names untrained goals of the same
+pool chosen by the same rule (the CPU main job: the other 25 goals of its rule). Their `"selection"` says how the
+file was chosen: its entry in `selection.json` beside it (`scripts/make_item_ids.py` writes the entry with the
+files it writes), or null. A goal set's change CI is the percentile bootstrap (10,000 resamples of the goals,
+seeded) of the mean per-goal difference after - before: paired, so it is narrower than the two intervals side
+by side suggest. `"trained_minus_control"` is the trained change minus the control change, its CI the bootstrap
+of that difference with both goal sets resampled independently (`stats.bootstrap_mean_diff_ci`): the gain that
+practising a goal adds over the drift that any such goal shows.
 
 `python -m verl.agent_trainer.learning_report <dir or learning_report.json>` prints the table again.
 """
@@ -35,12 +44,15 @@ import sys
 from typing import Sequence
 
 from verl.agent_trainer.ppo.metric_utils import compute_outcome_change
-from verl.utils.stats import mcnemar_exact_p
+from verl.utils.stats import bootstrap_mean_diff_ci, mcnemar_exact_p
 
-__all__ = ["REPORT_FILE", "OUTCOME_KEYS", "build_report", "build_section", "write_report", "load_report",
-           "report_sections", "format_table"]
+__all__ = ["REPORT_FILE", "SELECTION_FILE", "GOAL_SETS", "OUTCOME_KEYS", "build_report", "build_section",
+           "compare_sections", "goal_set_selection", "write_report", "load_report", "report_sections",
+           "format_table"]
 
 REPORT_FILE = "learning_report.json"
+SELECTION_FILE = "selection.json"  # {item-id file name: how its goals were chosen}, beside the item-id files
+GOAL_SETS = ("trained", "control")  # the goal sets of the training pool a report may hold, in table order
 OUTCOME_KEYS = ("success_rate", "success_ci95", "mean_reward", "mean_reward_ci95")
 
 
@@ -82,18 +94,54 @@ def build_section(before: dict, after: dict, *, before_step: int, after_step: in
             "mcnemar_p": mcnemar_exact_p(gained, lost), "per_goal": per_goal}
 
 
+def compare_sections(trained: dict, control: dict, *, seed: int) -> dict:
+    """The trained goals' change minus the control goals' change (success share and mean reward), with the
+    percentile bootstrap CI of that difference, each goal set resampled on its own (`bootstrap_mean_diff_ci`).
+
+    Returns:
+        ``{"success_change", "success_change_ci95": [lo, hi], "mean_reward_change",
+        "mean_reward_change_ci95": [lo, hi]}``.
+    """
+    out: dict = {}
+    for key, name in (("success", "success_change"), ("reward", "mean_reward_change")):
+        diffs = [[a - b for b, a in zip(sec["per_goal"][f"{key}_before"], sec["per_goal"][f"{key}_after"],
+                                        strict=True)] for sec in (trained, control)]
+        out[name] = float(sum(diffs[0]) / len(diffs[0]) - sum(diffs[1]) / len(diffs[1]))
+        out[f"{name}_ci95"] = list(bootstrap_mean_diff_ci(*diffs, seed=seed))
+    return out
+
+
+def goal_set_selection(item_file: str) -> str | None:
+    """How the goals of `item_file` were chosen: its entry in `selection.json` beside it, or None."""
+    path = os.path.join(os.path.dirname(os.path.abspath(item_file)), SELECTION_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as fh:
+        entry = json.load(fh).get(os.path.basename(item_file))
+    return None if entry is None else str(entry["rule"] if isinstance(entry, dict) else entry)
+
+
 def build_report(before: dict, after: dict, *, before_step: int, after_step: int, seconds: float, seed: int,
-                 trained: tuple[dict, dict] | None = None, **extra) -> dict:
-    """The report dict from the greedy validation outcomes on the held-out goals (`before`, `after`) and,
-    when given, on the trained goals (`trained` = (before, after)); see the module docstring.
+                 goal_sets: dict[str, tuple[dict, dict]] | None = None, goal_set_files: dict[str, str] | None = None,
+                 **extra) -> dict:
+    """The report dict from the greedy validation outcomes on the held-out goals (`before`, `after`) and on
+    the goal sets of the training pool (`goal_sets`: {"trained" | "control": (before, after)}, read from
+    `goal_set_files`: {name: item-id file}); see the module docstring.
 
     Raises:
-        ValueError: as `build_section`.
+        ValueError: as `build_section`, or a goal set not named in `GOAL_SETS`.
     """
     steps = dict(before_step=before_step, after_step=after_step, seed=seed)
     report = build_section(before, after, **steps)
-    if trained is not None:
-        report["trained"] = build_section(*trained, **steps)
+    files = goal_set_files or {}
+    for name, pair in (goal_sets or {}).items():
+        if name not in GOAL_SETS:
+            raise ValueError(f"learning report: unknown goal set {name!r}; one of {GOAL_SETS}")
+        report[name] = build_section(*pair, **steps)
+        if name in files:
+            report[name].update(file=files[name], selection=goal_set_selection(files[name]))
+    if all(name in report for name in GOAL_SETS):
+        report["trained_minus_control"] = compare_sections(report["trained"], report["control"], seed=seed)
     return {**report, "seconds": float(seconds), "seed": int(seed), **extra}
 
 
@@ -117,11 +165,8 @@ def load_report(path: str) -> dict:
 
 
 def report_sections(report: dict) -> list[tuple[str, dict]]:
-    """[(label, section)] of a report: the held-out goals, then the trained goals when evaluated."""
-    sections = [("held-out", report)]
-    if "trained" in report:
-        sections.append(("trained", report["trained"]))
-    return sections
+    """[(label, section)] of a report: the held-out goals, then the trained and control goals when evaluated."""
+    return [("held-out", report), *((name, report[name]) for name in GOAL_SETS if name in report)]
 
 
 def _ci(pair: Sequence[float] | None) -> str:
@@ -145,6 +190,14 @@ def format_table(report: dict) -> str:
                      f"{_ci(sec.get('mean_reward_change_ci95')):>18}"
                      + (f"  {sec['gained']} gained / {sec['lost']} lost, exact McNemar p {sec['mcnemar_p']:.3g}"
                         if "mcnemar_p" in sec else ""))
+    if "trained_minus_control" in report:
+        d = report["trained_minus_control"]
+        lines.append(f"{'trained - control':<24}{d['success_change']:>+8.3f}  {_ci(d['success_change_ci95']):>18}  "
+                     f"{d['mean_reward_change']:>+11.3f}  {_ci(d['mean_reward_change_ci95']):>18}  "
+                     "(change minus change; goal sets resampled independently)")
+    for name in GOAL_SETS:
+        if report.get(name, {}).get("selection"):
+            lines.append(f"{name} goals ({report[name]['file']}): {report[name]['selection']}")
     title = (f"learning report: greedy, {report.get('train_steps', '?')} training steps, {report['seconds']:.0f} s "
              f"(95% CIs: Wilson for success; bootstrap over goals, seed {report['seed']}, for mean reward and "
              f"for the paired change)")

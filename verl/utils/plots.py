@@ -5,13 +5,20 @@ learning report (`learning_report.json`).
 
 Writes one figure per topic whose metrics the run logged (a topic with none is skipped):
 
-* `reward_success.png`  env/reward/mean (band: min..max) and env/success_rate per training step;
-* `validation.png`      val/<mode>/success_rate and val/<mode>/mean_reward, and the learning report's
-                        trained goals (val_trained/greedy/*) (error bars: their 95% CIs);
+* `reward_success.png`  env/reward/mean and env/success_rate per training step, each with the 95% CI of the
+                        step's mean over its goals (`*_ci95_lo`, `*_ci95_hi`; the band);
+* `validation.png`      greedy success and mean reward of each goal set the run validated: held-out (val/*),
+                        trained (val_trained/*), control (val_control/*), as points with their 95% CIs (each
+                        validation is a measurement, not a curve: nothing joins them);
+* `grpo_health.png`     the update's health per step: policy entropy (actor/entropy), KL to the reference
+                        (actor/kl_loss, rollout/ref_kl), the share of groups whose samples all scored alike (no
+                        gradient: critic/score/zero_variance_group_frac) and of invalid actions
+                        (rollout/invalid_action_rate);
 * `length_turns.png`    response_length/mean and env/num_turns/mean per step;
 * `env_errors.png`      env/error_rate and env/needs_judge_rate per step;
 * `learning_report.png` (with a report) greedy success and mean reward before and after training, per goal
-                        set (held-out, trained), with their 95% CIs and the paired change.
+                        set (held-out, trained, control), with their 95% CIs, the paired change, and trained
+                        minus control.
 
 Per-step training curves are drawn faintly, with their trailing moving average over `MA_WINDOW` steps
 (fewer at the start) on top: a step's value swings with the goals it drew, the average shows the trend.
@@ -32,25 +39,38 @@ __all__ = ["read_metrics", "plot_metrics", "plot_learning_report", "moving_avera
 MA_WINDOW = 5  # steps in the trailing moving average of per-step curves
 REPORT_FIGURE = "learning_report.png"
 
+# validation metric prefixes (the trainer's `val*/<mode>/...`) and the goal set each measures
+VAL_SETS = (("val", "held-out goals"), ("val_trained", "trained goals"), ("val_control", "control goals"))
+
+
+def _val_lines(value: str) -> list[tuple[str, str, tuple[str, str]]]:
+    """The validation lines of one value (success_rate, mean_reward) for every goal set and mode, with their CIs."""
+    ci = value.removesuffix("_rate")  # success_rate's CI is success_ci95_*
+    return [(f"{prefix}/{mode}/{value}", f"{label}, {mode}",
+             (f"{prefix}/{mode}/{ci}_ci95_lo", f"{prefix}/{mode}/{ci}_ci95_hi"))
+            for prefix, label in VAL_SETS for mode in ("greedy", "sampled")]
+
+
 # figure file -> panels; a panel is (title, lines) and a line is (metric, label, band): band names the
 # (low, high) series drawn around the line (a shaded band from 30 points on, error bars below), or is None
 FIGURES: dict[str, list[tuple[str, list[tuple[str, str, tuple[str, str] | None]]]]] = {
     "reward_success.png": [
-        ("training reward (band: min..max)", [("env/reward/mean", "env/reward/mean",
-                                               ("env/reward/min", "env/reward/max"))]),
-        ("training success rate", [("env/success_rate", "env/success_rate", None)]),
+        ("training reward (band: 95% CI of the mean over the step's goals)", [
+            ("env/reward/mean", "env/reward/mean", ("env/reward/mean_ci95_lo", "env/reward/mean_ci95_hi"))]),
+        ("training success rate (band: 95% CI over the step's goals)", [
+            ("env/success_rate", "env/success_rate", ("env/success_rate_ci95_lo", "env/success_rate_ci95_hi"))]),
     ],
     "validation.png": [
-        ("validation success rate (95% CI)", [
-            (f"{prefix}/{mode}/success_rate", f"{label}, {mode}",
-             (f"{prefix}/{mode}/success_ci95_lo", f"{prefix}/{mode}/success_ci95_hi"))
-            for prefix, label, mode in (("val", "validation", "greedy"), ("val", "validation", "sampled"),
-                                        ("val_trained", "trained goals", "greedy"))]),
-        ("validation mean reward (95% CI)", [
-            (f"{prefix}/{mode}/mean_reward", f"{label}, {mode}",
-             (f"{prefix}/{mode}/mean_reward_ci95_lo", f"{prefix}/{mode}/mean_reward_ci95_hi"))
-            for prefix, label, mode in (("val", "validation", "greedy"), ("val", "validation", "sampled"),
-                                        ("val_trained", "trained goals", "greedy"))]),
+        ("success rate per goal set (95% CI)", _val_lines("success_rate")),
+        ("mean reward per goal set (95% CI)", _val_lines("mean_reward")),
+    ],
+    "grpo_health.png": [
+        ("policy entropy (per token)", [("actor/entropy", "actor/entropy", None)]),
+        ("KL to the reference policy", [("actor/kl_loss", "actor/kl_loss (the loss's estimator)", None),
+                                        ("rollout/ref_kl", "rollout/ref_kl (mean log-ratio)", None)]),
+        ("groups with no gradient (all samples scored alike)", [
+            ("critic/score/zero_variance_group_frac", "zero-variance group share", None)]),
+        ("invalid actions (share of actions)", [("rollout/invalid_action_rate", "rollout/invalid_action_rate", None)]),
     ],
     "length_turns.png": [
         ("response length (tokens)", [("response_length/mean", "response_length/mean", None)]),
@@ -105,28 +125,36 @@ def moving_average(values: Sequence[float], window: int = MA_WINDOW) -> list[flo
 
 def _is_per_step(metric: str) -> bool:
     """Training metrics (one value a step) get a moving average; validation points do not."""
-    return not metric.startswith(("val/", "val_trained/"))
+    return not metric.startswith(tuple(f"{prefix}/" for prefix, _ in VAL_SETS))
 
 
-def _draw(path: str, panels, series: dict[str, dict[int, float]]) -> bool:
+def _draw(path: str, panels, series: dict[str, dict[int, float]]):
+    """Draw `panels` of `series` into `path`; returns the figure (its axes hold what was drawn), or None when
+    the run logged none of the panels' metrics."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     present = [(title, [line for line in lines if series.get(line[0])]) for title, lines in panels]
     present = [p for p in present if p[1]]
     if not present:
-        return False
+        return None
     fig = Figure(figsize=(6.4, 3.2 * len(present)), layout="constrained")
     axes = fig.subplots(len(present), 1, squeeze=False)[:, 0]
     for ax, (title, lines) in zip(axes, present, strict=True):
+        points = [line[0] for line in lines if not _is_per_step(line[0])]
         for metric, label, band in lines:
             steps = sorted(series[metric])
             values = [series[metric][s] for s in steps]
-            smooth = _is_per_step(metric) and len(steps) > 2
-            drawn, = ax.plot(steps, values, marker="o" if len(steps) < 30 else None, markersize=3 if smooth else 6,
-                             alpha=0.35 if smooth else 1.0, label=f"{label} (per step)" if smooth else label)
+            per_step = _is_per_step(metric)
+            # measurements (validation) side by side: a small x offset per goal set, markers only
+            shift = 0.0 if per_step else 0.08 * (points.index(metric) - (len(points) - 1) / 2)
+            xs = [s + shift for s in steps]
+            smooth = per_step and len(steps) > 2
+            drawn, = ax.plot(xs, values, marker="o" if len(steps) < 30 or not per_step else None,
+                             markersize=3 if smooth else 6, alpha=0.35 if smooth else 1.0,
+                             linestyle="-" if per_step else "none", label=f"{label} (per step)" if smooth else label)
             if smooth:
-                ax.plot(steps, moving_average(values), color=drawn.get_color(), linewidth=2.2,
+                ax.plot(xs, moving_average(values), color=drawn.get_color(), linewidth=2.2,
                         label=f"{label} (mean of last {MA_WINDOW} steps)")
             if band is not None:
                 lo, hi = series.get(band[0], {}), series.get(band[1], {})
@@ -134,10 +162,11 @@ def _draw(path: str, panels, series: dict[str, dict[int, float]]) -> bool:
                 if len(both) >= 30:
                     ax.fill_between(both, [lo[s] for s in both], [hi[s] for s in both], alpha=0.2,
                                     color=drawn.get_color())
-                elif both:  # sparse points (validation): error bars
+                elif both:  # fewer points: error bars
                     ys = [series[metric][s] for s in both]
-                    ax.errorbar(both, ys, yerr=[[y - lo[s] for y, s in zip(ys, both, strict=True)],
-                                                [hi[s] - y for y, s in zip(ys, both, strict=True)]],
+                    ax.errorbar([s + shift for s in both], ys,
+                                yerr=[[y - lo[s] for y, s in zip(ys, both, strict=True)],
+                                      [hi[s] - y for y, s in zip(ys, both, strict=True)]],
                                 fmt="none", capsize=4, color=drawn.get_color(), alpha=0.3 if smooth else 0.7)
         ax.set_title(title)
         ax.set_xlabel("training step")
@@ -146,13 +175,14 @@ def _draw(path: str, panels, series: dict[str, dict[int, float]]) -> bool:
         if len(ax.get_legend_handles_labels()[0]) > 1:
             ax.legend(fontsize="small")
     fig.savefig(path, dpi=100)
-    return True
+    return fig
 
 
 def plot_learning_report(report: dict, path: str) -> str:
     """Bars of greedy success and mean reward before and after training for each goal set of a learning
     report (`verl.agent_trainer.learning_report`), with their 95% CIs as error bars and the change with its
-    paired 95% CI written above each pair. Returns `path`."""
+    paired 95% CI written above each pair, and trained minus control (with its CI) in the title when the report
+    has both. Returns `path`."""
     from matplotlib.figure import Figure
 
     from verl.agent_trainer.learning_report import report_sections
@@ -182,6 +212,12 @@ def plot_learning_report(report: dict, path: str) -> str:
         ax.set_title(f"{title} (95% CI; above: change, paired 95% CI)", fontsize="medium")
         ax.legend(loc="upper left", fontsize="small")
         ax.grid(axis="y", alpha=0.3)
+    if "trained_minus_control" in report:
+        d = report["trained_minus_control"]
+        fig.suptitle(f"trained minus control: success {d['success_change']:+.3f} "
+                     f"[{d['success_change_ci95'][0]:+.3f}, {d['success_change_ci95'][1]:+.3f}], mean reward "
+                     f"{d['mean_reward_change']:+.3f} [{d['mean_reward_change_ci95'][0]:+.3f}, "
+                     f"{d['mean_reward_change_ci95'][1]:+.3f}]", fontsize="medium")
     fig.savefig(path, dpi=100)
     return path
 
@@ -198,7 +234,7 @@ def plot_metrics(metrics_path: str, out_dir: str, report_path: str | None = None
     written = []
     for name, panels in FIGURES.items():
         path = os.path.join(out_dir, name)
-        if _draw(path, panels, series):
+        if _draw(path, panels, series) is not None:
             written.append(path)
     if report_path is not None:
         from verl.agent_trainer.learning_report import load_report

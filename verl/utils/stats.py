@@ -2,6 +2,7 @@
 
 * `wilson_interval`   Wilson score interval of a binomial proportion (success rate);
 * `bootstrap_mean_ci` seeded percentile bootstrap interval of a mean (mean reward);
+* `bootstrap_mean_diff_ci` the same for mean(a) - mean(b) of two independent samples (trained minus control);
 * `pass_at_k`         the unbiased pass@k estimator of Chen et al. 2021 (Codex, arXiv:2107.03374);
 * `mcnemar_exact_p`   the exact (binomial) McNemar test of a paired success change (goals gained vs lost).
 
@@ -16,7 +17,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["wilson_interval", "bootstrap_mean_ci", "pass_at_k", "normal_quantile", "mcnemar_exact_p"]
+__all__ = ["wilson_interval", "bootstrap_mean_ci", "bootstrap_mean_diff_ci", "pass_at_k", "normal_quantile",
+           "mcnemar_exact_p"]
 
 _BOOTSTRAP_CHUNK = 1000  # resamples drawn at once: bounds memory at ~8 * 1000 * n bytes
 
@@ -67,11 +69,38 @@ def bootstrap_mean_ci(values: Sequence[float], confidence: float = 0.95, n_resam
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     normal_quantile(confidence)  # validates confidence
     rng = np.random.default_rng(seed)
+    return _percentiles(_resampled_means(x, n_resamples, rng), confidence)
+
+
+def bootstrap_mean_diff_ci(a: Sequence[float], b: Sequence[float], confidence: float = 0.95,
+                           n_resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of mean(a) - mean(b) for two independent samples: each resample draws
+    len(a) values of `a` and, independently, len(b) values of `b`, with replacement (same seed, same interval).
+
+    Raises:
+        ValueError: either sample is empty, or n_resamples < 1.
+    """
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.size == 0 or y.size == 0:
+        raise ValueError(f"bootstrap_mean_diff_ci needs values in both samples, got {x.size} and {y.size}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    normal_quantile(confidence)
+    rng = np.random.default_rng(seed)
+    diffs = _resampled_means(x, n_resamples, rng) - _resampled_means(y, n_resamples, rng)
+    return _percentiles(diffs, confidence)
+
+
+def _resampled_means(x: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     means = np.empty(n_resamples)
     for start in range(0, n_resamples, _BOOTSTRAP_CHUNK):
         stop = min(start + _BOOTSTRAP_CHUNK, n_resamples)
         means[start:stop] = x[rng.integers(0, x.size, size=(stop - start, x.size))].mean(axis=1)
-    lo, hi = np.quantile(means, [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0])
+    return means
+
+
+def _percentiles(stats: np.ndarray, confidence: float) -> tuple[float, float]:
+    lo, hi = np.quantile(stats, [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0])
     return float(lo), float(hi)
 
 

@@ -21,6 +21,8 @@ class DataConfig:
     val_files: Any = None
     # training goals the learning report evaluates too (its "trained" section); null: held-out goals only
     trained_val_file: Optional[str] = None
+    # untrained goals of the same pool, drawn by the same rule (its "control" section); null: none
+    control_val_file: Optional[str] = None
     prompt_key: str = "item_id"
     reward_fn_key: str = "data_source"
     max_prompt_length: int = 2048
@@ -45,6 +47,12 @@ class DataConfig:
     def train_paths(self) -> list[str]:
         """Training files, preferring verl's `train_files` spelling when set."""
         return _as_paths(self.train_files if self.train_files is not None else self.train_file)
+
+    @property
+    def goal_set_files(self) -> dict[str, str]:
+        """{"trained" | "control": item-id file} of the goal sets the learning report evaluates beside held-out."""
+        files = {"trained": self.trained_val_file, "control": self.control_val_file}
+        return {name: path for name, path in files.items() if path}
 
     @property
     def val_paths(self) -> list[str]:

@@ -150,9 +150,13 @@ class PPOConfig:
             raise ValueError("trainer.learning_report=True evaluates on the validation items, but data.val_file "
                              "(or data.val_files) is not set; point it at held-out item ids "
                              "(AgentItemId/webshop_test.json) or set trainer.learning_report=False")
-        if self.data.trained_val_file and not self.trainer.learning_report:
-            raise ValueError(f"data.trained_val_file={self.data.trained_val_file!r} is evaluated only by the learning "
-                             "report; set trainer.learning_report=True or data.trained_val_file=null")
+        for name, path in self.data.goal_set_files.items():
+            if not self.trainer.learning_report:
+                raise ValueError(f"data.{name}_val_file={path!r} is evaluated only by the learning report; set "
+                                 f"trainer.learning_report=True or data.{name}_val_file=null")
+        if self.data.control_val_file and not self.data.trained_val_file:
+            raise ValueError(f"data.control_val_file={self.data.control_val_file!r} is the control for the trained "
+                             "goals, but data.trained_val_file is not set; name the trained goals' file too")
 
     @property
     def use_reference_policy(self) -> bool:

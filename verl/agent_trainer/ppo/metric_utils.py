@@ -45,6 +45,20 @@ def _stats(prefix: str, values: torch.Tensor) -> dict[str, float]:
     }
 
 
+def _goal_mean_ci(values: np.ndarray, uids: np.ndarray | None) -> tuple[float, float]:
+    """95% CI of a step's mean over its goals: the seeded percentile bootstrap (`bootstrap_mean_ci`) of the
+    per-goal means (rows grouped by `uid`; each row its own goal without uids). Goals are the sampling unit:
+    a goal's samples are alike, so a CI over trajectories would be too narrow."""
+    if uids is None:
+        means = values
+    else:
+        groups: dict = {}
+        for uid, value in zip(uids, values, strict=True):
+            groups.setdefault(uid, []).append(value)
+        means = np.array([np.mean(v) for v in groups.values()])
+    return bootstrap_mean_ci(means, seed=0)
+
+
 def _masked_stats(prefix: str, values: torch.Tensor, mask: torch.Tensor) -> dict[str, float]:
     return _stats(prefix, values[mask.bool()])
 
@@ -131,6 +145,11 @@ def compute_data_metrics(batch, use_critic: bool = True) -> dict[str, float]:
         values = nt[key][scored] if key == "success" and key in nt else nt.get(key)
         if values is not None and len(values):
             m[name] = float(np.mean(values.astype(bool)))
+    uids = nt["uid"][scored] if "uid" in nt else None
+    for key, name in (("reward", "env/reward/mean"), ("success", "env/success_rate")):
+        if key in nt and len(nt[key][scored]):
+            lo, hi = _goal_mean_ci(nt[key][scored].astype(np.float64), uids)
+            m[f"{name}_ci95_lo"], m[f"{name}_ci95_hi"] = lo, hi
     if judged is not None and len(judged):
         m["env/needs_judge"] = float(judged.sum())
         m["env/needs_judge_rate"] = float(judged.mean())

@@ -256,9 +256,10 @@ class RayPPOTrainer:
             config.data.train_batch_size, shuffle=config.data.shuffle, seed=config.data.seed)
         self.val_dataset = (AgentDataset(config.data.val_paths, config.data.prompt_key, config.data.val_max_items)
                             if config.data.val_paths else None)
-        # the training goals the learning report evaluates too (its "trained" section)
-        self.trained_dataset = (AgentDataset(config.data.trained_val_file, config.data.prompt_key)
-                                if config.data.trained_val_file else None)
+        # the goal sets of the training pool the learning report evaluates too ("trained", "control")
+        self.goal_sets = {name: AgentDataset(path, config.data.prompt_key)
+                          for name, path in config.data.goal_set_files.items()}
+        _check_control_untrained(self.goal_sets, self.train_loader.dataset, config.data)
         steps = config.trainer.total_training_steps or len(self.train_loader) * config.trainer.total_epochs
         self.total_training_steps = steps
         self.config = config = _with_total_steps(config, steps)
@@ -374,13 +375,13 @@ class RayPPOTrainer:
         self._load_checkpoint()
         first_step, metrics = self.global_steps, {}
         before = after = None  # greedy validation outcomes (learning report)
-        trained: dict[str, dict] = {}  # the learning report's greedy outcomes on the trained goals
+        goal_sets: dict[str, dict] = {}  # the learning report's greedy outcomes on its goal sets: {name: {when: ..}}
         bar = tqdm(total=self.total_training_steps, initial=self.global_steps, desc="training steps")
         try:
             if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only or cfg.learning_report):
                 before = after = self._validate()
                 metrics = _val_metrics(before)
-                self._validate_trained(trained, "before", metrics)
+                self._validate_goal_sets(goal_sets, "before", metrics)
                 tracker.log(metrics, step=self.global_steps)
             batches = iter([] if cfg.val_only else self._train_batches())
             for rows in (self.overlap.steps(batches) if self.overlap is not None else batches):
@@ -394,7 +395,7 @@ class RayPPOTrainer:
                             after = self._validate()
                             metrics.update(_val_metrics(after))
                             if last:
-                                self._validate_trained(trained, "after", metrics)
+                                self._validate_goal_sets(goal_sets, "after", metrics)
                     if self._every(cfg.save_freq) or last:
                         with timer("save_checkpoint", timing):
                             self._save_checkpoint()
@@ -406,7 +407,7 @@ class RayPPOTrainer:
             bar.close()
             tracker.finish()
         if cfg.learning_report:
-            self._write_learning_report(before, after, trained, first_step, time.perf_counter() - start)
+            self._write_learning_report(before, after, goal_sets, first_step, time.perf_counter() - start)
         if cfg.plots:
             self._write_plots(tracker.log_dir, "file" in cfg.loggers, cfg.learning_report)
         return metrics
@@ -668,33 +669,38 @@ class RayPPOTrainer:
             }
         return outcomes
 
-    def _validate_trained(self, outcomes: dict[str, dict], when: str, metrics: dict) -> None:
-        """The learning report's validation of the trained goals (`data.trained_val_file`): its greedy outcome
-        as `outcomes[when]`, its metrics as `val_trained/<mode>/*`. Nothing when no such file is set."""
-        if self.trained_dataset is None or not self.config.trainer.learning_report:
+    def _validate_goal_sets(self, outcomes: dict[str, dict], when: str, metrics: dict) -> None:
+        """The learning report's validation of its goal sets of the training pool (`data.trained_val_file`,
+        `data.control_val_file`): each one's greedy outcome as `outcomes[name][when]`, its metrics as
+        `val_<name>/<mode>/*`. Nothing without the learning report."""
+        if not self.config.trainer.learning_report:
             return
-        result = self._validate(self.trained_dataset)
-        outcomes[when] = result["greedy"]
-        metrics.update(_val_metrics(result, prefix="val_trained"))
+        for name, dataset in self.goal_sets.items():
+            result = self._validate(dataset)
+            outcomes.setdefault(name, {})[when] = result["greedy"]
+            metrics.update(_val_metrics(result, prefix=f"val_{name}"))
 
-    def _write_learning_report(self, before: dict | None, after: dict | None, trained: dict[str, dict],
+    def _write_learning_report(self, before: dict | None, after: dict | None, goal_sets: dict[str, dict],
                                first_step: int, seconds: float) -> str:
         """learning_report.json in `trainer.default_local_dir` from the greedy validations around training: the
-        held-out goals, and the trained goals (`trained` = {"before", "after"}) when `data.trained_val_file`."""
+        held-out goals, and the goal sets (`goal_sets` = {name: {"before", "after"}}) the data config names."""
         from verl.agent_trainer.learning_report import build_report, report_sections, write_report
 
         if before is None or after is None:
             raise RuntimeError("trainer.learning_report=True but no validation ran (no validation items)")
         cfg = self.config
-        trained_pair = None
-        if "before" in trained:  # no step ran (resumed at the end): after = before, as for the held-out goals
-            trained_pair = (trained["before"], trained.get("after", trained["before"]))
+        # no step ran (resumed at the end): after = before, as for the held-out goals
+        pairs = {name: (runs["before"], runs.get("after", runs["before"])) for name, runs in goal_sets.items()}
         report = build_report(before["greedy"], after["greedy"], before_step=first_step, after_step=self.global_steps,
-                              seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed, trained=trained_pair,
-                              train_steps=self.global_steps - first_step, data_seed=cfg.data.seed,
-                              val_files=cfg.data.val_paths, trained_val_file=cfg.data.trained_val_file,
+                              seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed, goal_sets=pairs,
+                              goal_set_files=cfg.data.goal_set_files, train_steps=self.global_steps - first_step,
+                              data_seed=cfg.data.seed, val_files=cfg.data.val_paths,
                               model_path=cfg.actor_rollout_ref.model.path)
         path = write_report(report, cfg.trainer.default_local_dir)
+        if "trained_minus_control" in report:
+            d = report["trained_minus_control"]
+            logger.info("learning report, trained minus control: greedy success change %+.3f (95%% CI [%.3f, %.3f])",
+                        d["success_change"], *d["success_change_ci95"])
         for label, sec in report_sections(report):
             logger.info("learning report, %s goals: greedy success %.3f -> %.3f (paired change 95%% CI [%.3f, %.3f]; "
                         "%d gained / %d lost, exact McNemar p %.3g), mean reward %.3f -> %.3f on %d goals (%s)", label,
@@ -795,6 +801,22 @@ def _with_env_addrs(config: PPOConfig, addrs: list[str]) -> PPOConfig:
     arr = config.actor_rollout_ref
     return dataclasses.replace(config, actor_rollout_ref=dataclasses.replace(
         arr, agentgym=dataclasses.replace(arr.agentgym, env_addr=list(addrs))))
+
+
+def _check_control_untrained(goal_sets: dict, train_dataset, data_cfg) -> None:
+    """The control goals must be goals training never visits (none in the training data or the trained set).
+
+    Raises:
+        ValueError: naming the shared ids and the files."""
+    if "control" not in goal_sets:
+        return
+    control = {str(row["item_id"]) for row in goal_sets["control"].rows}
+    for name, dataset, files in (("training data", train_dataset, data_cfg.train_paths),
+                                 ("trained goals", goal_sets.get("trained"), [data_cfg.trained_val_file])):
+        shared = sorted(control & {str(row["item_id"]) for row in dataset.rows}) if dataset is not None else []
+        if shared:
+            raise ValueError(f"data.control_val_file={data_cfg.control_val_file!r} shares {len(shared)} goals with the "
+                             f"{name} ({files}), e.g. {shared[:3]}; control goals must be goals training never visits")
 
 
 def _with_total_steps(config: PPOConfig, steps: int) -> PPOConfig:
