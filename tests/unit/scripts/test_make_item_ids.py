@@ -142,3 +142,34 @@ def test_exclude_draws_a_second_pool_disjoint_from_the_first(tmp_path):
     assert [row["item_id"] for row in json.loads((tmp_path / "webshop_train_cpu8.json").read_text())] == first
     with pytest.raises(SystemExit):  # --name needs --subset
         make_item_ids.main(["--out", str(tmp_path), "--name", "x.json"])
+
+
+def test_learnable_counts_read_the_recorded_pool(tmp_path):
+    make_item_ids = _module()
+    counts = tmp_path / "pool.json"
+    counts.write_text(json.dumps({"what": "x", "successes_of_4": {"webshop_1": 0, "webshop_2": 1, "webshop_3": 4,
+                                                                   "webshop_4": 3}}))
+    assert make_item_ids.learnable_counts(str(counts)) == {"webshop_2": (1, 4), "webshop_4": (3, 4)}
+    counts.write_text(json.dumps({"successes": {}}))
+    with pytest.raises(ValueError, match="successes_of_<n>"):
+        make_item_ids.learnable_counts(str(counts))
+
+
+@pytest.mark.parametrize("name", ["webshop_train_learnable32_max50.json", "webshop_control25_max50.json"])
+def test_shipped_goal_sets_are_what_their_recorded_command_writes(name, tmp_path, monkeypatch):
+    """AgentItemId/selection.json records the command that wrote each goal set; rerun, it writes the same ids (the
+    control set: the other goals of the trained set's rule, none of them trained)."""
+    import shlex
+
+    make_item_ids = _module()
+    with open(os.path.join(ROOT, "AgentItemId", "selection.json"), encoding="utf-8") as fh:
+        entry = json.load(fh)[name]
+    argv = shlex.split(entry["command"])[2:]  # after "python scripts/make_item_ids.py"
+    monkeypatch.chdir(ROOT)  # the recorded paths are relative to the repository
+    (tmp_path / "webshop_train.json").write_text(open(os.path.join(ROOT, "AgentItemId", "webshop_train.json")).read())
+    make_item_ids.main([*argv, "--out", str(tmp_path)])
+    written = [row["item_id"] for row in json.loads((tmp_path / name).read_text())]
+    assert written == _ids(name)
+    assert json.loads((tmp_path / "selection.json").read_text())[name]["rule"] == entry["rule"]
+    if name.startswith("webshop_control"):
+        assert not set(written) & set(_ids("webshop_train_learnable32_max50.json"))

@@ -1,14 +1,22 @@
-"""learning_report: the report dict from the validation outcomes (held-out goals, trained goals), its file, its
-table and its figure."""
+"""learning_report: the report dict from the validation outcomes (held-out, trained and control goals), its file,
+its table and its figure."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from verl.agent_trainer.learning_report import build_report, format_table, load_report, main, write_report
+from verl.agent_trainer.learning_report import (
+    SELECTION_FILE,
+    build_report,
+    format_table,
+    goal_set_selection,
+    load_report,
+    main,
+    write_report,
+)
 from verl.agent_trainer.ppo.metric_utils import compute_outcome_metrics
-from verl.utils.stats import bootstrap_mean_ci
+from verl.utils.stats import bootstrap_mean_ci, bootstrap_mean_diff_ci
 
 
 def _outcome(successes: int, n: int = 10):
@@ -59,7 +67,8 @@ def test_trained_section_on_a_scripted_policy_hand_values(tmp_path):
     before = _scripted(lambda g: g - 100 < 16, trained_goals)
     after = _scripted(lambda g: g - 100 < 14 or 16 <= g - 100 < 28, trained_goals[::-1])  # other order: paired by id
     report = build_report(_scripted(lambda g: g < 510, held_out), _scripted(lambda g: g >= 505 and g < 515, held_out),
-                          before_step=0, after_step=20, seconds=1000.0, seed=7, trained=(before, after))
+                          before_step=0, after_step=20, seconds=1000.0, seed=7,
+                          goal_sets={"trained": (before, after)})
     sec = report["trained"]
     assert set(sec) == {"n_goals", "before", "after", "change_ci95", "mean_reward_change_ci95", "gained", "lost",
                         "mcnemar_p", "per_goal"}
@@ -99,7 +108,10 @@ def test_report_refuses_different_goal_sets():
         build_report(_outcome(1, n=10), _outcome(1, n=8), before_step=0, after_step=1, seconds=1.0, seed=0)
     with pytest.raises(ValueError, match="share no scored item"):
         build_report(_outcome(1), _outcome(1), before_step=0, after_step=1, seconds=1.0, seed=0,
-                     trained=(_scripted(bool, [1, 2]), _scripted(bool, [3, 4])))
+                     goal_sets={"trained": (_scripted(bool, [1, 2]), _scripted(bool, [3, 4]))})
+    with pytest.raises(ValueError, match="unknown goal set 'held_out'"):
+        build_report(_outcome(1), _outcome(1), before_step=0, after_step=1, seconds=1.0, seed=0,
+                     goal_sets={"held_out": (_outcome(1), _outcome(1))})
     with pytest.raises(ValueError, match="success_ci95"):
         build_report({"num_items": 2, "success_rate": 0.5}, {"num_items": 2, "success_rate": 0.5},
                      before_step=0, after_step=1, seconds=1.0, seed=0)
@@ -123,7 +135,69 @@ def test_learning_report_needs_validation_items():
                     resolve_auto=False)
     cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
         ["trainer.learning_report=True", f"data.trained_val_file={goals}"])), resolve_auto=False)
-    assert cfg.data.trained_val_file == goals
+    assert cfg.data.trained_val_file == goals and cfg.data.goal_set_files == {"trained": goals}
+    control = "AgentItemId/webshop_control25_max50.json"
+    with pytest.raises(ValueError, match=r"data\.control_val_file=.*data\.trained_val_file is not set"):
+        load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
+            ["trainer.learning_report=True", f"data.control_val_file={control}"])), resolve_auto=False)
+    cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
+        ["trainer.learning_report=True", f"data.trained_val_file={goals}", f"data.control_val_file={control}"])),
+        resolve_auto=False)
+    assert cfg.data.goal_set_files == {"trained": goals, "control": control}
+
+
+def test_control_section_and_trained_minus_control_hand_values(tmp_path):
+    """8 trained goals: 2 solved before, 6 after (+4 gained). 4 control goals: 1 solved before, 2 after (+1).
+    Trained minus control = 4/8 - 1/4 = +0.25; its CI is the bootstrap of the difference of the two goal sets'
+    mean per-goal changes, each set resampled on its own. The selection of each file is quoted from
+    selection.json beside it."""
+    trained_goals, control_goals = list(range(10, 18)), list(range(40, 44))
+    trained = (_scripted(lambda g: g < 12, trained_goals), _scripted(lambda g: g < 16, trained_goals))
+    control = (_scripted(lambda g: g == 40, control_goals), _scripted(lambda g: g in (40, 43), control_goals))
+    files = {"trained": str(tmp_path / "trained.json"), "control": str(tmp_path / "control.json")}
+    (tmp_path / SELECTION_FILE).write_text(json.dumps({"trained.json": {"rule": "8 goals of rule R", "command": "c"},
+                                                       "control.json": {"rule": "the other 4 of rule R"}}))
+    report = build_report(_outcome(5), _outcome(5), before_step=0, after_step=12, seconds=60.0, seed=3,
+                          goal_sets={"trained": trained, "control": control}, goal_set_files=files)
+    assert (report["trained"]["gained"], report["trained"]["lost"]) == (4, 0)
+    assert (report["control"]["gained"], report["control"]["lost"], report["control"]["mcnemar_p"]) == (1, 0, 1.0)
+    assert report["trained"]["selection"] == "8 goals of rule R" and report["control"]["file"] == files["control"]
+    d = report["trained_minus_control"]
+    assert d["success_change"] == pytest.approx(0.25)
+    assert d["mean_reward_change"] == pytest.approx(0.8 * 0.25)  # rewards 1 vs 0.2
+    trained_d, control_d = [0, 0, 1, 1, 1, 1, 0, 0], [0, 0, 0, 1]
+    assert d["success_change_ci95"] == list(bootstrap_mean_diff_ci(trained_d, control_d, seed=3))
+    lo, hi = d["success_change_ci95"]
+    assert lo < 0.25 < hi and lo < 0.0  # 12 goals: a wide interval, which the report must show as it is
+
+    table = format_table(report).splitlines()
+    assert [line for line in table if line.endswith("goals (8)") or line.endswith("goals (4)")] == [
+        "trained goals (8)", "control goals (4)"]
+    row = next(line for line in table if line.startswith("trained - control"))
+    assert row.split()[3] == "+0.250" and f"[{lo:.3f}, {hi:.3f}]" in row
+    assert f"trained goals ({files['trained']}): 8 goals of rule R" in table
+    assert f"control goals ({files['control']}): the other 4 of rule R" in table
+
+    from verl.utils.plots import REPORT_FIGURE, plot_learning_report
+
+    assert open(plot_learning_report(report, str(tmp_path / REPORT_FIGURE)), "rb").read(4) == b"\x89PNG"
+
+
+def test_goal_set_selection_reads_the_entry_beside_the_file(tmp_path):
+    assert goal_set_selection(str(tmp_path / "a.json")) is None  # no selection.json
+    (tmp_path / SELECTION_FILE).write_text(json.dumps({"a.json": {"rule": "rule A", "command": "x"}}))
+    assert goal_set_selection(str(tmp_path / "a.json")) == "rule A"
+    assert goal_set_selection(str(tmp_path / "b.json")) is None
+
+
+def test_shipped_goal_sets_have_their_selection():
+    import os
+
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+    for name, count in (("webshop_train_learnable32_max50.json", "32 of the 57"),
+                        ("webshop_control25_max50.json", "25 of the 25")):
+        rule = goal_set_selection(os.path.join(root, "AgentItemId", name))
+        assert rule is not None and rule.startswith(count) and "at most 50%" in rule, rule
 
 
 def test_a_report_written_before_the_mcnemar_keys_still_prints():

@@ -56,3 +56,44 @@ def test_cli(tmp_path):
     usage = subprocess.run([sys.executable, "-m", "verl.utils.plots", DATA], capture_output=True, text=True,
                            timeout=60, env=env)
     assert usage.returncode != 0 and "usage" in usage.stderr
+
+
+def test_validation_points_are_points_per_goal_set_with_their_cis(tmp_path):
+    """Greedy validation of held-out, trained and control goals at steps 0 and 4: one marker series per goal set,
+    named by it, with no line joining a set's two measurements, side by side around each step, each with error
+    bars (its 95% CI)."""
+    from verl.utils.plots import _draw
+
+    rows = []
+    for step, (held, trained, control) in ((0, (0.5, 0.25, 0.3)), (4, (0.52, 0.75, 0.4))):
+        row = {"step": step}
+        for prefix, value in (("val", held), ("val_trained", trained), ("val_control", control)):
+            row.update({f"{prefix}/greedy/success_rate": value, f"{prefix}/greedy/success_ci95_lo": value - 0.1,
+                        f"{prefix}/greedy/success_ci95_hi": value + 0.1})
+        rows.append(row)
+    path = tmp_path / "m.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    fig = _draw(str(tmp_path / "validation.png"), FIGURES["validation.png"], read_metrics(str(path)))
+    ax = fig.axes[0]  # the mean-reward panel has no data and is left out
+    assert len(fig.axes) == 1 and ax.get_title() == "success rate per goal set (95% CI)"
+    lines = {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
+    assert sorted(lines) == ["control goals, greedy", "held-out goals, greedy", "trained goals, greedy"]
+    assert all(line.get_linestyle() == "None" and line.get_marker() == "o" for line in lines.values())
+    assert list(lines["trained goals, greedy"].get_ydata()) == [0.25, 0.75]
+    xs = {label: list(line.get_xdata()) for label, line in lines.items()}
+    assert xs["held-out goals, greedy"][0] < xs["trained goals, greedy"][0] < xs["control goals, greedy"][0]
+    assert all(abs(x[0]) < 0.2 and abs(x[1] - 4) < 0.2 for x in xs.values())
+    assert len(ax.collections) == 3  # one set of error bars per goal set
+
+
+def test_grpo_health_plots_entropy_kl_zero_variance_and_invalid_actions(tmp_path):
+    from verl.utils.plots import _draw
+
+    fig = _draw(str(tmp_path / "h.png"), FIGURES["grpo_health.png"], read_metrics(DATA))
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles[:3] == ["policy entropy (per token)", "KL to the reference policy",
+                          "groups with no gradient (all samples scored alike)"]
+    kl = {line.get_label() for line in fig.axes[1].get_lines()}
+    assert {"actor/kl_loss (the loss's estimator) (per step)", "rollout/ref_kl (mean log-ratio) (per step)"} <= kl
+    entropy = [line for line in fig.axes[0].get_lines() if line.get_label().endswith("(per step)")][0]
+    assert list(entropy.get_ydata()) == [read_metrics(DATA)["actor/entropy"][s] for s in (1, 2, 3, 4)]

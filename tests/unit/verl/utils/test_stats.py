@@ -86,3 +86,17 @@ def test_mcnemar_exact_p_hand_values():
     assert mcnemar_exact_p(0, 6) == pytest.approx(2 / 64)
     with pytest.raises(ValueError, match=">= 0"):
         mcnemar_exact_p(-1, 2)
+
+
+def test_bootstrap_mean_diff_ci_resamples_each_sample_on_its_own():
+    """Constant samples: the difference is exact; a spread sample widens the interval around the true difference;
+    the same seed gives the same interval; an empty sample is refused."""
+    from verl.utils.stats import bootstrap_mean_diff_ci
+
+    assert bootstrap_mean_diff_ci([1.0] * 5, [0.25] * 3) == (0.75, 0.75)
+    a, b = [0, 1] * 16, [0, 0, 0, 1] * 6   # means 0.5 and 0.25
+    lo, hi = bootstrap_mean_diff_ci(a, b, seed=4)
+    assert lo < 0.25 < hi and 0.3 < hi - lo < 0.7  # sd of the difference ~ sqrt(.25/32 + .1875/24) = 0.125
+    assert (lo, hi) == bootstrap_mean_diff_ci(a, b, seed=4) != bootstrap_mean_diff_ci(a, b, seed=5)
+    with pytest.raises(ValueError, match="both samples"):
+        bootstrap_mean_diff_ci([], [1.0])

@@ -48,6 +48,18 @@ def test_compute_data_metrics_hand_values():
     assert "critic/values/mean" not in compute_data_metrics(_batch(), use_critic=False)
 
 
+def test_step_means_get_a_ci_over_goals_not_trajectories():
+    """Goal a: rewards (1, 1), goal b: (0, 1) -> goal means 1.0 and 0.5; the step's CI is the bootstrap of those two
+    means (goals are the sampling unit), not of the four trajectories."""
+    from verl.utils.stats import bootstrap_mean_ci
+
+    m = compute_data_metrics(_batch(), use_critic=False)
+    assert [m["env/reward/mean_ci95_lo"], m["env/reward/mean_ci95_hi"]] == list(bootstrap_mean_ci([1.0, 0.5], seed=0))
+    assert [m["env/success_rate_ci95_lo"], m["env/success_rate_ci95_hi"]] == list(
+        bootstrap_mean_ci([1.0, 0.5], seed=0))
+    assert m["env/reward/mean_ci95_lo"] == 0.5 and m["env/reward/mean_ci95_hi"] == 1.0
+
+
 def test_timing_throughput_and_reduce():
     b = _batch()
     t = compute_timing_metrics(b, {"gen": 1.1, "update_actor": 0.19, "step": 2.0})
