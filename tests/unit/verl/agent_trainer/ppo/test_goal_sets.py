@@ -22,8 +22,8 @@ def _check(tmp_path, train: list[int], trained: list[int], control: list[int]) -
     files = {"train": _file(tmp_path, "train.json", train), "trained": _file(tmp_path, "trained.json", trained),
              "control": _file(tmp_path, "control.json", control)}
     cfg = load_config(OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist([
-        "trainer.learning_report=True", f"data.train_file={files['train']}", f"data.trained_val_file={files['trained']}",
-        f"data.control_val_file={files['control']}"])), resolve_auto=False)
+        "trainer.learning_report=True", f"data.train_file={files['train']}",
+        f"data.trained_val_file={files['trained']}", f"data.control_val_file={files['control']}"])), resolve_auto=False)
     goal_sets = {name: AgentDataset(path) for name, path in cfg.data.goal_set_files.items()}
     _check_control_untrained(goal_sets, AgentDataset(cfg.data.train_paths), cfg.data)
 
