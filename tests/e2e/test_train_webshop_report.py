@@ -1,9 +1,9 @@
 """End to end: `bash scripts/webshop_train.sh` (CPU profile) writes the learning report. With no shipped
 policy (POLICY_DIR points nowhere) it says so and falls back to the tiny model, validates greedily on
-the held-out goals and on training goals of the profile's fixed set
-(AgentItemId/webshop_train_learnable32_max50.json; two of them here, to bound the time), trains one GRPO step
-on that set, validates both again, prints the before/after table of both goal sets and writes
-learning_report.json and the plots of the run."""
+the held-out goals, on training goals of the profile's fixed set (AgentItemId/webshop_train_learnable32_max50.json;
+two of them here, to bound the time) and on its control goals (AgentItemId/webshop_control25_max50.json; two),
+trains one GRPO step on that set, validates all three again, prints the before/after table of each goal set and
+trained minus control, and writes learning_report.json and the plots of the run."""
 from __future__ import annotations
 
 import json
@@ -17,6 +17,7 @@ pytestmark = pytest.mark.timeout(300)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOALS = 3
 TRAINED = 2
+CONTROL = 2
 
 
 def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
@@ -31,9 +32,13 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
     trained_ids = json.loads(open(goals_file).read())[:TRAINED]
     trained_file = tmp_path / "trained.json"
     trained_file.write_text(json.dumps(trained_ids))
+    control_ids = json.loads(open(os.path.join(ROOT, "AgentItemId", "webshop_control25_max50.json")).read())[:CONTROL]
+    control_file = tmp_path / "control.json"
+    control_file.write_text(json.dumps(control_ids))
     proc = subprocess.run(
         ["bash", "scripts/webshop_train.sh", "trainer.total_training_steps=1", f"data.val_max_items={GOALS}",
          "data.train_batch_size=2", f"trainer.default_local_dir={run}", f"data.trained_val_file={trained_file}",
+         f"data.control_val_file={control_file}",
          f"actor_rollout_ref.rollout.rollout_log_dir={run / 'rollouts'}", "ray_init.object_store_memory=200000000"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, f"{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
@@ -42,17 +47,23 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
     report = json.loads((run / "learning_report.json").read_text())
     assert {"n_goals", "before", "after", "change_ci95", "per_goal", "trained", "seconds", "seed"} <= set(report)
     assert report["n_goals"] == GOALS and report["seed"] == 0 and report["train_steps"] == 1
-    assert report["trained"]["n_goals"] == TRAINED and report["trained_val_file"] == str(trained_file)
+    assert report["trained"]["n_goals"] == TRAINED and report["trained"]["file"] == str(trained_file)
     assert report["trained"]["per_goal"]["ids"] == [r["item_id"] for r in trained_ids]
+    assert report["control"]["n_goals"] == CONTROL and report["control"]["file"] == str(control_file)
+    assert report["control"]["per_goal"]["ids"] == [r["item_id"] for r in control_ids]
+    changes = [sec["after"]["success_rate"] - sec["before"]["success_rate"] for sec in (report["trained"],
+                                                                                        report["control"])]
+    assert report["trained_minus_control"]["success_change"] == pytest.approx(changes[0] - changes[1])
     assert report["before"]["step"] == 0 and report["after"]["step"] == 1
     assert 0 < report["seconds"] < 240
-    for sec in (report, report["trained"]):
+    for sec in (report, report["trained"], report["control"]):
         lo, hi = sec["change_ci95"]
         assert -1.0 <= lo <= sec["after"]["success_rate"] - sec["before"]["success_rate"] + 1e-9 and hi >= lo
         pairs = list(zip(sec["per_goal"]["success_before"], sec["per_goal"]["success_after"], strict=True))
         assert sec["gained"] == sum(bool(a and not b) for b, a in pairs)
         assert sec["lost"] == sum(bool(b and not a) for b, a in pairs) and 0.0 < sec["mcnemar_p"] <= 1.0
-    for half in (report["before"], report["after"], report["trained"]["before"], report["trained"]["after"]):
+    for half in (*(report[w] for w in ("before", "after")), *(report[s][w] for s in ("trained", "control")
+                                                               for w in ("before", "after"))):
         assert set(half) == {"success_rate", "success_ci95", "mean_reward", "mean_reward_ci95", "step"}
         lo, hi = half["success_ci95"]
         assert 0.0 <= lo <= half["success_rate"] <= hi <= 1.0 and hi > lo  # Wilson is never empty on 3 goals
@@ -64,6 +75,7 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
 
     assert format_table(report) in proc.stdout
     assert f"held-out goals ({GOALS})" in proc.stdout and f"trained goals ({TRAINED})" in proc.stdout
+    assert f"control goals ({CONTROL})" in proc.stdout and "trained - control" in proc.stdout
 
     # the report's numbers are the trainer's own greedy validation at steps 0 and 1 (one owner)
     rows = [json.loads(line) for line in open(run / "logs" / "metrics.jsonl")]
@@ -75,10 +87,11 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
         ci95 = [val[step]["val/greedy/success_ci95_lo"], val[step]["val/greedy/success_ci95_hi"]]
         assert ci95 == half["success_ci95"]
         assert val[step]["val/greedy/mean_reward"] == half["mean_reward"]
-    for step, half in ((0, report["trained"]["before"]), (1, report["trained"]["after"])):
-        assert val[step]["val_trained/greedy/num_items"] == TRAINED
-        assert val[step]["val_trained/greedy/success_rate"] == half["success_rate"]
+    for name, n in (("trained", TRAINED), ("control", CONTROL)):
+        for step, half in ((0, report[name]["before"]), (1, report[name]["after"])):
+            assert val[step][f"val_{name}/greedy/num_items"] == n
+            assert val[step][f"val_{name}/greedy/success_rate"] == half["success_rate"]
     plots = sorted(p.name for p in (run / "logs" / "plots").iterdir())
-    assert plots == ["env_errors.png", "learning_report.png", "length_turns.png", "reward_success.png",
-                     "validation.png"]
+    assert plots == ["env_errors.png", "grpo_health.png", "learning_report.png", "length_turns.png",
+                     "reward_success.png", "validation.png"]
     assert all((run / "logs" / "plots" / p).stat().st_size > 0 for p in plots)
