@@ -10,6 +10,8 @@ CLI (success rate = share of episodes with reward 1.0)::
 
     python -m agentenv_webshop.expert --server http://127.0.0.1:36001 --num-goals 200
     python -m agentenv_webshop.expert --num-goals 500          # in process, no server
+    python -m agentenv_webshop.expert --item-ids AgentItemId/webshop_test.json --num-goals 100 --demos-out F
+                                         # the first 100 goals of an item-id file (the learning report's probe)
 """
 from __future__ import annotations
 
@@ -276,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server", default=None, help="WebShop server base URL; in process when omitted")
     parser.add_argument("--num-goals", type=int, default=100, help="number of goals (0 = all)")
     parser.add_argument("--start", type=int, default=0, help="first goal index")
+    parser.add_argument("--item-ids", default=None, metavar="ITEM_ID_JSON",
+                        help="play the goals of this item-id file (the first --num-goals) instead of a range")
     parser.add_argument("--data-dir", default=None, help="the server's --data-dir (goals are rebuilt locally)")
     parser.add_argument("--num-products", type=int, default=None, help="the server's --num-products")
     parser.add_argument("--human-goals", action="store_true", help="the server uses human goals")
@@ -296,8 +300,18 @@ def main(argv: list[str] | None = None) -> int:
         world = WebshopWorld.load(args.data_dir, args.num_products, human_goals=args.human_goals)
         goals = world.goals
         env = SessionEnv(WebshopSession(world))
-    end = len(goals) if args.num_goals <= 0 else min(len(goals), args.start + args.num_goals)
-    indices = range(args.start, end)
+    if args.item_ids:
+        from agentenv.item_ids import load_item_id_file, parse_item_id  # noqa: PLC0415
+
+        indices = [parse_item_id(row["item_id"])[1] for row in load_item_id_file(args.item_ids)]
+        indices = indices if args.num_goals <= 0 else indices[:args.num_goals]
+        if max(indices, default=0) >= len(goals):
+            print(f"error: {args.item_ids} names goal {max(indices)} but there are {len(goals)} goals",
+                  file=sys.stderr)
+            return 2
+    else:
+        end = len(goals) if args.num_goals <= 0 else min(len(goals), args.start + args.num_goals)
+        indices = range(args.start, end)
     if args.server:
         env.reset(indices[0])
         if env.instruction_text() != goals[indices[0]]["instruction_text"]:

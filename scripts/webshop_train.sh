@@ -13,10 +13,12 @@
 #   * GPUs   -> GPU profile: MODEL_PATH (default ~/models/Qwen2.5-3B-Instruct), vLLM, GRPO n=8.
 # Both profiles write a learning report (trainer.learning_report): greedy success and mean reward with 95%
 # CIs on the held-out goals of AgentItemId/webshop_test.json (data.val_max_items) before the first and after
-# the last GRPO step, and (CPU) on the trained goals (data.trained_val_file), each with the paired 95% CI of
-# the change, printed as a table and saved as <trainer.default_local_dir>/learning_report.json; plots of the
-# run's metrics (per-step curves with a moving average) and of the report go to
-# <trainer.default_local_dir>/logs/plots.
+# the last GRPO step, and (CPU) on the trained goals (data.trained_val_file) and control goals of the same rule
+# that training never visits (data.control_val_file), each with the paired 95% CI of the change, trained minus
+# control, and the log-likelihood of the expert's actions on 100 held-out goals (EXPERT_PROBE_GOALS; written to
+# saves/expert_probe/ by python -m agentenv_webshop.expert), printed as a table and saved as
+# <trainer.default_local_dir>/learning_report.json; plots of the run's metrics (per-step curves with a moving
+# average, GRPO's health) and of the report go to <trainer.default_local_dir>/logs/plots.
 # Every extra argument is a Hydra override and wins over the profile (it comes last).
 # Environment: see scripts/lib/job.sh; MODEL_PATH (any HF dir, wins over POLICY_DIR); WARM_START=1 (opt-in):
 #   start GRPO from a supervised warm start of MODEL_PATH on expert demonstrations (scripts/webshop_sft.sh, cached
@@ -32,6 +34,15 @@ source "$ROOT/scripts/lib/job.sh"
 DEFAULT_POLICY="${POLICY_DIR:-$ROOT/agentenv_webshop/sft_policy}"
 
 job_overrides() {
+  # the learning report's expert probe: the expert's demonstrations of the first EXPERT_PROBE_GOALS held-out goals
+  # (in process, ~2 s), whose log-likelihood under the policy the report measures before and after
+  local probe="$ROOT/saves/expert_probe/webshop_test${EXPERT_PROBE_GOALS:-100}.json"
+  mkdir -p "$(dirname "$probe")"
+  "$PYTHON" -m agentenv_webshop.expert --item-ids "$ROOT/AgentItemId/webshop_test.json" \
+    --num-goals "${EXPERT_PROBE_GOALS:-100}" --demos-out "$probe" >/dev/null 2>&1 ||
+    { echo "[webshop_train] writing the expert probe's demonstrations failed: rerun" \
+        "python -m agentenv_webshop.expert --item-ids AgentItemId/webshop_test.json --demos-out $probe" >&2; exit 1; }
+  OVERRIDES+=(data.expert_probe_file="$probe")
   if [[ "${GPU_LEARNING:-0}" == 1 ]]; then
     if [[ "$PROFILE" != gpu ]]; then
       echo "[webshop_train] GPU_LEARNING=1 is the GPU profile's learning setup, but PROFILE=$PROFILE" >&2

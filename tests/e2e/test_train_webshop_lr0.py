@@ -1,7 +1,7 @@
 """End to end, the learning report's null control: `bash scripts/webshop_train.sh` with the shipped SFT policy and
 a learning rate of 0 trains a GRPO step that changes no weight, so every section of the report (held-out, trained,
-control) must show exactly no change: the same reward on every goal, nothing gained or lost, zero-width change
-intervals, trained minus control 0. A report that moved here would be measuring something other than learning
+control, the expert probe) must show exactly no change: the same reward on every goal, nothing gained or lost,
+zero-width change intervals, trained minus control 0. A report that moved here would be measuring something other than learning
 (sampling noise in the greedy validation, state kept between validations, a weight sync that changes weights)."""
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_a_step_at_lr_0_reports_exactly_no_change(webshop_url, tmp_path):
     policy = os.path.join(ROOT, "agentenv_webshop", "sft_policy")
     run = tmp_path / "run"
     env = {**os.environ, "PYTHON": sys.executable, "PROFILE": "cpu", "ENV_ADDR": webshop_url, "POLICY_DIR": policy,
-           "RAY_USAGE_STATS_ENABLED": "0"}
+           "RAY_USAGE_STATS_ENABLED": "0", "EXPERT_PROBE_GOALS": "10"}
     env.pop("MODEL_PATH", None)
     trained = _first("webshop_train_learnable32_max50.json", 3, tmp_path / "trained.json")
     control = _first("webshop_control25_max50.json", 3, tmp_path / "control.json")
@@ -53,5 +53,8 @@ def test_a_step_at_lr_0_reports_exactly_no_change(webshop_url, tmp_path):
         rewards += per_goal["reward_before"]
     assert report["trained_minus_control"] == {"success_change": 0.0, "success_change_ci95": [0.0, 0.0],
                                                "mean_reward_change": 0.0, "mean_reward_change_ci95": [0.0, 0.0]}
+    probe = report["expert_probe"]  # the expert's actions are exactly as likely as before
+    assert probe["n_goals"] == 10 and probe["per_goal"]["after"] == probe["per_goal"]["before"]
+    assert probe["change"] == 0.0 and probe["change_ci95"] == [0.0, 0.0] and probe["before"] < 0
     # not vacuous: the policy earns reward, so an unchanged report is a measurement, not all zeros
     assert sum(rewards) > 1.0 and max(rewards) == 1.0

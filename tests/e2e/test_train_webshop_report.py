@@ -18,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 GOALS = 3
 TRAINED = 2
 CONTROL = 2
+PROBE = 5  # expert demonstrations of held-out goals (the script's default: 100)
 
 
 def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
@@ -26,7 +27,8 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
     tiny = build_tiny_model(str(tmp_path / "tiny"))
     run = tmp_path / "run"
     env = {**os.environ, "PYTHON": sys.executable, "PROFILE": "cpu", "ENV_ADDR": webshop_url,
-           "TINY_MODEL_DIR": tiny, "POLICY_DIR": str(tmp_path / "no_policy"), "RAY_USAGE_STATS_ENABLED": "0"}
+           "TINY_MODEL_DIR": tiny, "POLICY_DIR": str(tmp_path / "no_policy"), "RAY_USAGE_STATS_ENABLED": "0",
+           "EXPERT_PROBE_GOALS": str(PROBE)}
     env.pop("MODEL_PATH", None)
     goals_file = os.path.join(ROOT, "AgentItemId", "webshop_train_learnable32_max50.json")
     trained_ids = json.loads(open(goals_file).read())[:TRAINED]
@@ -54,6 +56,10 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
     changes = [sec["after"]["success_rate"] - sec["before"]["success_rate"] for sec in (report["trained"],
                                                                                         report["control"])]
     assert report["trained_minus_control"]["success_change"] == pytest.approx(changes[0] - changes[1])
+    probe = report["expert_probe"]  # the expert's actions on held-out goals: a log-likelihood per token < 0
+    test_ids = [r["item_id"] for r in json.loads(open(os.path.join(ROOT, "AgentItemId", "webshop_test.json")).read())]
+    assert probe["n_goals"] == PROBE and probe["per_goal"]["ids"] == test_ids[:PROBE]
+    assert probe["before"] < 0 and probe["after"] < 0 and probe["change_ci95"][0] <= probe["change"]
     assert report["before"]["step"] == 0 and report["after"]["step"] == 1
     assert 0 < report["seconds"] < 240
     for sec in (report, report["trained"], report["control"]):
@@ -87,6 +93,8 @@ def test_webshop_train_script_writes_learning_report(webshop_url, tmp_path):
         ci95 = [val[step]["val/greedy/success_ci95_lo"], val[step]["val/greedy/success_ci95_hi"]]
         assert ci95 == half["success_ci95"]
         assert val[step]["val/greedy/mean_reward"] == half["mean_reward"]
+    assert val[0]["val_expert/log_likelihood"] == pytest.approx(probe["before"])
+    assert val[1]["val_expert/log_likelihood"] == pytest.approx(probe["after"])
     for name, n in (("trained", TRAINED), ("control", CONTROL)):
         for step, half in ((0, report[name]["before"]), (1, report[name]["after"])):
             assert val[step][f"val_{name}/greedy/num_items"] == n

@@ -21,6 +21,7 @@ makes `fit()` validate before training and after the last step and write
      "control": {... as "trained"},
      "trained_minus_control": {"success_change", "success_change_ci95", "mean_reward_change",
                                "mean_reward_change_ci95"},
+     "expert_probe": {"n_goals", "file", "before", "after", "change", "change_ci95", "per_goal"},
      "seconds": wall time of fit(), "seed": the bootstrap seed (actor_rollout_ref.rollout.seed),
      "train_steps", "data_seed", "val_files", "model_path"}
 
@@ -32,7 +33,9 @@ files it writes), or null. A goal set's change CI is the percentile bootstrap (1
 seeded) of the mean per-goal difference after - before: paired, so it is narrower than the two intervals side
 by side suggest. `"trained_minus_control"` is the trained change minus the control change, its CI the bootstrap
 of that difference with both goal sets resampled independently (`stats.bootstrap_mean_diff_ci`): the gain that
-practising a goal adds over the drift that any such goal shows.
+practising a goal adds over the drift that any such goal shows. `"expert_probe"` (with `data.expert_probe_file`)
+is the mean log-probability per token the policy gives an expert's actions on held-out goals, before and after,
+with the paired change (`verl.agent_trainer.expert_probe`).
 
 `python -m verl.agent_trainer.learning_report <dir or learning_report.json>` prints the table again.
 """
@@ -195,6 +198,10 @@ def format_table(report: dict) -> str:
         lines.append(f"{'trained - control':<24}{d['success_change']:>+8.3f}  {_ci(d['success_change_ci95']):>18}  "
                      f"{d['mean_reward_change']:>+11.3f}  {_ci(d['mean_reward_change_ci95']):>18}  "
                      "(change minus change; goal sets resampled independently)")
+    if "expert_probe" in report:
+        p = report["expert_probe"]
+        lines.append(f"expert probe ({p['n_goals']} held-out demos): log-likelihood per expert token "
+                     f"{p['before']:.3f} -> {p['after']:.3f}, change {p['change']:+.3f} {_ci(p['change_ci95'])}")
     for name in GOAL_SETS:
         if report.get(name, {}).get("selection"):
             lines.append(f"{name} goals ({report[name]['file']}): {report[name]['selection']}")

@@ -23,6 +23,9 @@ class DataConfig:
     trained_val_file: Optional[str] = None
     # untrained goals of the same pool, drawn by the same rule (its "control" section); null: none
     control_val_file: Optional[str] = None
+    # expert demonstrations on held-out goals whose log-likelihood the learning report measures before and after
+    # (its "expert_probe"; `verl.agent_trainer.expert_probe`); null: no probe
+    expert_probe_file: Optional[str] = None
     prompt_key: str = "item_id"
     reward_fn_key: str = "data_source"
     max_prompt_length: int = 2048
@@ -53,6 +56,12 @@ class DataConfig:
         """{"trained" | "control": item-id file} of the goal sets the learning report evaluates beside held-out."""
         files = {"trained": self.trained_val_file, "control": self.control_val_file}
         return {name: path for name, path in files.items() if path}
+
+    @property
+    def report_files(self) -> dict[str, str]:
+        """{config key: file} of what only the learning report reads (goal sets, the expert probe)."""
+        files = {f"data.{name}_val_file": path for name, path in self.goal_set_files.items()}
+        return {**files, **({"data.expert_probe_file": self.expert_probe_file} if self.expert_probe_file else {})}
 
     @property
     def val_paths(self) -> list[str]:

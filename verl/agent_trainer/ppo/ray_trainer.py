@@ -38,6 +38,7 @@ import torch
 from agentenv.controller.types import is_success
 from verl.agent_trainer.config.device import check_attn_implementation, resolve_device
 from verl.agent_trainer.config.schema import PPOConfig, to_dict
+from verl.agent_trainer.expert_probe import build_probe_section, load_demos, per_goal_log_likelihood, probe_batch
 from verl.agent_trainer.ppo import core_algos, metric_utils
 from verl.agent_trainer.ppo.dynamic_sampling import GroupFilter
 from verl.agent_trainer.ppo.metric_utils import timer
@@ -260,6 +261,7 @@ class RayPPOTrainer:
         self.goal_sets = {name: AgentDataset(path, config.data.prompt_key)
                           for name, path in config.data.goal_set_files.items()}
         _check_control_untrained(self.goal_sets, self.train_loader.dataset, config.data)
+        self.expert_demos = load_demos(config.data.expert_probe_file) if config.data.expert_probe_file else None
         steps = config.trainer.total_training_steps or len(self.train_loader) * config.trainer.total_epochs
         self.total_training_steps = steps
         self.config = config = _with_total_steps(config, steps)
@@ -376,12 +378,14 @@ class RayPPOTrainer:
         first_step, metrics = self.global_steps, {}
         before = after = None  # greedy validation outcomes (learning report)
         goal_sets: dict[str, dict] = {}  # the learning report's greedy outcomes on its goal sets: {name: {when: ..}}
+        probe: dict[str, list[float]] = {}  # the expert probe's per-goal log-likelihoods: {when: [...]}
         bar = tqdm(total=self.total_training_steps, initial=self.global_steps, desc="training steps")
         try:
             if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only or cfg.learning_report):
                 before = after = self._validate()
                 metrics = _val_metrics(before)
                 self._validate_goal_sets(goal_sets, "before", metrics)
+                self._expert_probe(probe, "before", metrics)
                 tracker.log(metrics, step=self.global_steps)
             batches = iter([] if cfg.val_only else self._train_batches())
             for rows in (self.overlap.steps(batches) if self.overlap is not None else batches):
@@ -396,6 +400,7 @@ class RayPPOTrainer:
                             metrics.update(_val_metrics(after))
                             if last:
                                 self._validate_goal_sets(goal_sets, "after", metrics)
+                                self._expert_probe(probe, "after", metrics)
                     if self._every(cfg.save_freq) or last:
                         with timer("save_checkpoint", timing):
                             self._save_checkpoint()
@@ -407,7 +412,7 @@ class RayPPOTrainer:
             bar.close()
             tracker.finish()
         if cfg.learning_report:
-            self._write_learning_report(before, after, goal_sets, first_step, time.perf_counter() - start)
+            self._write_learning_report(before, after, goal_sets, probe, first_step, time.perf_counter() - start)
         if cfg.plots:
             self._write_plots(tracker.log_dir, "file" in cfg.loggers, cfg.learning_report)
         return metrics
@@ -680,8 +685,19 @@ class RayPPOTrainer:
             outcomes.setdefault(name, {})[when] = result["greedy"]
             metrics.update(_val_metrics(result, prefix=f"val_{name}"))
 
+    def _expert_probe(self, outcomes: dict[str, list[float]], when: str, metrics: dict) -> None:
+        """The learning report's expert probe (`data.expert_probe_file`): each demonstration's mean log-probability
+        of the expert's tokens under the actor as `outcomes[when]`, their mean as `val_expert/log_likelihood`."""
+        if self.expert_demos is None or not self.config.trainer.learning_report:
+            return
+        batch = probe_batch(self.tokenizer, self.expert_demos, self.config.actor_rollout_ref.rollout.max_model_len,
+                            self.config.actor_rollout_ref.rollout.system_prompt)
+        out = self.actor_wg.call_dp("compute_log_prob", batch)
+        outcomes[when] = per_goal_log_likelihood(out.batch["old_log_probs"], batch.batch["response_mask"])
+        metrics["val_expert/log_likelihood"] = float(np.mean(outcomes[when]))
+
     def _write_learning_report(self, before: dict | None, after: dict | None, goal_sets: dict[str, dict],
-                               first_step: int, seconds: float) -> str:
+                               probe: dict[str, list[float]], first_step: int, seconds: float) -> str:
         """learning_report.json in `trainer.default_local_dir` from the greedy validations around training: the
         held-out goals, and the goal sets (`goal_sets` = {name: {"before", "after"}}) the data config names."""
         from verl.agent_trainer.learning_report import build_report, report_sections, write_report
@@ -691,12 +707,21 @@ class RayPPOTrainer:
         cfg = self.config
         # no step ran (resumed at the end): after = before, as for the held-out goals
         pairs = {name: (runs["before"], runs.get("after", runs["before"])) for name, runs in goal_sets.items()}
+        if "before" in probe:
+            probe = build_probe_section([d["item_id"] for d in self.expert_demos], probe["before"],
+                                        probe.get("after", probe["before"]), seed=cfg.actor_rollout_ref.rollout.seed,
+                                        file=cfg.data.expert_probe_file)
         report = build_report(before["greedy"], after["greedy"], before_step=first_step, after_step=self.global_steps,
                               seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed, goal_sets=pairs,
                               goal_set_files=cfg.data.goal_set_files, train_steps=self.global_steps - first_step,
                               data_seed=cfg.data.seed, val_files=cfg.data.val_paths,
-                              model_path=cfg.actor_rollout_ref.model.path)
+                              model_path=cfg.actor_rollout_ref.model.path, **({"expert_probe": probe} if probe else {}))
         path = write_report(report, cfg.trainer.default_local_dir)
+        if "expert_probe" in report:
+            p = report["expert_probe"]
+            logger.info("learning report, expert probe: log-likelihood per expert token %.3f -> %.3f (paired change "
+                        "95%% CI [%.3f, %.3f]) on %d held-out demos", p["before"], p["after"], *p["change_ci95"],
+                        p["n_goals"])
         if "trained_minus_control" in report:
             d = report["trained_minus_control"]
             logger.info("learning report, trained minus control: greedy success change %+.3f (95%% CI [%.3f, %.3f])",
