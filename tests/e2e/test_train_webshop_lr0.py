@@ -2,7 +2,8 @@
 a learning rate of 0 trains a GRPO step that changes no weight, so every section of the report (held-out, trained,
 control, the expert probe) must show exactly no change: the same reward on every goal, nothing gained or lost,
 zero-width change intervals, trained minus control 0. A report that moved here would be measuring something other
-than learning (sampling noise in the greedy validation, state kept between validations, a weight sync that changes weights)."""
+than learning (sampling noise in the greedy validation, state kept between validations, a weight sync that changes
+weights)."""
 from __future__ import annotations
 
 import json
