@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Any
 
 import hydra
@@ -77,12 +78,18 @@ def run_ppo(cfg: PPOConfig | Any) -> dict:
 @hydra.main(config_path="config", config_name="ppo_trainer", version_base=None)
 def _hydra_main(cfg) -> None:
     config = load_config(cfg)
+    started = time.time()
     run_ppo(config)
     if config.trainer.learning_report:
         from verl.agent_trainer.learning_report import REPORT_FILE, format_table, load_report
 
-        print(format_table(load_report(config.trainer.default_local_dir)))
-        print(f"learning report: {os.path.join(config.trainer.default_local_dir, REPORT_FILE)}")
+        path = os.path.join(config.trainer.default_local_dir, REPORT_FILE)
+        if not os.path.isfile(path) or os.path.getmtime(path) < started:  # stopped by trainer.time_budget_s
+            print(f"learning report: not written by this run (it stopped before the last step; rerun to resume): "
+                  f"{path}")
+            return
+        print(format_table(load_report(path)))
+        print(f"learning report: {path}")
 
 
 main = console_entry(PPOConfig, _hydra_main)

@@ -38,6 +38,8 @@ class TrainerConfig:
     plots: bool = True            # PNGs of the file logger's metrics under <log_dir>/plots at the end of fit()
     learning_report: bool = False  # greedy validation before and after training -> learning_report.json
     rollout_overlap: bool = False  # one-step off-policy: rollout k+1 (previous weights) runs beside update k
+    # wall seconds fit() may take: checkpoint and stop before a step (with the final validation) that would not fit
+    time_budget_s: Optional[float] = None
 
     def __post_init__(self):
         p = "trainer"
@@ -56,6 +58,7 @@ class TrainerConfig:
         for name in self.loggers:
             check_choice(f"{p}.logger[]", name, LOGGERS)
         check_positive(f"{p}.max_actor_ckpt_to_keep", self.max_actor_ckpt_to_keep)
+        check_positive(f"{p}.time_budget_s", self.time_budget_s)
 
     @property
     def loggers(self) -> list[str]:

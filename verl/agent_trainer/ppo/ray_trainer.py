@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import os
 import time
@@ -379,13 +380,22 @@ class RayPPOTrainer:
         before = after = None  # greedy validation outcomes (learning report)
         goal_sets: dict[str, dict] = {}  # the learning report's greedy outcomes on its goal sets: {name: {when: ..}}
         probe: dict[str, list[float]] = {}  # the expert probe's per-goal log-likelihoods: {when: [...]}
+        budget = _TimeBudget(cfg.time_budget_s, start)
+        stopped = False  # by the time budget, before the last step
         bar = tqdm(total=self.total_training_steps, initial=self.global_steps, desc="training steps")
         try:
-            if self.val_dataset is not None and (cfg.val_before_train or cfg.val_only or cfg.learning_report):
-                before = after = self._validate()
-                metrics = _val_metrics(before)
-                self._validate_goal_sets(goal_sets, "before", metrics)
-                self._expert_probe(probe, "before", metrics)
+            kept = self._load_report_before() if cfg.learning_report and self.global_steps > 0 else None
+            if kept is not None:  # a resumed run reports against the validation before its first step
+                first_step, before, goal_sets, probe = kept["step"], kept["held_out"], kept["goal_sets"], kept["probe"]
+                budget.validation_s = kept["seconds"]
+            elif self.val_dataset is not None and (cfg.val_before_train or cfg.val_only or cfg.learning_report):
+                with budget.timing_validation():
+                    before = after = self._validate()
+                    metrics = _val_metrics(before)
+                    self._validate_goal_sets(goal_sets, "before", metrics)
+                    self._expert_probe(probe, "before", metrics)
+                if cfg.learning_report:
+                    self._save_report_before(before, goal_sets, probe, budget.validation_s)
                 tracker.log(metrics, step=self.global_steps)
             batches = iter([] if cfg.val_only else self._train_batches())
             for rows in (self.overlap.steps(batches) if self.overlap is not None else batches):
@@ -401,20 +411,37 @@ class RayPPOTrainer:
                             if last:
                                 self._validate_goal_sets(goal_sets, "after", metrics)
                                 self._expert_probe(probe, "after", metrics)
-                    if self._every(cfg.save_freq) or last:
+                    saved = self._every(cfg.save_freq) or last
+                    if saved:
                         with timer("save_checkpoint", timing):
                             self._save_checkpoint()
                 metrics.update(self._step_metrics(batch, timing))
                 self._generated = None
                 tracker.log(metrics, step=self.global_steps)
                 bar.update(1)
+                budget.add_step(timing)
+                if not last and not budget.fits_next(self.global_steps + 1 == self.total_training_steps
+                                                     and cfg.learning_report):
+                    if not saved:
+                        self._save_checkpoint()
+                    stopped = True
+                    logger.warning("trainer.time_budget_s=%s: stopping after step %d of %d (%.0f s used; the next "
+                                   "step%s would not fit); checkpointed: rerun the same command to resume",
+                                   cfg.time_budget_s, self.global_steps, self.total_training_steps, budget.used_s(),
+                                   " and the final validation" if cfg.learning_report else "")
+                    break
+            if cfg.learning_report and kept is not None and after is None:  # resumed after the last step
+                metrics = {}
+                after = self._validate()
+                self._validate_goal_sets(goal_sets, "after", metrics)
+                self._expert_probe(probe, "after", metrics)
         finally:
             bar.close()
             tracker.finish()
-        if cfg.learning_report:
+        if cfg.learning_report and not stopped:
             self._write_learning_report(before, after, goal_sets, probe, first_step, time.perf_counter() - start)
         if cfg.plots:
-            self._write_plots(tracker.log_dir, "file" in cfg.loggers, cfg.learning_report)
+            self._write_plots(tracker.log_dir, "file" in cfg.loggers, cfg.learning_report and not stopped)
         return metrics
 
     def _train_step(self, rows: list[dict], metrics: dict, timing: dict) -> DataProto | None:
@@ -696,6 +723,32 @@ class RayPPOTrainer:
         outcomes[when] = per_goal_log_likelihood(out.batch["old_log_probs"], batch.batch["response_mask"])
         metrics["val_expert/log_likelihood"] = float(np.mean(outcomes[when]))
 
+    def _save_report_before(self, before: dict, goal_sets: dict[str, dict], probe: dict[str, list[float]],
+                            seconds: float) -> None:
+        """Keep the learning report's validation before training beside the checkpoints, so a run resumed (in a
+        later session) reports its change against it, not against a validation at the resumed step."""
+        kept = {"step": self.global_steps, "seconds": seconds, "held_out": before,
+                "goal_sets": {name: {"before": runs["before"]} for name, runs in goal_sets.items()},
+                "probe": {"before": probe["before"]} if "before" in probe else {}}
+        os.makedirs(self.config.trainer.default_local_dir, exist_ok=True)
+        path = os.path.join(self.config.trainer.default_local_dir, REPORT_BEFORE_FILE)
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump(kept, fh, default=float)
+        os.replace(path + ".tmp", path)
+
+    def _load_report_before(self) -> dict | None:
+        """The kept validation before training (`_save_report_before`), or None when there is none."""
+        path = os.path.join(self.config.trainer.default_local_dir, REPORT_BEFORE_FILE)
+        if not os.path.isfile(path):
+            logger.warning("learning report: resumed at step %d but %s is missing; the report's 'before' is a "
+                           "validation at the resumed step", self.global_steps, path)
+            return None
+        with open(path, encoding="utf-8") as fh:
+            kept = json.load(fh)
+        logger.info("learning report: resumed at step %d; 'before' is the validation at step %d (%s)",
+                    self.global_steps, kept["step"], path)
+        return kept
+
     def _write_learning_report(self, before: dict | None, after: dict | None, goal_sets: dict[str, dict],
                                probe: dict[str, list[float]], first_step: int, seconds: float) -> str:
         """learning_report.json in `trainer.default_local_dir` from the greedy validations around training: the
@@ -826,6 +879,41 @@ def _with_env_addrs(config: PPOConfig, addrs: list[str]) -> PPOConfig:
     arr = config.actor_rollout_ref
     return dataclasses.replace(config, actor_rollout_ref=dataclasses.replace(
         arr, agentgym=dataclasses.replace(arr.agentgym, env_addr=list(addrs))))
+
+
+class _TimeBudget:
+    """`trainer.time_budget_s` bookkeeping: the wall time used since fit() began, the longest step so far (less
+    its validation and checkpoint, which the estimate adds itself) and the validation's duration."""
+
+    def __init__(self, seconds: float | None, start: float):
+        self.seconds, self.start = seconds, start
+        self.validation_s = 0.0
+        self.step_s = self.save_s = 0.0
+
+    @contextlib.contextmanager
+    def timing_validation(self):
+        """Time the validation before training (the final one is assumed to take as long)."""
+        t0 = time.perf_counter()
+        yield
+        self.validation_s = time.perf_counter() - t0
+
+    def add_step(self, timing: dict[str, float]) -> None:
+        """Account a finished step from its timers (`step`, `testing`, `save_checkpoint`)."""
+        self.save_s = max(self.save_s, timing.get("save_checkpoint", 0.0))
+        self.step_s = max(self.step_s, timing["step"] - timing.get("testing", 0.0) - timing.get("save_checkpoint", 0.0))
+
+    def used_s(self) -> float:
+        return time.perf_counter() - self.start
+
+    def fits_next(self, with_validation: bool) -> bool:
+        """Whether one more step (with its checkpoint, and the final validation when `with_validation`) fits."""
+        if self.seconds is None:
+            return True
+        need = self.step_s + self.save_s + (self.validation_s if with_validation else 0.0)
+        return self.used_s() + need <= self.seconds
+
+
+REPORT_BEFORE_FILE = "learning_report_before.json"  # the learning report's kept validation before training
 
 
 def _check_control_untrained(goal_sets: dict, train_dataset, data_cfg) -> None:
