@@ -8,6 +8,7 @@ Layout (verl's):
       global_step_N/
         actor/            # written by the actor worker's save_checkpoint (model, optimizer, scheduler, RNG)
           huggingface/    # export_hf: loadable by AutoModelForCausalLM / AutoTokenizer
+          lora_adapter/   # with LoRA, instead of model_*.pt: the adapter (verl.utils.lora), files <= MAX_SHARD_BYTES
         critic/           # critic worker's save_checkpoint (when a critic is trained)
         trainer_state.pt  # global step, dataloader state, driver RNG states, config
 
@@ -24,14 +25,16 @@ import shutil
 import numpy as np
 import torch
 
-__all__ = ["CheckpointManager", "capture_rng_state", "restore_rng_state", "save_atomic", "LATEST_FILE",
-           "TRAINER_STATE_FILE"]
+__all__ = ["CheckpointManager", "capture_rng_state", "restore_rng_state", "save_atomic", "save_sharded",
+           "load_sharded", "split_by_size", "tensor_bytes", "LATEST_FILE", "TRAINER_STATE_FILE", "MAX_SHARD_BYTES"]
 
 logger = logging.getLogger(__name__)
 
 LATEST_FILE = "latest_checkpointed_iteration.txt"
 TRAINER_STATE_FILE = "trainer_state.pt"
 _STEP_DIR = re.compile(r"^global_step_(\d+)$")
+MAX_SHARD_BYTES = 16 * 2**20  # LoRA checkpoints: the largest file (adapter and optimizer shards) holds at most this
+_SHARDS_KEY = "__shards__"    # save_sharded: the other files' names, in the first file
 
 
 def to_cpu(obj):
@@ -59,6 +62,62 @@ def save_atomic(obj, path: str) -> None:
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def tensor_bytes(obj) -> int:
+    """Bytes of tensor data in `obj` (tensors inside nested dicts, lists and tuples)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict):
+        return sum(tensor_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(tensor_bytes(v) for v in obj)
+    return 0
+
+
+def split_by_size(mapping: dict, max_bytes: int) -> list[dict]:
+    """`mapping` cut, in order, into dicts of at most `max_bytes` of tensor data each (an entry larger than
+    that gets a dict of its own); always at least one dict."""
+    parts: list[dict] = [{}]
+    size = 0
+    for key, value in mapping.items():
+        nbytes = tensor_bytes(value)
+        if parts[-1] and size + nbytes > max_bytes:
+            parts.append({})
+            size = 0
+        parts[-1][key] = value
+        size += nbytes
+    return parts
+
+
+def save_sharded(obj: dict, path: str, max_bytes: int, key: str) -> list[str]:
+    """`save_atomic(obj, path)`, with `obj[key]` (a mapping, e.g. an optimizer's `state`) split so that no file
+    holds more than `max_bytes` of tensor data beyond one entry: `path` holds the rest of `obj`, the first
+    part and the names of the others (`path` with `.1`, `.2`, ... before its extension). `load_sharded`
+    reads it back. Returns the files written."""
+    parts = split_by_size(obj[key], max_bytes)
+    root, ext = os.path.splitext(path)
+    others = [f"{root}.{i}{ext}" for i in range(1, len(parts))]
+    for part, other in zip(parts[1:], others, strict=True):
+        save_atomic({key: part}, other)
+    head = {**obj, key: parts[0]}
+    if others:
+        head[_SHARDS_KEY] = {"key": key, "files": [os.path.basename(f) for f in others]}
+    save_atomic(head, path)  # last: the shards it names are complete
+    return [path, *others]
+
+
+def load_sharded(path: str) -> dict:
+    """What `save_sharded` wrote to `path` (also a file `save_atomic` wrote), as one dict on CPU."""
+    obj = torch.load(path, map_location="cpu", weights_only=False)
+    shards = obj.pop(_SHARDS_KEY, None) if isinstance(obj, dict) else None
+    if shards:
+        merged = dict(obj[shards["key"]])
+        for name in shards["files"]:
+            part = torch.load(os.path.join(os.path.dirname(path), name), map_location="cpu", weights_only=False)
+            merged.update(part[shards["key"]])
+        obj[shards["key"]] = merged
+    return obj
 
 
 def capture_rng_state() -> dict:
