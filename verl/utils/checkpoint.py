@@ -21,6 +21,7 @@ import os
 import random
 import re
 import shutil
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -90,33 +91,38 @@ def split_by_size(mapping: dict, max_bytes: int) -> list[dict]:
     return parts
 
 
-def save_sharded(obj: dict, path: str, max_bytes: int, key: str) -> list[str]:
-    """`save_atomic(obj, path)`, with `obj[key]` (a mapping, e.g. an optimizer's `state`) split so that no file
-    holds more than `max_bytes` of tensor data beyond one entry: `path` holds the rest of `obj`, the first
-    part and the names of the others (`path` with `.1`, `.2`, ... before its extension). `load_sharded`
-    reads it back. Returns the files written."""
-    parts = split_by_size(obj[key], max_bytes)
+def save_sharded(obj: dict, path: str, max_bytes: int, keys: Sequence[str]) -> list[str]:
+    """`save_atomic(obj, path)`, with the mappings `obj[key]` for `key` in `keys` (e.g. an optimizer's `state`)
+    split so that no file holds more than `max_bytes` of tensor data beyond one entry: the parts go to
+    `path` with `.1`, `.2`, ... before its extension, and `path` holds the rest of `obj` and their names.
+    `load_sharded` reads it back; an `obj` that fits is one file, as `save_atomic` writes it.
+
+    Returns:
+        The files written.
+    """
+    if tensor_bytes(obj) <= max_bytes:
+        save_atomic(obj, path)
+        return [path]
     root, ext = os.path.splitext(path)
-    others = [f"{root}.{i}{ext}" for i in range(1, len(parts))]
-    for part, other in zip(parts[1:], others, strict=True):
-        save_atomic({key: part}, other)
-    head = {**obj, key: parts[0]}
-    if others:
-        head[_SHARDS_KEY] = {"key": key, "files": [os.path.basename(f) for f in others]}
-    save_atomic(head, path)  # last: the shards it names are complete
-    return [path, *others]
+    head = {k: v for k, v in obj.items() if k not in keys}
+    head[_SHARDS_KEY] = []
+    written = []
+    for key in keys:
+        for part in split_by_size(obj[key], max_bytes):
+            name = f"{root}.{len(written) + 1}{ext}"
+            save_atomic(part, name)
+            written.append(name)
+            head[_SHARDS_KEY].append((key, os.path.basename(name)))
+    save_atomic(head, path)  # last: the parts it names are complete
+    return [path, *written]
 
 
 def load_sharded(path: str) -> dict:
     """What `save_sharded` wrote to `path` (also a file `save_atomic` wrote), as one dict on CPU."""
     obj = torch.load(path, map_location="cpu", weights_only=False)
-    shards = obj.pop(_SHARDS_KEY, None) if isinstance(obj, dict) else None
-    if shards:
-        merged = dict(obj[shards["key"]])
-        for name in shards["files"]:
-            part = torch.load(os.path.join(os.path.dirname(path), name), map_location="cpu", weights_only=False)
-            merged.update(part[shards["key"]])
-        obj[shards["key"]] = merged
+    for key, name in obj.pop(_SHARDS_KEY, None) or []:
+        part = torch.load(os.path.join(os.path.dirname(path), name), map_location="cpu", weights_only=False)
+        obj.setdefault(key, {}).update(part)
     return obj
 
 

@@ -359,7 +359,7 @@ class _ModelWorkerBase:
             optim_sd = get_optimizer_state_dict(self.module, self.optimizer, options=StateDictOptions(cpu_offload=True))
         else:
             optim_sd = to_cpu(self.optimizer.state_dict())
-        save_sharded(optim_sd, files["optim"], MAX_SHARD_BYTES, key="state")
+        save_sharded(optim_sd, files["optim"], MAX_SHARD_BYTES, keys=["state"])
 
     def _load_lora(self, local_path: str, files: dict[str, str]) -> None:
         adapter_dir = os.path.join(local_path, lora.ADAPTER_DIR)
