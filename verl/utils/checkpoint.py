@@ -36,6 +36,8 @@ TRAINER_STATE_FILE = "trainer_state.pt"
 _STEP_DIR = re.compile(r"^global_step_(\d+)$")
 MAX_SHARD_BYTES = 16 * 2**20  # LoRA checkpoints: the largest file (adapter and optimizer shards) holds at most this
 _SHARDS_KEY = "__shards__"    # save_sharded: the other files' names, in the first file
+_PER_TENSOR_BYTES = 1024      # split_by_size's allowance per tensor for the file format (zip record, pickle,
+                              # alignment; a safetensors header entry): ~300 bytes are used
 
 
 def to_cpu(obj):
@@ -76,13 +78,25 @@ def tensor_bytes(obj) -> int:
     return 0
 
 
+def _file_bytes(obj) -> int:
+    """An upper bound of the bytes `obj` takes in a file: its tensor data plus _PER_TENSOR_BYTES per tensor."""
+    if isinstance(obj, torch.Tensor):
+        return tensor_bytes(obj) + _PER_TENSOR_BYTES
+    if isinstance(obj, dict):
+        return sum(_file_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_file_bytes(v) for v in obj)
+    return 0
+
+
 def split_by_size(mapping: dict, max_bytes: int) -> list[dict]:
-    """`mapping` cut, in order, into dicts of at most `max_bytes` of tensor data each (an entry larger than
-    that gets a dict of its own); always at least one dict."""
+    """`mapping` cut, in order, into dicts that each take at most `max_bytes` in a file (tensor data and a
+    per-tensor allowance for the file format; an entry larger than that gets a dict of its own); always at
+    least one dict."""
     parts: list[dict] = [{}]
     size = 0
     for key, value in mapping.items():
-        nbytes = tensor_bytes(value)
+        nbytes = _file_bytes(value)
         if parts[-1] and size + nbytes > max_bytes:
             parts.append({})
             size = 0
@@ -93,14 +107,14 @@ def split_by_size(mapping: dict, max_bytes: int) -> list[dict]:
 
 def save_sharded(obj: dict, path: str, max_bytes: int, keys: Sequence[str]) -> list[str]:
     """`save_atomic(obj, path)`, with the mappings `obj[key]` for `key` in `keys` (e.g. an optimizer's `state`)
-    split so that no file holds more than `max_bytes` of tensor data beyond one entry: the parts go to
+    split so that no file is larger than `max_bytes` unless one entry is: the parts go to
     `path` with `.1`, `.2`, ... before its extension, and `path` holds the rest of `obj` and their names.
     `load_sharded` reads it back; an `obj` that fits is one file, as `save_atomic` writes it.
 
     Returns:
         The files written.
     """
-    if tensor_bytes(obj) <= max_bytes:
+    if _file_bytes(obj) <= max_bytes:
         save_atomic(obj, path)
         return [path]
     root, ext = os.path.splitext(path)
