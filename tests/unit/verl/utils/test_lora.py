@@ -161,3 +161,10 @@ def test_model_merger_writes_the_merged_model(tiny_path, tmp_path):
         torch.testing.assert_close(merged(ids).logits, model(input_ids=ids).logits, rtol=1e-5, atol=1e-5)
     with pytest.raises(FileNotFoundError, match="local_dir"):
         main(["merge", "--local_dir", str(tmp_path), "--target_dir", str(tmp_path / "x")])
+
+
+def test_evaluation_refuses_lora_keys_and_says_to_merge():
+    from verl.agent_trainer.config.generation_schema import load_generation_config
+
+    with pytest.raises(ValueError, match="verl.model_merger"):
+        load_generation_config({"model": {"path": "m", "lora_rank": 8}}, resolve_auto=False)
