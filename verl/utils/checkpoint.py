@@ -8,6 +8,7 @@ Layout (verl's):
       global_step_N/
         actor/            # written by the actor worker's save_checkpoint (model, optimizer, scheduler, RNG)
           huggingface/    # export_hf: loadable by AutoModelForCausalLM / AutoTokenizer
+          lora_adapter/   # with LoRA, instead of model_*.pt: the adapter (verl.utils.lora), files <= MAX_SHARD_BYTES
         critic/           # critic worker's save_checkpoint (when a critic is trained)
         trainer_state.pt  # global step, dataloader state, driver RNG states, config
 
@@ -20,18 +21,23 @@ import os
 import random
 import re
 import shutil
+from typing import Sequence
 
 import numpy as np
 import torch
 
-__all__ = ["CheckpointManager", "capture_rng_state", "restore_rng_state", "save_atomic", "LATEST_FILE",
-           "TRAINER_STATE_FILE"]
+__all__ = ["CheckpointManager", "capture_rng_state", "restore_rng_state", "save_atomic", "save_sharded",
+           "load_sharded", "split_by_size", "tensor_bytes", "LATEST_FILE", "TRAINER_STATE_FILE", "MAX_SHARD_BYTES"]
 
 logger = logging.getLogger(__name__)
 
 LATEST_FILE = "latest_checkpointed_iteration.txt"
 TRAINER_STATE_FILE = "trainer_state.pt"
 _STEP_DIR = re.compile(r"^global_step_(\d+)$")
+MAX_SHARD_BYTES = 16 * 2**20  # LoRA checkpoints: the largest file (adapter and optimizer shards) holds at most this
+_SHARDS_KEY = "__shards__"    # save_sharded: the other files' names, in the first file
+_PER_TENSOR_BYTES = 1024      # split_by_size's allowance per tensor for the file format (zip record, pickle,
+                              # alignment; a safetensors header entry): ~300 bytes are used
 
 
 def to_cpu(obj):
@@ -59,6 +65,79 @@ def save_atomic(obj, path: str) -> None:
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def tensor_bytes(obj) -> int:
+    """Bytes of tensor data in `obj` (tensors inside nested dicts, lists and tuples)."""
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict):
+        return sum(tensor_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(tensor_bytes(v) for v in obj)
+    return 0
+
+
+def _file_bytes(obj) -> int:
+    """An upper bound of the bytes `obj` takes in a file: its tensor data plus _PER_TENSOR_BYTES per tensor."""
+    if isinstance(obj, torch.Tensor):
+        return tensor_bytes(obj) + _PER_TENSOR_BYTES
+    if isinstance(obj, dict):
+        return sum(_file_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_file_bytes(v) for v in obj)
+    return 0
+
+
+def split_by_size(mapping: dict, max_bytes: int) -> list[dict]:
+    """`mapping` cut, in order, into dicts that each take at most `max_bytes` in a file (tensor data and a
+    per-tensor allowance for the file format; an entry larger than that gets a dict of its own); always at
+    least one dict."""
+    parts: list[dict] = [{}]
+    size = 0
+    for key, value in mapping.items():
+        nbytes = _file_bytes(value)
+        if parts[-1] and size + nbytes > max_bytes:
+            parts.append({})
+            size = 0
+        parts[-1][key] = value
+        size += nbytes
+    return parts
+
+
+def save_sharded(obj: dict, path: str, max_bytes: int, keys: Sequence[str]) -> list[str]:
+    """`save_atomic(obj, path)`, with the mappings `obj[key]` for `key` in `keys` (e.g. an optimizer's `state`)
+    split so that no file is larger than `max_bytes` unless one entry is: the parts go to
+    `path` with `.1`, `.2`, ... before its extension, and `path` holds the rest of `obj` and their names.
+    `load_sharded` reads it back; an `obj` that fits is one file, as `save_atomic` writes it.
+
+    Returns:
+        The files written.
+    """
+    if _file_bytes(obj) <= max_bytes:
+        save_atomic(obj, path)
+        return [path]
+    root, ext = os.path.splitext(path)
+    head = {k: v for k, v in obj.items() if k not in keys}
+    head[_SHARDS_KEY] = []
+    written = []
+    for key in keys:
+        for part in split_by_size(obj[key], max_bytes):
+            name = f"{root}.{len(written) + 1}{ext}"
+            save_atomic(part, name)
+            written.append(name)
+            head[_SHARDS_KEY].append((key, os.path.basename(name)))
+    save_atomic(head, path)  # last: the parts it names are complete
+    return [path, *written]
+
+
+def load_sharded(path: str) -> dict:
+    """What `save_sharded` wrote to `path` (also a file `save_atomic` wrote), as one dict on CPU."""
+    obj = torch.load(path, map_location="cpu", weights_only=False)
+    for key, name in obj.pop(_SHARDS_KEY, None) or []:
+        part = torch.load(os.path.join(os.path.dirname(path), name), map_location="cpu", weights_only=False)
+        obj.setdefault(key, {}).update(part)
+    return obj
 
 
 def capture_rng_state() -> dict:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from verl.agent_trainer.config.schema import OptimConfig, as_section
+from verl.utils import lora
 
 __all__ = ["split_lm_head", "next_token_logits", "is_fsdp_module", "load_tokenizer", "load_causal_lm",
            "load_value_model", "load_reward_model", "build_optimizer", "build_lr_scheduler", "save_hf_dir"]
@@ -124,13 +125,17 @@ def split_lm_head(model: torch.nn.Module):
     """`(decoder, lm_head)` of a plain transformers causal LM (logits = lm_head(decoder(...).last_hidden_state)),
     so callers can run the vocabulary projection on the positions they need only; None when that would not
     equal the model's own logits (logit soft-capping or scaling) or the model is FSDP-sharded (its root-level
-    parameters are only gathered inside the root's forward).
+    parameters are only gathered inside the root's forward). A PEFT (LoRA) model is split as its base model,
+    whose layers carry the adapter.
     """
+    if is_fsdp_module(model):
+        return None
+    model = lora.base_model(model)
     head, decoder, config = model.get_output_embeddings(), getattr(model, "model", None), model.config
     if head is None or decoder is None:
         return None
     scaled = getattr(config, "logits_scaling", 1.0) not in (None, 1.0)
-    if getattr(config, "final_logit_softcapping", None) is not None or scaled or is_fsdp_module(model):
+    if getattr(config, "final_logit_softcapping", None) is not None or scaled:
         return None
     return decoder, head
 

@@ -3,7 +3,9 @@
 Owns each model's lifecycle: device/dtype placement, FSDP wrapping on multi-GPU (with optional
 param/optimizer offload and gradient checkpointing), the optimizer and LR schedule, the rollout
 engine and agent loop, weight sync into the engine after each update, checkpoints (model,
-optimizer, scheduler, RNG) and the HuggingFace export. The math lives in
+optimizer, scheduler, RNG) and the HuggingFace export. With LoRA (`model.lora_rank > 0`, `verl.utils.lora`)
+the actor trains an adapter, the colocated reference policy is the same module with the adapter disabled,
+the engine receives merged weights and checkpoints hold the adapter and its optimizer state. The math lives in
 `verl.workers.agent_actor.dp_actor` / `verl.workers.agent_critic.dp_critic` /
 `verl.workers.reward_model.dp_reward_model`; the loop lives in the trainer;
 models, tokenizers and optimizers are built by `verl.utils.model_utils`, the engine by
@@ -39,8 +41,16 @@ from verl.agent_trainer.config.schema import (
     TrainerConfig,
 )
 from verl.protocol import DataProto
-from verl.utils import model_utils
-from verl.utils.checkpoint import capture_rng_state, restore_rng_state, save_atomic, to_cpu
+from verl.utils import lora, model_utils
+from verl.utils.checkpoint import (
+    MAX_SHARD_BYTES,
+    capture_rng_state,
+    load_sharded,
+    restore_rng_state,
+    save_atomic,
+    save_sharded,
+    to_cpu,
+)
 from verl.utils.device import resolve_device, resolve_dtype
 from verl.workers.copy_only import copy_only_rule
 
@@ -158,6 +168,7 @@ class _ModelWorkerBase:
     lr_scheduler = None
     tokenizer = None
     _ckpt_tag = "model"
+    _lora = False  # the module is a PEFT model: checkpoints hold its adapter, not the base weights
 
     def _setup_device(self, device_pref) -> None:
         self.device = torch.device(resolve_device(device_pref))
@@ -171,7 +182,8 @@ class _ModelWorkerBase:
         return contextlib.nullcontext()
 
     def _place(self, module: torch.nn.Module, fsdp_cfg: FSDPConfig, gradient_checkpointing: bool) -> torch.nn.Module:
-        self._hf_architecture = type(module).__name__  # FSDP2 renames the class (FSDPQwen2ForCausalLM)
+        # FSDP2 renames the class (FSDPQwen2ForCausalLM); PEFT wraps it (PeftModelForCausalLM)
+        self._hf_architecture = type(lora.base_model(module)).__name__
         if gradient_checkpointing:
             module.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if self.use_fsdp:
@@ -205,7 +217,7 @@ class _ModelWorkerBase:
 
     def _hf_config(self):
         """The model's HF config as it should be saved: HF class name, generation cache on."""
-        config = copy.deepcopy(self.module.config)
+        config = copy.deepcopy(lora.base_model(self.module).config)
         config.architectures = [self._hf_architecture]
         config.use_cache = True
         return config
@@ -237,11 +249,15 @@ class _ModelWorkerBase:
         with `hf_model` the full HF export goes to `huggingface/`. Otherwise rank 0 writes only the
         config and tokenizer there, so the directory is self-describing. Each file is written atomically,
         and under FSDP the ranks meet at a barrier before returning, so the checkpoint is whole on return.
+        With LoRA the model is the adapter (`lora_adapter/`, PEFT's format) and the optimizer state is
+        the adapter's, both in files of at most `MAX_SHARD_BYTES`.
         """
         os.makedirs(local_path, exist_ok=True)
         files = self._ckpt_files(local_path)
         contents = set(self._ckpt_config().save_contents)
-        if self.use_fsdp:
+        if self._lora:
+            self._save_lora(local_path, files, contents)
+        elif self.use_fsdp:
             from torch.distributed.checkpoint.state_dict import (
                 StateDictOptions,
                 get_model_state_dict,
@@ -256,9 +272,9 @@ class _ModelWorkerBase:
         else:  # CPU copies: a checkpoint never holds live CUDA tensors
             model_sd = to_cpu(self.module.state_dict())
             optim_sd = to_cpu(self.optimizer.state_dict()) if self.optimizer is not None else None
-        if "model" in contents:
+        if "model" in contents and not self._lora:
             save_atomic(model_sd, files["model"])
-        if optim_sd is not None and "optimizer" in contents:
+        if not self._lora and optim_sd is not None and "optimizer" in contents:
             save_atomic(optim_sd, files["optim"])
         if "extra" in contents:
             extra = {"global_step": int(global_step), "rng": capture_rng_state(),
@@ -280,10 +296,28 @@ class _ModelWorkerBase:
             FileNotFoundError: naming the missing file (e.g. a different world size).
         """
         files = self._ckpt_files(local_path)
-        if not os.path.exists(files["model"]):
+        if self._lora:
+            self._load_lora(local_path, files)
+        elif not os.path.exists(files["model"]):
             raise FileNotFoundError(
                 f"no {self._ckpt_tag} checkpoint at {files['model']} (saved with a different world size?)"
             )
+        else:
+            self._load_model_and_optimizer(files)
+        extra = {"global_step": 0}
+        if os.path.exists(files["extra_state"]):
+            extra = torch.load(files["extra_state"], map_location="cpu", weights_only=False)
+            if extra.get("lr_scheduler") is not None and self.lr_scheduler is not None:
+                self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
+            restore_rng_state(extra["rng"])
+        if del_local_after_load:
+            for path in files.values():
+                if os.path.exists(path):
+                    os.remove(path)
+        logger.info("loaded %s checkpoint (step %d) from %s", self._ckpt_tag, extra["global_step"], local_path)
+        return int(extra["global_step"])
+
+    def _load_model_and_optimizer(self, files: dict[str, str]) -> None:
         model_sd = torch.load(files["model"], map_location="cpu", weights_only=False)
         optim_sd = None
         if os.path.exists(files["optim"]):
@@ -300,18 +334,55 @@ class _ModelWorkerBase:
             if optim_sd is not None and self.optimizer is not None:
                 self.optimizer.load_state_dict(optim_sd)
                 self._optimizer_to(torch.device("cpu"))
-        extra = {"global_step": 0}
-        if os.path.exists(files["extra_state"]):
-            extra = torch.load(files["extra_state"], map_location="cpu", weights_only=False)
-            if extra.get("lr_scheduler") is not None and self.lr_scheduler is not None:
-                self.lr_scheduler.load_state_dict(extra["lr_scheduler"])
-            restore_rng_state(extra["rng"])
-        if del_local_after_load:
-            for path in files.values():
-                if os.path.exists(path):
-                    os.remove(path)
-        logger.info("loaded %s checkpoint (step %d) from %s", self._ckpt_tag, extra["global_step"], local_path)
-        return int(extra["global_step"])
+
+    # ------------------------------------------------------------------------- LoRA checkpoints
+    def _full(self, tensor: torch.Tensor) -> torch.Tensor:
+        """The full tensor of a parameter (an FSDP shard is all-gathered: a collective every rank runs in the
+        same order; with CPU param offload the shard visits the device first, as NCCL gathers device memory)."""
+        if hasattr(tensor, "full_tensor"):
+            if tensor.device.type != self.device.type:
+                tensor = tensor.to(self.device)
+            tensor = tensor.full_tensor()
+        return tensor
+
+    def _save_lora(self, local_path: str, files: dict[str, str], contents: set[str]) -> None:
+        """The adapter (rank 0, `lora_adapter/`) and each rank's optimizer state, in files <= MAX_SHARD_BYTES."""
+        if "model" in contents:
+            state = lora.adapter_state_dict(self.module, gather=self._full)  # every rank gathers
+            if self.rank == 0:
+                lora.save_adapter(self.module, os.path.join(local_path, lora.ADAPTER_DIR), MAX_SHARD_BYTES, state)
+        if self.optimizer is None or "optimizer" not in contents:
+            return
+        if self.use_fsdp:
+            from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
+
+            optim_sd = get_optimizer_state_dict(self.module, self.optimizer, options=StateDictOptions(cpu_offload=True))
+        else:
+            optim_sd = to_cpu(self.optimizer.state_dict())
+        save_sharded(optim_sd, files["optim"], MAX_SHARD_BYTES, keys=["state"])
+
+    def _load_lora(self, local_path: str, files: dict[str, str]) -> None:
+        adapter_dir = os.path.join(local_path, lora.ADAPTER_DIR)
+        if not os.path.isdir(adapter_dir):
+            raise FileNotFoundError(f"no LoRA adapter at {adapter_dir}: the checkpoint was not written with "
+                                    "actor_rollout_ref.model.lora_rank > 0 (or not completely)")
+        state = lora.read_adapter(adapter_dir)
+        optim_sd = load_sharded(files["optim"]) if os.path.exists(files["optim"]) else None
+        if self.use_fsdp:
+            from torch.distributed.checkpoint.state_dict import (
+                StateDictOptions,
+                set_model_state_dict,
+                set_optimizer_state_dict,
+            )
+
+            set_model_state_dict(self.module, state, options=StateDictOptions(full_state_dict=True, strict=False))
+            if optim_sd is not None and self.optimizer is not None:
+                set_optimizer_state_dict(self.module, self.optimizer, optim_sd)
+        else:
+            lora.load_adapter(self.module, {k: v.to(self.device) for k, v in state.items()})
+            if optim_sd is not None and self.optimizer is not None:
+                self.optimizer.load_state_dict(optim_sd)
+                self._optimizer_to(torch.device("cpu"))
 
     def _build_optim(self, optim_cfg: OptimConfig, fsdp_cfg: FSDPConfig) -> None:
         self.optimizer = model_utils.build_optimizer(self.module, optim_cfg)
@@ -382,6 +453,9 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
                                                 attn_implementation=cfg.model.attn_implementation,
                                                 override_config=override)
             module.config.use_cache = False
+            if cfg.model.use_lora:  # only the adapter requires gradients, so only it reaches the optimizer
+                module = lora.apply_lora(module, cfg.model)
+                self._lora = True
             self.module = self._place(module, actor_cfg.fsdp_config, cfg.model.enable_gradient_checkpointing)
             self._build_optim(actor_cfg.optim, actor_cfg.fsdp_config)
             mini = actor_cfg.ppo_mini_batch_size * cfg.rollout.n // self.world_size
@@ -394,7 +468,12 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
                                               activation_offload=cfg.model.enable_activation_offloading)
             self._optimizer_to(torch.device("cpu"))
 
-        if self._is_ref:
+        if self._is_ref and self._lora:
+            # the base weights are frozen: the reference policy is the actor's module with the adapter disabled
+            # (compute_ref_log_prob), not a second copy of the weights
+            self.ref_module = self.module
+            self.ref_policy = DataParallelPPOActor(actor_cfg, self.module, None)
+        elif self._is_ref:
             ref_dtype = self.compute_dtype if self.device.type == "cuda" else torch.float32
             ref = model_utils.load_causal_lm(model_path, dtype=ref_dtype, trust_remote_code=trust,
                                              override_config=override,
@@ -452,20 +531,18 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         return out
 
     def _named_full_params(self):
-        """Yield `(HF name, full tensor)` one parameter at a time (tied duplicates such as lm_head once).
+        """Yield `(HF name, full tensor)` one parameter at a time (tied duplicates such as lm_head once); with
+        LoRA the base model's names with the adapter merged in (`lora.merged_named_parameters`).
 
-        Under FSDP each sharded parameter is all-gathered on its own (`DTensor.full_tensor()`, a
-        collective every rank runs in the same order), so no rank ever holds more than one unsharded
-        parameter beyond what the engine has taken; the engine casts and buckets as it consumes.
-        With CPU param offload the shard is moved to the device first (NCCL gathers device memory).
+        Under FSDP each sharded parameter is all-gathered on its own (`_full`), so no rank ever holds more
+        than one unsharded parameter (with LoRA: and its adapter) beyond what the engine has taken; the
+        engine casts and buckets as it consumes.
         """
+        if self._lora:
+            yield from lora.merged_named_parameters(self.module, gather=self._full)
+            return
         for name, param in self.module.named_parameters():
-            tensor = param.detach()
-            if hasattr(tensor, "full_tensor"):
-                if tensor.device.type != self.device.type:
-                    tensor = tensor.to(self.device)
-                tensor = tensor.full_tensor()
-            yield name, tensor
+            yield name, self._full(param.detach())
 
     def sync_weights(self) -> None:
         """Push the actor's current weights into the rollout engine (every rank into its own engine).
@@ -522,7 +599,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
             raise RuntimeError(
                 f"compute_ref_log_prob needs role ref or actor_rollout_ref, this worker is {self.role!r}"
             )
-        _, log_probs, _ = self._policy_log_probs(self.ref_policy, self.config.ref, data, calculate_entropy=False)
+        with lora.adapter_disabled(self.ref_module):  # with LoRA: the actor's module, its base weights only
+            _, log_probs, _ = self._policy_log_probs(self.ref_policy, self.config.ref, data, calculate_entropy=False)
         return DataProto.from_dict(tensors={"ref_log_prob": log_probs.float().cpu()})
 
     # ------------------------------------------------------------------------------ update
@@ -561,11 +639,16 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         return step
 
     def export_hf(self, path: str) -> str:
-        """Save the actor as a HuggingFace model + tokenizer that AutoModelForCausalLM loads."""
-        state = _full_state_dict(self.module)
+        """Save the actor as a HuggingFace model + tokenizer that AutoModelForCausalLM loads (with LoRA: the
+        base weights with the adapter merged in)."""
+        if self._lora:  # every rank gathers, rank 0 keeps
+            state = {name: tensor.cpu() for name, tensor in self._named_full_params() if self.rank == 0}
+        else:
+            state = _full_state_dict(self.module)
         if self.rank == 0:
             # the HF class's config (its architectures), not the FSDP wrapper's
-            model_utils.save_hf_dir(path, self.module, self.tokenizer, state_dict=state, config=self._hf_config())
+            model_utils.save_hf_dir(path, lora.base_model(self.module), self.tokenizer, state_dict=state,
+                                    config=self._hf_config())
             logger.info("exported HF model to %s", path)
         return path
 

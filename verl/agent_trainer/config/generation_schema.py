@@ -64,6 +64,10 @@ class GenerationConfig:
     trainer: GenerationTrainerConfig = field(default_factory=GenerationTrainerConfig)
 
     def __post_init__(self):
+        if self.model.use_lora:
+            raise ValueError(f"model.lora_rank={self.model.lora_rank} trains an adapter; evaluation samples from a "
+                             "whole model: merge a LoRA checkpoint first (python -m verl.model_merger merge "
+                             "--local_dir <global_step_N/actor> --target_dir DIR) and set model.path=DIR")
         if self.rollout.n != 1:
             raise ValueError(f"rollout.n={self.rollout.n} is not used by evaluation; "
                              f"set data.n_samples={self.rollout.n} "

@@ -8,12 +8,12 @@ ranks, whatever the value; verl's `fsdp` (FSDP1) warns once that FSDP2 runs inst
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Optional
+from typing import Any, ClassVar, Optional
 
 from verl.agent_trainer.config.algorithm import KL_CHOICES
 from verl.agent_trainer.config.loader import check_choice, check_positive
 
-__all__ = ["ATTN_IMPLEMENTATIONS", "DTYPES", "LOSS_AGG_MODES", "STRATEGIES", "STRATEGY_NOTE",
+__all__ = ["ATTN_IMPLEMENTATIONS", "DTYPES", "LORA_ALL_LINEAR", "LOSS_AGG_MODES", "STRATEGIES", "STRATEGY_NOTE",
            "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig", "ActorConfig",
            "RefFSDPConfig", "RefConfig", "CriticModelConfig", "CriticConfig"]
 
@@ -21,6 +21,7 @@ LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "se
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2")
 DTYPES = ("auto", "float32", "bfloat16", "float16")  # resolved by config.device.resolve_dtype
 _MODEL_DTYPES = ("float32", "fp32", "bfloat16", "bf16", "float16", "fp16")  # fsdp_config.model_dtype (verl spells fp32)
+LORA_ALL_LINEAR = "all-linear"  # PEFT's shorthand: every linear layer except the output head
 STRATEGIES = ("fsdp", "fsdp2")  # verl's megatron is not implemented
 STRATEGY_NOTE = ("every strategy shards with FSDP2 (fully_shard) across ranks and runs the plain module on one; "
                  "FSDP1, which verl's fsdp names, is not implemented")
@@ -28,7 +29,12 @@ STRATEGY_NOTE = ("every strategy shards with FSDP2 (fully_shard) across ranks an
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """`actor_rollout_ref.model`: the policy checkpoint (HF format)."""
+    """`actor_rollout_ref.model`: the policy checkpoint (HF format), and LoRA.
+
+    `lora_rank > 0` trains a LoRA adapter (PEFT) of that rank on `target_modules` (verl's key: `all-linear`,
+    or a list of module names such as `[q_proj, v_proj]`), scaled by `lora_alpha / lora_rank`, with the
+    base weights frozen; 0 trains every weight. SFT reads the same keys under `model`.
+    """
 
     compat_keys: ClassVar[dict[str, str]] = {
         "use_remove_padding": "padding is handled by attention_mask and per-micro-batch trimming"}
@@ -42,13 +48,32 @@ class ModelConfig:
     override_config: dict = field(default_factory=dict)
     attn_implementation: str = "sdpa"   # transformers' attention kernel: eager | sdpa | flash_attention_2 (GPU)
     enable_activation_offloading: bool = False  # actor update: activations saved for backward wait in CPU memory (GPU)
+    lora_rank: int = 0                  # > 0: train a LoRA adapter of this rank (PEFT); 0: every weight
+    lora_alpha: float = 16              # LoRA scale = lora_alpha / lora_rank
+    target_modules: Any = LORA_ALL_LINEAR  # all-linear, or a list of module names ([q_proj, k_proj, ...])
 
     def __post_init__(self):
-        check_choice("actor_rollout_ref.model.attn_implementation", self.attn_implementation, ATTN_IMPLEMENTATIONS)
+        p = "actor_rollout_ref.model"
+        check_choice(f"{p}.attn_implementation", self.attn_implementation, ATTN_IMPLEMENTATIONS)
         if not self.path:
-            raise ValueError("actor_rollout_ref.model.path is empty; set it to an HF model directory "
+            raise ValueError(f"{p}.path is empty; set it to an HF model directory "
                              "(e.g. one built by `python -m verl.utils.tiny_model --out DIR`)")
-        check_choice("actor_rollout_ref.model.dtype", self.dtype, DTYPES)
+        check_choice(f"{p}.dtype", self.dtype, DTYPES)
+        check_positive(f"{p}.lora_rank", self.lora_rank, allow_zero=True)
+        if self.lora_rank:
+            check_positive(f"{p}.lora_alpha", self.lora_alpha)
+            modules = self.target_modules
+            names = [modules] if isinstance(modules, str) else modules
+            if (not isinstance(names, (list, tuple)) or not names
+                    or not all(isinstance(n, str) and n.strip() for n in names)):
+                raise ValueError(f"{p}.target_modules={modules!r} is not valid with {p}.lora_rank={self.lora_rank}; "
+                                 f"set {LORA_ALL_LINEAR!r} or a non-empty list of module names "
+                                 "(e.g. [q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj])")
+
+    @property
+    def use_lora(self) -> bool:
+        """True when a LoRA adapter is trained (`lora_rank > 0`)."""
+        return self.lora_rank > 0
 
 
 @dataclass(frozen=True)

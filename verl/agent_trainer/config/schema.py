@@ -159,6 +159,14 @@ class PPOConfig:
                              "goals, but data.trained_val_file is not set; name the trained goals' file too")
 
     @property
+    def exports_hf(self) -> bool:
+        """Whether checkpoints get the HF export: `trainer.export_hf`, whose null means on without LoRA and off
+        with it (a LoRA checkpoint holds the adapter; `python -m verl.model_merger` merges it)."""
+        if self.trainer.export_hf is not None:
+            return self.trainer.export_hf
+        return not self.actor_rollout_ref.model.use_lora
+
+    @property
     def use_reference_policy(self) -> bool:
         """A reference policy is needed for a KL loss or a reward-side KL penalty."""
         return self.actor_rollout_ref.actor.use_kl_loss or self.algorithm.use_kl_in_reward

@@ -32,7 +32,7 @@ class TrainerConfig:
     resume_from_path: Optional[str] = None
     default_local_dir: str = "checkpoints/agentgym_rl/webshop"
     max_actor_ckpt_to_keep: Optional[int] = None
-    export_hf: bool = True
+    export_hf: Optional[bool] = None  # null: on, off with LoRA (actor_rollout_ref.model.lora_rank > 0)
     critic_warmup: int = 0
     seed: int = 1   # seeds the PPO mini-batch shuffle (actor/critic.shuffle) with the step
     plots: bool = True            # PNGs of the file logger's metrics under <log_dir>/plots at the end of fit()

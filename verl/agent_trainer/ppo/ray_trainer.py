@@ -814,7 +814,7 @@ class RayPPOTrainer:
         self.actor_wg.call_all("save_checkpoint", os.path.join(step_dir, "actor"), self.global_steps)
         if self.critic_wg is not None:
             self.critic_wg.call_all("save_checkpoint", os.path.join(step_dir, "critic"), self.global_steps)
-        if self.config.trainer.export_hf:
+        if self.config.exports_hf:
             self.actor_wg.call_all("export_hf", os.path.join(step_dir, "actor", "huggingface"))
         # rollout_overlap: the loader as before the next step's rows were drawn (a resume re-primes that rollout)
         loader_state = self.overlap.loader_state if self.overlap is not None else None

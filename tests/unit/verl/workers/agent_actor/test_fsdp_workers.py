@@ -446,3 +446,137 @@ def test_dynamic_bsz_shuffle_and_offload_keys_reach_the_compute_cores(tiny_path)
     critic = critic_worker(cfg)
     critic.init_model()
     assert critic.critic.micro_batching.max_token_len == 45 and critic.critic.shuffle_seed == 11
+
+
+# ------------------------------------------------------------------------------------------------- LoRA
+def lora_config(model_path: str, *extra: str) -> PPOConfig:
+    """`dict_config` with a rank-4 LoRA adapter on every linear layer (typed)."""
+    return load_config(OmegaConf.merge(dict_config(model_path), OmegaConf.from_dotlist([
+        "actor_rollout_ref.model.lora_rank=4", "actor_rollout_ref.actor.optim.lr=1e-2", *extra])))
+
+
+def test_lora_actor_ref_engine_and_adapter_checkpoint(tiny_path, tmp_path):
+    """LoRA: only the adapter is optimised; the reference is the same module with the adapter disabled (no
+    second copy) and stays the base model; the engine gets merged weights and scores like the actor; the
+    checkpoint holds the adapter and its optimizer state only, and loads back exactly."""
+    from verl.utils import lora
+    from verl.utils.checkpoint import MAX_SHARD_BYTES
+
+    worker = actor_worker(lora_config(tiny_path), role="actor_rollout_ref")
+    worker.init_model()
+    try:
+        assert lora.is_lora(worker.module) and worker.ref_module is worker.module
+        adapter = {n for n, p in worker.module.named_parameters() if p.requires_grad}
+        assert adapter and all(".lora_" in n for n in adapter)
+        optimised = {id(p) for group in worker.optimizer.param_groups for p in group["params"]}
+        assert optimised == {id(p) for n, p in worker.module.named_parameters() if n in adapter}
+        data = make_batch(worker.tokenizer)
+        old, ref = worker.compute_log_prob(data), worker.compute_ref_log_prob(data)
+        torch.testing.assert_close(old.batch["old_log_probs"], ref.batch["ref_log_prob"])  # B starts at 0
+        data = data.union(old).union(ref)
+        worker.update_actor(data)
+        # the reference is still the base model, the actor has moved
+        torch.testing.assert_close(worker.compute_ref_log_prob(data).batch["ref_log_prob"], ref.batch["ref_log_prob"])
+        assert not torch.allclose(worker.compute_log_prob(data).batch["old_log_probs"], old.batch["old_log_probs"])
+        # the engine holds the merged weights under the base names, and computes the actor's logits
+        merged = {n: t.clone() for n, t in worker._named_full_params()}
+        engine = dict(worker.engine.model.named_parameters())
+        assert sorted(engine) == sorted(merged)
+        for name, tensor in merged.items():
+            torch.testing.assert_close(engine[name], tensor)
+        ids = data.batch["input_ids"][:, :20]
+        with torch.no_grad():
+            torch.testing.assert_close(worker.engine.model(input_ids=ids).logits,
+                                       worker.module(input_ids=ids).logits, rtol=1e-4, atol=1e-4)
+
+        ckpt = str(tmp_path / "global_step_1" / "actor")
+        worker.save_checkpoint(ckpt, global_step=1)
+        files = {os.path.relpath(os.path.join(d, f), ckpt) for d, _, fs in os.walk(ckpt) for f in fs}
+        assert {"lora_adapter/adapter_config.json", "lora_adapter/adapter_model.safetensors",
+                "optim_world_size_1_rank_0.pt", "extra_state_world_size_1_rank_0.pt"} <= files
+        assert not any(f.startswith("model_") or f.endswith("model.safetensors") and "lora" not in f for f in files)
+        assert all(os.path.getsize(os.path.join(ckpt, f)) <= MAX_SHARD_BYTES for f in files)
+        saved_adapter = {n: p.detach().clone() for n, p in worker.module.named_parameters() if n in adapter}
+        saved_optim = copy.deepcopy(worker.optimizer.state_dict())
+        worker.update_actor(data)
+        assert worker.load_checkpoint(ckpt) == 1
+        for name, param in worker.module.named_parameters():
+            if name in adapter:
+                assert torch.equal(param, saved_adapter[name]), name
+        for pid, state in saved_optim["state"].items():
+            for k, v in state.items():
+                assert torch.equal(torch.as_tensor(v), torch.as_tensor(worker.optimizer.state_dict()["state"][pid][k]))
+        for name, param in worker.engine.model.named_parameters():  # re-synced after the load
+            torch.testing.assert_close(param, merged[name])
+
+        # the HF export is the merged model
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        export = worker.export_hf(str(tmp_path / "hf"))
+        assert AutoConfig.from_pretrained(export).architectures == ["Qwen2ForCausalLM"]
+        exported = AutoModelForCausalLM.from_pretrained(export).state_dict()
+        for name, tensor in merged.items():
+            torch.testing.assert_close(exported[name], tensor)
+    finally:
+        worker.shutdown()
+
+
+def test_lora_checkpoint_refuses_a_full_one_and_the_other_way(tiny_path, tmp_path):
+    full = actor_worker(dict_config(tiny_path), role="actor")
+    full.init_model()
+    full.save_checkpoint(str(tmp_path / "full"), global_step=1)
+    worker = actor_worker(lora_config(tiny_path), role="actor")
+    worker.init_model()
+    with pytest.raises(FileNotFoundError, match="lora_rank > 0"):
+        worker.load_checkpoint(str(tmp_path / "full"))
+    worker.save_checkpoint(str(tmp_path / "lora"), global_step=1)
+    with pytest.raises(FileNotFoundError, match="world_size_1_rank_0"):
+        full.load_checkpoint(str(tmp_path / "lora"))
+
+
+def _fsdp_lora_rank(rank: int, world: int, port: int, model_path: str, out: str) -> None:
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
+                      MASTER_PORT=str(port))
+    from verl.utils import lora
+    from verl.utils.model_utils import is_fsdp_module
+
+    worker = actor_worker(lora_config(model_path), role="actor")
+    worker.init_model()
+    assert is_fsdp_module(worker.module) and lora.is_lora(worker.module)
+    data = make_batch(worker.tokenizer)[rank * 2:(rank + 1) * 2]
+    data = data.union(worker.compute_log_prob(data))
+    data.batch["ref_log_prob"] = data.batch["old_log_probs"].clone()
+    worker.update_actor(data)
+    merged = {n: t.clone() for n, t in worker._named_full_params()}
+    ckpt = os.path.join(out, "actor")
+    worker.save_checkpoint(ckpt, global_step=2)
+    worker.update_actor(data)
+    assert worker.load_checkpoint(ckpt) == 2
+    for name, tensor in worker._named_full_params():
+        assert torch.equal(tensor, merged[name]), name
+    worker.export_hf(os.path.join(out, "hf"))
+    if rank == 0:
+        from transformers import AutoModelForCausalLM
+
+        exported = AutoModelForCausalLM.from_pretrained(os.path.join(out, "hf")).state_dict()
+        for name, tensor in merged.items():
+            torch.testing.assert_close(exported[name], tensor)
+        assert any(not torch.equal(merged[n], t) for n, t in load_base(model_path).items())
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
+
+
+def load_base(model_path: str) -> dict:
+    from verl.utils.model_utils import load_causal_lm
+
+    return dict(load_causal_lm(model_path).named_parameters())
+
+
+def test_fsdp2_two_ranks_lora_on_cpu(tiny_path, tmp_path):
+    """world size 2 (gloo) with LoRA: sharded adapter update, merged weights gathered for the engine,
+    adapter checkpoint round trip and the merged export."""
+    import torch.multiprocessing as mp
+    from helpers import free_port
+
+    mp.spawn(_fsdp_lora_rank, args=(2, free_port(), tiny_path, str(tmp_path)), nprocs=2)
+    assert os.path.isfile(tmp_path / "actor" / "lora_adapter" / "adapter_model.safetensors")
