@@ -156,7 +156,7 @@ def test_installed_main_job_trains_one_step_on_shipped_policy_and_data(venv_pyth
     # the main job, shortened as tests/e2e/test_train_webshop_report.py shortens it
     small = ["trainer.total_training_steps=1", "data.train_batch_size=2", "actor_rollout_ref.rollout.n=2",
              "actor_rollout_ref.actor.ppo_mini_batch_size=2", "actor_rollout_ref.agentgym.max_rounds=2",
-             "algorithm.rounds_ctrl.rounds=2", "data.val_max_items=2", "data.trained_val_file=null",
+             "algorithm.rounds_ctrl.rounds=2", "data.val_max_items=2", "trainer.learning_report=False",
              f"trainer.default_local_dir={run}", f"actor_rollout_ref.rollout.rollout_log_dir={run}/rollouts",
              "ray_init.object_store_memory=200000000"]
     proc = subprocess.run([venv_python, "-m", "verl.agent_trainer.main_ppo", *overrides, *small], cwd=outside,

@@ -150,9 +150,6 @@ class PPOConfig:
             raise ValueError("trainer.learning_report=True evaluates on the validation items, but data.val_file "
                              "(or data.val_files) is not set; point it at held-out item ids "
                              "(AgentItemId/webshop_test.json) or set trainer.learning_report=False")
-        if self.data.trained_val_file and not self.trainer.learning_report:
-            raise ValueError(f"data.trained_val_file={self.data.trained_val_file!r} is evaluated only by the learning "
-                             "report; set trainer.learning_report=True or data.trained_val_file=null")
 
     @property
     def use_reference_policy(self) -> bool:

@@ -232,6 +232,20 @@ def _free_port() -> int:
 
 
 # ------------------------------------------------------------------------------------------ trainer
+def _trained_dataset(config: PPOConfig) -> AgentDataset | None:
+    """The training goals the learning report evaluates too (its "trained" section): the first `data.val_max_items`
+    of `data.trained_val_file`; None without the file or the report (a profile may name the file for a report that
+    the command line turns off: it is then not read, and an info line says so)."""
+    data = config.data
+    if not data.trained_val_file:
+        return None
+    if not config.trainer.learning_report:
+        logger.info("data.trained_val_file=%s is not evaluated: only the learning report evaluates it, and "
+                    "trainer.learning_report=False", data.trained_val_file)
+        return None
+    return AgentDataset(data.trained_val_file, data.prompt_key, data.val_max_items)
+
+
 class RayPPOTrainer:
     """PPO/GRPO over multi-turn environment rollouts.
 
@@ -256,9 +270,7 @@ class RayPPOTrainer:
             config.data.train_batch_size, shuffle=config.data.shuffle, seed=config.data.seed)
         self.val_dataset = (AgentDataset(config.data.val_paths, config.data.prompt_key, config.data.val_max_items)
                             if config.data.val_paths else None)
-        # the training goals the learning report evaluates too (its "trained" section)
-        self.trained_dataset = (AgentDataset(config.data.trained_val_file, config.data.prompt_key)
-                                if config.data.trained_val_file else None)
+        self.trained_dataset = _trained_dataset(config)
         steps = config.trainer.total_training_steps or len(self.train_loader) * config.trainer.total_epochs
         self.total_training_steps = steps
         self.config = config = _with_total_steps(config, steps)

@@ -118,12 +118,30 @@ def test_learning_report_needs_validation_items():
             resolve_auto=False,
         )
     goals = "AgentItemId/webshop_train_cpu32.json"
-    with pytest.raises(ValueError, match=r"data\.trained_val_file=.*trainer\.learning_report=True"):
-        load_config(OmegaConf.merge(base, OmegaConf.from_dotlist([f"data.trained_val_file={goals}"])),
-                    resolve_auto=False)
-    cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
-        ["trainer.learning_report=True", f"data.trained_val_file={goals}"])), resolve_auto=False)
-    assert cfg.data.trained_val_file == goals
+    for report in ("True", "False"):  # without the report the file is not read (the trainer says so), not an error
+        cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
+            [f"trainer.learning_report={report}", f"data.trained_val_file={goals}"])), resolve_auto=False)
+        assert cfg.data.trained_val_file == goals
+
+
+def test_trained_goals_are_read_only_for_the_report_and_capped_like_the_held_out_goals(caplog):
+    from omegaconf import OmegaConf
+
+    from verl.agent_trainer.config.schema import default_config_path, load_config
+    from verl.agent_trainer.ppo.ray_trainer import _trained_dataset
+
+    base = OmegaConf.load(default_config_path())
+
+    def trained(*overrides):
+        return _trained_dataset(load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(list(overrides))),
+                                            resolve_auto=False))
+
+    goals = "AgentItemId/webshop_train_learnable32_max50.json"
+    assert trained() is None and len(trained("trainer.learning_report=True", f"data.trained_val_file={goals}")) == 32
+    assert len(trained("trainer.learning_report=True", f"data.trained_val_file={goals}", "data.val_max_items=5")) == 5
+    with caplog.at_level("INFO", logger="verl.agent_trainer.ppo.ray_trainer"):
+        assert trained(f"data.trained_val_file={goals}", "data.trained_val_file=/nonexistent.json") is None
+    assert "data.trained_val_file=/nonexistent.json is not evaluated" in caplog.text
 
 
 def test_a_report_written_before_the_mcnemar_keys_still_prints():
