@@ -66,12 +66,18 @@ setup(
     version="0.1.0",
     description="Online RL for LLM web agents: AgentGym-compatible WebShop/WebArena servers and a verl-style trainer",
     python_requires=">=3.10",
-    packages=find_packages(include=["agentenv*", "agentenv_webshop*", "agentenv_webarena*", "verl*"]),
+    # AgentItemId/ is a folder of data beside the packages (as in the checkout), not a Python package: relative
+    # data paths (data.train_file=AgentItemId/webshop_train.json) resolve there from any working directory
+    # (agentenv.item_ids.resolve_data_path).
+    packages=find_packages(include=["agentenv*", "agentenv_webshop*", "agentenv_webarena*", "verl*"]) + ["AgentItemId"],
     include_package_data=True,
+    # Every file read at run time by a path beside the code; tests/e2e/test_wheel_install.py runs an installed wheel.
     package_data={
-        "agentenv_webshop": ["data/*", "data/**/*"],
-        "agentenv_webarena": ["tasks/*.json", "webarena/agent/prompts/jsons/*.json", "sites/shop/*.sql",
-                              "sites/forum/*.sql", "webarena/environment_docker/*"],
+        "AgentItemId": ["*.json"],
+        # the catalog, and the shipped SFT policy (the CPU profile's model: agentenv_webshop.SFT_POLICY_DIR)
+        "agentenv_webshop": ["data/*", "data/**/*", "sft_policy/*"],
+        "agentenv_webarena": ["tasks/*.json", "webarena/agent/prompts/jsons/*.json", "sites/*/*.sql",
+                              "webarena/environment_docker/*"],
         "verl": ["agent_trainer/config/*.yaml", "agent_trainer/config/**/*.yaml"],
     },
     install_requires=CORE,

@@ -2,14 +2,40 @@
 
 Owns the contract between the item-id files (`AgentItemId/<task>_train.json`,
 `[{"item_id": "webarena_12"}, ...]`) and the environments: an id is `<task>_<index>`, and the index
-is what the environment's `reset(idx)` takes. It does not read datasets of other shapes (parquet
-rows: `verl.utils.dataset`) and imports nothing of the trainer.
+is what the environment's `reset(idx)` takes. It also says where a relative data path is found
+(`resolve_data_path`: the working directory, else the shipped `AgentItemId/` beside the installed
+packages). It does not read datasets of other shapes (parquet rows: `verl.utils.dataset`) and imports
+nothing of the trainer.
 """
 from __future__ import annotations
 
 import json
+import logging
+import os
 
-__all__ = ["parse_item_id", "load_item_id_file", "item_indices"]
+__all__ = ["PACKAGES_ROOT", "parse_item_id", "load_item_id_file", "item_indices", "resolve_data_path"]
+
+logger = logging.getLogger(__name__)
+
+# The folder that holds the project's packages: the checkout in a source tree, site-packages in an install
+# (the wheel ships `AgentItemId/*.json` there, beside `agentenv/`, as a checkout keeps them).
+PACKAGES_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def resolve_data_path(path: str) -> str:
+    """The file or folder `path` names: `path` itself (`~` expanded) when it exists, absolute or relative to the
+    working directory; else, for a relative path, the same path under `PACKAGES_ROOT` when it exists there
+    (`AgentItemId/webshop_test.json` from any directory, and from an installed wheel); else `path` expanded,
+    for the caller to report missing."""
+    path = os.path.expanduser(path)
+    if os.path.exists(path) or os.path.isabs(path):
+        return path
+    shipped = os.path.join(PACKAGES_ROOT, path)
+    if os.path.exists(shipped):
+        logger.info("data path %s: not under the working directory %s; using the shipped %s", path, os.getcwd(),
+                    shipped)
+        return shipped
+    return path
 
 
 def parse_item_id(item_id: str) -> tuple[str, int]:
@@ -30,7 +56,8 @@ def parse_item_id(item_id: str) -> tuple[str, int]:
 
 
 def load_item_id_file(path: str, prompt_key: str = "item_id") -> list[dict]:
-    """Read an AgentGym-RL item-id JSON list (`[{"item_id": ...}, ...]`; bare strings accepted too).
+    """Read an AgentGym-RL item-id JSON list (`[{"item_id": ...}, ...]`; bare strings accepted too); a relative
+    `path` is found as `resolve_data_path` says.
 
     Returns:
         One `{"item_id", "task_name", "index"}` row per entry, in file order.
@@ -38,6 +65,7 @@ def load_item_id_file(path: str, prompt_key: str = "item_id") -> list[dict]:
     Raises:
         ValueError: the file is not a list, an entry lacks `prompt_key`, or an id is malformed.
     """
+    path = resolve_data_path(path)
     with open(path, encoding="utf-8") as fh:
         data = json.load(fh)
     if not isinstance(data, list):

@@ -8,6 +8,8 @@
 #   bash scripts/run_tests.sh -m gpu       only the tests that need CUDA (FSDP on CUDA, GPU engines, GRPO on
 #                                          CUDA); a marker expression of yours replaces the default one below.
 #                                          Without CUDA they are collected and skipped, each with its reason.
+# The main suite ends with its 25 slowest tests (pytest --durations=25; docs/testing.md says which slow ones stay in
+# the default run and why).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test || exit 1
@@ -29,7 +31,7 @@ for arg in "$@"; do
   case "$arg" in -m|-m?*|--markexpr|--markexpr=*) own_marks=1 ;; esac
 done
 if [ "$own_marks" = 1 ]; then
-  "$PY" -m pytest "$@"
+  "$PY" -m pytest --durations=25 "$@"
   rc=$?
   case " $* " in
     *"not gpu"*) ;;
@@ -38,7 +40,7 @@ if [ "$own_marks" = 1 ]; then
   esac
   (exit $rc)
 else
-  "$PY" -m pytest -m "$MARKS" "${@:-tests}"
+  "$PY" -m pytest --durations=25 -m "$MARKS" "${@:-tests}"
 fi
 check $? "main suite" || exit 1
 

@@ -19,7 +19,9 @@
 # saves/expert_probe/ by python -m agentenv_webshop.expert), printed as a table and saved as
 # <trainer.default_local_dir>/learning_report.json; plots of the run's metrics (per-step curves with a moving
 # average, GRPO's health) and of the report go to <trainer.default_local_dir>/logs/plots.
-# Every extra argument is a Hydra override and wins over the profile (it comes last).
+# Every extra argument is a Hydra override and wins over the profile (it comes last); the job prints the merged
+# overrides, each key once with the value it runs with (scripts/lib/job.sh). The profile's data.trained_val_file
+# follows data.train_file; the report's files are not read with trainer.learning_report=False.
 # Environment: see scripts/lib/job.sh; MODEL_PATH (any HF dir, wins over POLICY_DIR); WARM_START=1 (opt-in):
 #   start GRPO from a supervised warm start of MODEL_PATH on expert demonstrations (scripts/webshop_sft.sh, cached
 #   in SFT_DIR, default saves/sft/webshop_tiny on CPU, saves/sft/webshop_gpu on GPU; a finished SFT is reused, a

@@ -7,7 +7,9 @@
 # when MODEL_PATH is unset, then runs main_ppo (train) or main_generation (eval) with the overrides in
 # scripts/profiles/TASK_KIND.args and TASK_KIND_PROFILE.args (one per line, $VARS expanded), then
 # those the calling script adds in a `job_overrides` function (called once PROFILE is known; it
-# appends to OVERRIDES), then the command line's (last, so they win).
+# appends to OVERRIDES), then the command line's (last, so they win). The layers are merged before the
+# run (`merge_overrides`): each key once, with the value that wins, and the merged list is printed, one
+# override a line.
 # Environment: PYTHON, ENV_ADDR, MODEL_PATH, TINY_MODEL_DIR, EXPERIMENT (train), PROFILE,
 #   WEBSHOP_ARGS / WEBARENA_ARGS (extra server flags; WebArena observations are capped by the agent loop in
 #   tokens of the policy's tokenizer, agentgym.max_obs_tokens, not by the server); DEFAULT_POLICY (set by a
@@ -28,6 +30,28 @@ read_overrides() {
       OVERRIDES+=("$line")
     done < "$file"
   done
+}
+
+# OVERRIDES merged as Hydra would apply them: each plain `key=value` once, at its first place, with its last value
+# (the last one wins); other arguments (`+key=`, `~key`, flags) stay where they are.
+merge_overrides() {
+  local arg key
+  local -A last=() seen=()
+  local merged=()
+  for arg in "${OVERRIDES[@]}"; do
+    [[ "$arg" =~ ^[A-Za-z_][A-Za-z0-9_.]*= ]] && last["${arg%%=*}"]="$arg"
+  done
+  for arg in "${OVERRIDES[@]}"; do
+    if [[ "$arg" =~ ^[A-Za-z_][A-Za-z0-9_.]*= ]]; then
+      key="${arg%%=*}"
+      [[ -n "${seen[$key]:-}" ]] && continue
+      seen[$key]=1
+      merged+=("${last[$key]}")
+    else
+      merged+=("$arg")
+    fi
+  done
+  OVERRIDES=("${merged[@]}")
 }
 
 # PYTHON, the job's environment, ENV_ADDR (default port $2), NGPU and PROFILE (cpu|gpu).
@@ -80,6 +104,10 @@ run_job() {
   OVERRIDES=()
   read_overrides "$ROOT/scripts/profiles/${task}_${kind}.args" "$ROOT/scripts/profiles/${task}_${kind}_${PROFILE}.args"
   if declare -F job_overrides >/dev/null; then job_overrides; fi
-  echo "[${task}_${kind}] profile=$PROFILE${EXPERIMENT:+ experiment=$EXPERIMENT}"
-  "$PYTHON" -m "$module" "${OVERRIDES[@]}" "$@"
+  OVERRIDES+=("$@")
+  merge_overrides
+  echo "[${task}_${kind}] profile=$PROFILE${EXPERIMENT:+ experiment=$EXPERIMENT}; $module with (profile and command line" \
+       "merged, each key once):"
+  printf '    %s\n' "${OVERRIDES[@]}"
+  "$PYTHON" -m "$module" "${OVERRIDES[@]}"
 }

@@ -8,7 +8,7 @@ import time
 import pytest
 import torch
 from helpers import free_port
-from unit.verl.workers.agent_actor.test_fsdp_workers import actor_worker, dict_config, make_batch
+from unit.verl.workers.test_fsdp_workers import actor_worker, dict_config, make_batch
 
 
 def _run_ranks(fn, args: tuple, world: int = 2, deadline_s: float = 150.0) -> None:

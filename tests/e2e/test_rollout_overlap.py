@@ -73,7 +73,7 @@ def test_overlapped_rollout_keeps_one_weight_version_through_the_update(tiny_mod
     version at every generate call, before and after it, is the version at the rollout's start."""
     import numpy as np
     from omegaconf import OmegaConf
-    from unit.verl.workers.agent_actor.test_fsdp_workers import actor_worker, dict_config, make_batch
+    from unit.verl.workers.test_fsdp_workers import actor_worker, dict_config, make_batch
 
     from verl.protocol import DataProto
 

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 from omegaconf import OmegaConf
-from unit.verl.workers.agent_actor.test_fsdp_workers import actor_worker, dict_config, make_batch
+from unit.verl.workers.test_fsdp_workers import actor_worker, dict_config, make_batch
 
 pytestmark = pytest.mark.gpu
 

@@ -66,9 +66,10 @@ def load_categories(path: str, task_name: str, prompt_key: str = "item_id",
         FileNotFoundError: `path` does not exist, or the directory holds no `<task_name>_*.json` file.
         ValueError: an item id belongs to another task than `task_name`.
     """
+    from agentenv.item_ids import resolve_data_path
     from verl.utils.dataset import load_item_id_file
 
-    path = os.path.expanduser(path)
+    path = resolve_data_path(path)
     if os.path.isdir(path):
         files = sorted(glob.glob(os.path.join(path, f"{task_name}_*.json")))
         if not files:

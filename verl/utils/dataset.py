@@ -20,7 +20,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from agentenv.item_ids import load_item_id_file, parse_item_id
+from agentenv.item_ids import load_item_id_file, parse_item_id, resolve_data_path
 from verl.protocol import DataProto
 
 __all__ = [
@@ -65,7 +65,8 @@ def _plain(value: Any) -> Any:
 
 
 def load_rows(paths: Sequence[str] | str, prompt_key: str = "item_id") -> list[dict]:
-    """Load rows from item-id JSON (`.json`) and/or parquet (`.parquet`) files, in order.
+    """Load rows from item-id JSON (`.json`) and/or parquet (`.parquet`) files, in order; a relative path is
+    looked up in the working directory, then among the shipped files (`agentenv.item_ids.resolve_data_path`).
 
     Raises:
         FileNotFoundError: naming the missing path.
@@ -74,9 +75,10 @@ def load_rows(paths: Sequence[str] | str, prompt_key: str = "item_id") -> list[d
     paths = [paths] if isinstance(paths, str) else list(paths)
     rows: list[dict] = []
     for path in paths:
-        path = os.path.expanduser(path)
+        path = resolve_data_path(path)
         if not os.path.exists(path):
-            raise FileNotFoundError(f"data file {path!r} does not exist (data.train_file / data.val_file)")
+            raise FileNotFoundError(f"data file {path!r} does not exist (data.train_file / data.val_file), neither "
+                                    f"under the working directory {os.getcwd()} nor as a shipped file")
         if path.endswith(".json"):
             rows.extend(load_item_id_file(path, prompt_key))
         elif path.endswith(".parquet"):

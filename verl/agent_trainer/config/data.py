@@ -19,7 +19,8 @@ class DataConfig:
     val_file: Optional[str] = "AgentItemId/webshop_test.json"
     train_files: Any = None   # verl spelling (str or list of str); wins over train_file when set
     val_files: Any = None
-    # training goals the learning report evaluates too (its "trained" section); null: held-out goals only
+    # training goals the learning report evaluates too (its "trained" section, the first val_max_items); null:
+    # held-out goals only; not read without the report (trainer.learning_report=False)
     trained_val_file: Optional[str] = None
     # untrained goals of the same pool, drawn by the same rule (its "control" section); null: none
     control_val_file: Optional[str] = None

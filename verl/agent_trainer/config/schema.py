@@ -150,10 +150,6 @@ class PPOConfig:
             raise ValueError("trainer.learning_report=True evaluates on the validation items, but data.val_file "
                              "(or data.val_files) is not set; point it at held-out item ids "
                              "(AgentItemId/webshop_test.json) or set trainer.learning_report=False")
-        for key, path in self.data.report_files.items():
-            if not self.trainer.learning_report:
-                raise ValueError(f"{key}={path!r} is evaluated only by the learning report; set "
-                                 f"trainer.learning_report=True or {key}=null")
         if self.data.control_val_file and not self.data.trained_val_file:
             raise ValueError(f"data.control_val_file={self.data.control_val_file!r} is the control for the trained "
                              "goals, but data.trained_val_file is not set; name the trained goals' file too")

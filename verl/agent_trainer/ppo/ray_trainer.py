@@ -234,6 +234,33 @@ def _free_port() -> int:
 
 
 # ------------------------------------------------------------------------------------------ trainer
+def _goal_sets(config: PPOConfig, train_dataset: AgentDataset) -> dict[str, AgentDataset]:
+    """The goal sets of the training pool the learning report evaluates beside the held-out goals: {"trained",
+    "control"} from `data.trained_val_file` / `data.control_val_file`, the first `data.val_max_items` of each.
+    Empty without the report (a profile may name files for a report the command line turns off: they are then not
+    read, and an info line says so). A control set that shares goals with the training data or the trained set is
+    no control: it is left out, with a warning naming the shared goals."""
+    data, files = config.data, config.data.goal_set_files
+    if not files:
+        return {}
+    if not config.trainer.learning_report:
+        logger.info("%s not evaluated: only the learning report evaluates them, and trainer.learning_report=False",
+                    ", ".join(f"data.{name}_val_file={path}" for name, path in files.items()))
+        return {}
+    sets = {name: AgentDataset(path, data.prompt_key, data.val_max_items) for name, path in files.items()}
+    if "control" in sets:
+        control = {str(row["item_id"]) for row in sets["control"].rows}
+        for what, dataset in (("training data", train_dataset), ("trained goals", sets.get("trained"))):
+            shared = sorted(control & {str(row["item_id"]) for row in dataset.rows}) if dataset is not None else []
+            if shared:
+                logger.warning("data.control_val_file=%s shares %d goals with the %s (e.g. %s): no control, the "
+                               "learning report leaves its control section out", data.control_val_file, len(shared),
+                               what, shared[:3])
+                del sets["control"]
+                break
+    return sets
+
+
 class RayPPOTrainer:
     """PPO/GRPO over multi-turn environment rollouts.
 
@@ -259,10 +286,9 @@ class RayPPOTrainer:
         self.val_dataset = (AgentDataset(config.data.val_paths, config.data.prompt_key, config.data.val_max_items)
                             if config.data.val_paths else None)
         # the goal sets of the training pool the learning report evaluates too ("trained", "control")
-        self.goal_sets = {name: AgentDataset(path, config.data.prompt_key)
-                          for name, path in config.data.goal_set_files.items()}
-        _check_control_untrained(self.goal_sets, self.train_loader.dataset, config.data)
-        self.expert_demos = load_demos(config.data.expert_probe_file) if config.data.expert_probe_file else None
+        self.goal_sets = _goal_sets(config, self.train_loader.dataset)
+        self.expert_demos = (load_demos(config.data.expert_probe_file)
+                             if config.data.expert_probe_file and config.trainer.learning_report else None)
         steps = config.trainer.total_training_steps or len(self.train_loader) * config.trainer.total_epochs
         self.total_training_steps = steps
         self.config = config = _with_total_steps(config, steps)
@@ -914,22 +940,6 @@ class _TimeBudget:
 
 
 REPORT_BEFORE_FILE = "learning_report_before.json"  # the learning report's kept validation before training
-
-
-def _check_control_untrained(goal_sets: dict, train_dataset, data_cfg) -> None:
-    """The control goals must be goals training never visits (none in the training data or the trained set).
-
-    Raises:
-        ValueError: naming the shared ids and the files."""
-    if "control" not in goal_sets:
-        return
-    control = {str(row["item_id"]) for row in goal_sets["control"].rows}
-    for name, dataset, files in (("training data", train_dataset, data_cfg.train_paths),
-                                 ("trained goals", goal_sets.get("trained"), [data_cfg.trained_val_file])):
-        shared = sorted(control & {str(row["item_id"]) for row in dataset.rows}) if dataset is not None else []
-        if shared:
-            raise ValueError(f"data.control_val_file={data_cfg.control_val_file!r} shares {len(shared)} goals with the "
-                             f"{name} ({files}), e.g. {shared[:3]}; control goals must be goals training never visits")
 
 
 def _with_total_steps(config: PPOConfig, steps: int) -> PPOConfig:

@@ -130,9 +130,10 @@ def test_learning_report_needs_validation_items():
             resolve_auto=False,
         )
     goals = "AgentItemId/webshop_train_cpu32.json"
-    with pytest.raises(ValueError, match=r"data\.trained_val_file=.*trainer\.learning_report=True"):
-        load_config(OmegaConf.merge(base, OmegaConf.from_dotlist([f"data.trained_val_file={goals}"])),
-                    resolve_auto=False)
+    for report in ("True", "False"):  # without the report the file is not read (the trainer says so), not an error
+        cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
+            [f"trainer.learning_report={report}", f"data.trained_val_file={goals}"])), resolve_auto=False)
+        assert cfg.data.trained_val_file == goals
     cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
         ["trainer.learning_report=True", f"data.trained_val_file={goals}"])), resolve_auto=False)
     assert cfg.data.trained_val_file == goals and cfg.data.goal_set_files == {"trained": goals}
@@ -198,6 +199,27 @@ def test_shipped_goal_sets_have_their_selection():
                         ("webshop_control25_max50.json", "25 of the 25")):
         rule = goal_set_selection(os.path.join(root, "AgentItemId", name))
         assert rule is not None and rule.startswith(count) and "at most 50%" in rule, rule
+
+
+def test_goal_sets_are_read_only_for_the_report_and_capped_like_the_held_out_goals(caplog):
+    from omegaconf import OmegaConf
+
+    from verl.agent_trainer.config.schema import default_config_path, load_config
+    from verl.agent_trainer.ppo.ray_trainer import _goal_sets
+    from verl.utils.dataset import AgentDataset
+
+    base = OmegaConf.load(default_config_path())
+
+    def trained(*overrides):
+        cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(list(overrides))), resolve_auto=False)
+        return _goal_sets(cfg, AgentDataset(cfg.data.train_paths)).get("trained")
+
+    goals = "AgentItemId/webshop_train_learnable32_max50.json"
+    assert trained() is None and len(trained("trainer.learning_report=True", f"data.trained_val_file={goals}")) == 32
+    assert len(trained("trainer.learning_report=True", f"data.trained_val_file={goals}", "data.val_max_items=5")) == 5
+    with caplog.at_level("INFO", logger="verl.agent_trainer.ppo.ray_trainer"):
+        assert trained(f"data.trained_val_file={goals}", "data.trained_val_file=/nonexistent.json") is None
+    assert "data.trained_val_file=/nonexistent.json not evaluated" in caplog.text
 
 
 def test_a_report_written_before_the_mcnemar_keys_still_prints():

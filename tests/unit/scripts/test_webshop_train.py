@@ -1,9 +1,11 @@
-"""The command lines of the GPU learning profile (SFT, GRPO, learning report), tested without a GPU: `bash
-scripts/webshop_train.sh` with PROFILE=gpu, MODEL_PATH = a pretrained model, WARM_START=1 and GPU_LEARNING=1 runs
-`webshop_sft.sh` (one fine-tuning stage of MODEL_PATH) and then main_ppo from the SFT folder with the learning
-profile. PYTHON is a stub that records the main_sft / main_ppo / model_card command lines (and says the env server
-answers); the recorded main_ppo line is then composed by Hydra and validated into a `PPOConfig`, as main_ppo
-would. Also: the CPU profile's command line trains on the fixed goal set and evaluates it in the learning report."""
+"""`scripts/webshop_train.sh`'s command lines, tested without a GPU. The GPU learning profile (SFT, GRPO, learning
+report): `bash scripts/webshop_train.sh` with PROFILE=gpu, MODEL_PATH = a pretrained model, WARM_START=1 and
+GPU_LEARNING=1 runs `webshop_sft.sh` (one fine-tuning stage of MODEL_PATH) and then main_ppo from the SFT folder with
+the learning profile. PYTHON is a stub that records the main_sft / main_ppo / model_card command lines (and says the
+env server answers); the recorded main_ppo line is then composed by Hydra and validated into a `PPOConfig`, as
+main_ppo would. Also: the CPU profile's command line trains on the fixed goal set and evaluates it in the learning
+report, takes the overrides a user tries (the report off, another training file), and the job merges the profile's
+and the command line's overrides into one list, each key once, which it prints."""
 from __future__ import annotations
 
 import json
@@ -157,3 +159,30 @@ def test_gpu_learning_smoke_runs_the_chain_shortened_from_a_gguf_sent_in_parts(t
 
     proc, _ = _run(tmp_path, {**env, "GGUF": str(tmp_path / "missing")}, script="scripts/gpu_learning_smoke.sh")
     assert proc.returncode == 1 and "cannot read GGUF=" in proc.stdout
+
+
+def test_cpu_profile_takes_the_overrides_a_user_tries_and_prints_each_key_once(tmp_path):
+    proc, calls = _run(tmp_path, {"PROFILE": "cpu"}, "trainer.learning_report=False", "trainer.total_training_steps=1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ppo = calls[-1][1:]
+    keys = [a.split("=", 1)[0] for a in ppo]
+    assert len(keys) == len(set(keys))  # the three layers merged: each key once, with the value that wins
+    assert _value(ppo, "trainer.learning_report") == "False" and _value(ppo, "trainer.total_training_steps") == "1"
+    assert _value(ppo, "data.train_batch_size") == "8"  # the shipped policy's layer over the CPU profile's 4
+    printed = [line.strip() for line in proc.stdout.splitlines() if line.startswith("    ")]
+    assert printed == ppo  # what the job prints is what it runs
+    cfg = _compose(ppo)  # the profile names the trained goals; without the report they are simply not read
+    assert not cfg.trainer.learning_report and cfg.trainer.total_training_steps == 1
+
+    other = "AgentItemId/webshop_train_cpu32.json"
+    proc, calls = _run(tmp_path, {"PROFILE": "cpu"}, f"data.train_file={other}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cfg = _compose(calls[-1][1:])
+    assert cfg.data.train_paths == [other] and cfg.data.trained_val_file == other  # the report follows the file
+
+
+def test_merge_overrides_keeps_the_first_place_and_the_last_value():
+    script = ('source scripts/lib/job.sh; OVERRIDES=(a.b=1 +c=2 x=1 a.b=3 --cfg job "d=\'p=q\'" +c=4 x=1);'
+              'merge_overrides; printf "%s\\n" "${OVERRIDES[@]}"')
+    out = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["a.b=3", "+c=2", "x=1", "--cfg", "job", "d='p=q'", "+c=4"]
