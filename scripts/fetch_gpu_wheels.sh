@@ -23,6 +23,7 @@ PKGS=(
   tensordict cloudpickle pyvers
   bm25s PyStemmer rapidfuzz
   jsonschema jsonschema-specifications referencing rpds-py   # ray's
+  gguf                                             # reading SmolLM2's GGUF (scripts/gpu_learning.sh)
 )
 # Already on the GPU machine (Python 3.12, torch 2.11+cu130, transformers 5.x): never shipped.
 MACHINE_HAS="torch transformers tokenizers safetensors numpy pandas pyarrow requests pyyaml jinja2 pytest

