@@ -309,7 +309,7 @@ def test_call_dp_reduces_rollout_and_update_metrics_over_all_ranks():
     import ray
     from ray import cloudpickle
 
-    from verl.agent_trainer.ppo.ray_trainer import WorkerGroup
+    from verl.agent_trainer.ppo.worker_group import WorkerGroup
     from verl.protocol import DataProto
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import a test module

@@ -23,7 +23,8 @@ def test_cpu_worker_threads_follow_the_node_cores_or_the_config():
     from ray import cloudpickle
 
     from verl.agent_trainer.config.schema import load_config
-    from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer, WorkerGroup
+    from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
+    from verl.agent_trainer.ppo.worker_group import WorkerGroup
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import a test module
     ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100_000_000, log_to_driver=False)

@@ -37,23 +37,32 @@ practising a goal adds over the drift that any such goal shows. `"expert_probe"`
 is the mean log-probability per token the policy gives an expert's actions on held-out goals, before and after,
 with the paired change (`verl.agent_trainer.expert_probe`).
 
+The report's files are owned here: `write_training_report` (the trainer's report at the end of training, logged
+line by line), and the validation before training kept beside the checkpoints (`keep_before`, `load_kept_before`,
+`learning_report_before.json`) so that a run resumed in a later session reports against it.
+
 `python -m verl.agent_trainer.learning_report <dir or learning_report.json>` prints the table again.
 """
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from typing import Sequence
 
+from verl.agent_trainer.expert_probe import build_probe_section
 from verl.agent_trainer.ppo.metric_utils import compute_outcome_change
 from verl.utils.stats import bootstrap_mean_diff_ci, mcnemar_exact_p
 
-__all__ = ["REPORT_FILE", "SELECTION_FILE", "GOAL_SETS", "OUTCOME_KEYS", "build_report", "build_section",
-           "compare_sections", "goal_set_selection", "write_report", "load_report", "report_sections",
-           "format_table"]
+__all__ = ["REPORT_FILE", "BEFORE_FILE", "SELECTION_FILE", "GOAL_SETS", "OUTCOME_KEYS", "build_report",
+           "build_section", "compare_sections", "goal_set_selection", "write_report", "write_training_report",
+           "keep_before", "load_kept_before", "load_report", "report_sections", "format_table"]
+
+logger = logging.getLogger(__name__)
 
 REPORT_FILE = "learning_report.json"
+BEFORE_FILE = "learning_report_before.json"  # the validation before training, kept for a resumed run
 SELECTION_FILE = "selection.json"  # {item-id file name: how its goals were chosen}, beside the item-id files
 GOAL_SETS = ("trained", "control")  # the goal sets of the training pool a report may hold, in table order
 OUTCOME_KEYS = ("success_rate", "success_ci95", "mean_reward", "mean_reward_ci95")
@@ -150,12 +159,74 @@ def build_report(before: dict, after: dict, *, before_step: int, after_step: int
 
 def write_report(report: dict, directory: str) -> str:
     """Write `report` to `<directory>/learning_report.json`; returns the path."""
-    os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, REPORT_FILE)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=1)
-    os.replace(tmp, path)
+    _write_json(report, path)
+    return path
+
+
+def _write_json(obj: dict, path: str) -> None:
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, indent=1, default=float)
+    os.replace(path + ".tmp", path)
+
+
+def keep_before(directory: str, step: int, seconds: float, held_out: dict, goal_sets: dict[str, dict],
+                probe: dict[str, list[float]]) -> str:
+    """Keep the validation before training (held-out outcomes by mode, {goal set: {"before": outcome}}, the expert
+    probe's {"before": per-goal values}; `seconds` it took) in `<directory>/learning_report_before.json`."""
+    kept = {"step": int(step), "seconds": float(seconds), "held_out": held_out,
+            "goal_sets": {name: {"before": runs["before"]} for name, runs in goal_sets.items()},
+            "probe": {"before": probe["before"]} if "before" in probe else {}}
+    path = os.path.join(directory, BEFORE_FILE)
+    _write_json(kept, path)
+    return path
+
+
+def load_kept_before(directory: str, resumed_step: int) -> dict | None:
+    """The validation `keep_before` kept in `directory`, or None (logged) when there is none."""
+    path = os.path.join(directory, BEFORE_FILE)
+    if not os.path.isfile(path):
+        logger.warning("learning report: resumed at step %d but %s is missing; the report's 'before' is a "
+                       "validation at the resumed step", resumed_step, path)
+        return None
+    with open(path, encoding="utf-8") as fh:
+        kept = json.load(fh)
+    logger.info("learning report: resumed at step %d; 'before' is the validation at step %d (%s)", resumed_step,
+                kept["step"], path)
+    return kept
+
+
+def write_training_report(directory: str, before: dict, after: dict, goal_sets: dict[str, dict],
+                          probe: dict[str, list[float]], *, probe_ids: Sequence[str], first_step: int, last_step: int,
+                          seconds: float, seed: int, goal_set_files: dict[str, str], probe_file: str | None,
+                          **extra) -> str:
+    """Build the report of a training run (held-out greedy outcomes `before`/`after`, `goal_sets` = {name:
+    {"before", "after"}}, the expert probe's {"before", "after"} per-goal values over `probe_ids`), write it to
+    `<directory>/learning_report.json` and log its lines; returns the path. A goal set or probe without "after"
+    (no step ran since) compares "before" with itself."""
+    pairs = {name: (runs["before"], runs.get("after", runs["before"])) for name, runs in goal_sets.items()}
+    if "before" in probe:
+        extra["expert_probe"] = build_probe_section(probe_ids, probe["before"], probe.get("after", probe["before"]),
+                                                    seed=seed, file=probe_file)
+    report = build_report(before, after, before_step=first_step, after_step=last_step, seconds=seconds, seed=seed,
+                          goal_sets=pairs, goal_set_files=goal_set_files, train_steps=last_step - first_step, **extra)
+    path = write_report(report, directory)
+    if "expert_probe" in report:
+        p = report["expert_probe"]
+        logger.info("learning report, expert probe: log-likelihood per expert token %.3f -> %.3f (paired change "
+                    "95%% CI [%.3f, %.3f]) on %d held-out demos", p["before"], p["after"], *p["change_ci95"],
+                    p["n_goals"])
+    if "trained_minus_control" in report:
+        d = report["trained_minus_control"]
+        logger.info("learning report, trained minus control: greedy success change %+.3f (95%% CI [%.3f, %.3f])",
+                    d["success_change"], *d["success_change_ci95"])
+    for label, sec in report_sections(report):
+        logger.info("learning report, %s goals: greedy success %.3f -> %.3f (paired change 95%% CI [%.3f, %.3f]; "
+                    "%d gained / %d lost, exact McNemar p %.3g), mean reward %.3f -> %.3f on %d goals (%s)", label,
+                    sec["before"]["success_rate"], sec["after"]["success_rate"], *sec["change_ci95"], sec["gained"],
+                    sec["lost"], sec["mcnemar_p"], sec["before"]["mean_reward"], sec["after"]["mean_reward"],
+                    sec["n_goals"], path)
     return path
 
 

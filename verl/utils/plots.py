@@ -28,13 +28,16 @@ logger writes metrics.jsonl. Rendering uses matplotlib's Agg canvas (no display,
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import sys
 from typing import Sequence
 
-__all__ = ["read_metrics", "plot_metrics", "plot_learning_report", "moving_average", "FIGURES", "MA_WINDOW",
-           "REPORT_FIGURE"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["read_metrics", "plot_metrics", "plot_run", "plot_learning_report", "moving_average", "FIGURES",
+           "MA_WINDOW", "REPORT_FIGURE"]
 
 MA_WINDOW = 5  # steps in the trailing moving average of per-step curves
 REPORT_FIGURE = "learning_report.png"
@@ -241,6 +244,28 @@ def plot_metrics(metrics_path: str, out_dir: str, report_path: str | None = None
 
         written.append(plot_learning_report(load_report(report_path), os.path.join(out_dir, REPORT_FIGURE)))
     return written
+
+
+def plot_run(log_dir: str, have_file_logger: bool, report_dir: str | None = None) -> list[str]:
+    """The trainer's plots at the end of `fit()`: `plot_metrics` of `<log_dir>/metrics.jsonl` (and of the learning
+    report in `report_dir`) into `<log_dir>/plots`. Training is done by then: a failure only warns, with the
+    command that redraws them."""
+    if not have_file_logger:
+        logger.info("trainer.plots: no plots without the file logger (add 'file' to trainer.logger)")
+        return []
+    from verl.agent_trainer.learning_report import REPORT_FILE
+
+    metrics_path, out_dir = os.path.join(log_dir, "metrics.jsonl"), os.path.join(log_dir, "plots")
+    report = os.path.join(report_dir, REPORT_FILE) if report_dir else None
+    try:
+        paths = plot_metrics(metrics_path, out_dir, report_path=report)
+    except Exception as exc:  # noqa: BLE001 - training is done; plots can be redrawn from the files
+        logger.warning("trainer.plots: plotting %s failed (%s: %s); retry with `python -m verl.utils.plots %s %s%s`",
+                       metrics_path, type(exc).__name__, exc, metrics_path, out_dir,
+                       f" --report {report}" if report else "")
+        return []
+    logger.info("plots: %s", ", ".join(paths))
+    return paths
 
 
 def main(argv: Sequence[str] | None = None) -> None:

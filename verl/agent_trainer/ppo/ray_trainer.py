@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
 import os
 import time
@@ -39,129 +38,25 @@ import torch
 from agentenv.controller.types import is_success
 from verl.agent_trainer.config.device import check_attn_implementation, resolve_device
 from verl.agent_trainer.config.schema import PPOConfig, to_dict
-from verl.agent_trainer.expert_probe import build_probe_section, load_demos, per_goal_log_likelihood, probe_batch
+from verl.agent_trainer.expert_probe import load_demos, per_goal_log_likelihood, probe_batch
+from verl.agent_trainer.learning_report import keep_before, load_kept_before, write_training_report
 from verl.agent_trainer.ppo import core_algos, metric_utils
 from verl.agent_trainer.ppo.dynamic_sampling import GroupFilter
 from verl.agent_trainer.ppo.metric_utils import timer
 from verl.agent_trainer.ppo.rollout_overlap import RolloutOverlap, check_overlap_supported
+from verl.agent_trainer.ppo.worker_group import DPCall, WorkerGroup
 from verl.protocol import DataProto
 from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.checkpoint import CheckpointManager
 from verl.utils.dataset import AgentDataset, StatefulDataLoader, rows_to_dataproto
+from verl.utils.plots import plot_run
 from verl.utils.ray_placement import NodePlacement, node_placement
 from verl.utils.tracking import Tracking
 from verl.workers.rollout.agent_loop import check_env_failures
 
-__all__ = ["RayPPOTrainer", "WorkerGroup", "check_config", "use_critic"]
+__all__ = ["RayPPOTrainer", "check_config", "use_critic"]
 
 logger = logging.getLogger(__name__)
-
-
-# ----------------------------------------------------------------------------------- worker groups
-class WorkerGroup:
-    """A list of Ray actors of one worker class: broadcast calls and data-parallel calls.
-
-    Args:
-        cls: the plain worker class (wrapped with `ray.remote` here).
-        args: constructor arguments (same for every rank).
-        world_size: number of ranks.
-        num_cpus: CPUs per actor (fractional: two whole-CPU actors on a 2-core host starve later tasks).
-        num_gpus: GPUs per actor (fractional when roles share a GPU).
-        name: for error messages and Ray actor names.
-        concurrency_groups: Ray concurrency groups `{name: max_concurrency}` beside the default group
-            (which still runs one call at a time), e.g. the rollout that overlaps the update.
-    """
-
-    def __init__(self, cls: type, args: tuple, world_size: int = 1, num_cpus: float = 0.5, num_gpus: float = 0.0,
-                 name: str = "worker", env_vars: dict | None = None, placement: NodePlacement | None = None,
-                 concurrency_groups: dict[str, int] | None = None):
-        import ray
-
-        self.name, self.world_size = name, world_size
-        if placement is not None and placement.world_size != world_size:
-            raise ValueError(f"{name}: placement holds {placement.world_size} ranks, the group has {world_size}")
-        # rank 0 hosts torch.distributed's store: its node's IP when the ranks are placed on nodes
-        master_addr = (placement.node_ips[0] if placement is not None
-                       else ray.util.get_node_ip_address() if world_size > 1 else "127.0.0.1")
-        master_port = str(_free_port())
-        self.workers = []
-        for rank in range(world_size):
-            # Ray narrows CUDA_VISIBLE_DEVICES to the actor's own GPU, so its local device index is 0.
-            env = {"RANK": str(rank), "LOCAL_RANK": "0", "WORLD_SIZE": str(world_size),
-                   "MASTER_ADDR": master_addr, "MASTER_PORT": master_port, **(env_vars or {})}
-            options: dict[str, Any] = {"runtime_env": {"env_vars": env}}
-            if placement is not None:  # rank r of every group shares bundle r (node r // per_node)
-                options["scheduling_strategy"] = placement.rank_strategy(rank)
-            remote_opts = {"concurrency_groups": concurrency_groups} if concurrency_groups else {}
-            remote_cls = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, **remote_opts)(cls)
-            self.workers.append(remote_cls.options(**options).remote(*args))
-
-    def node_ids(self) -> list[str]:
-        """The Ray node of each rank."""
-        import ray
-
-        return ray.get([w.__ray_call__.remote(lambda self: ray.get_runtime_context().get_node_id())
-                        for w in self.workers])
-
-    def call_all(self, method: str, *args, **kwargs) -> list:
-        """Call `method` on every rank; return every rank's result."""
-        import ray
-
-        return ray.get([getattr(w, method).remote(*args, **kwargs) for w in self.workers])
-
-    def call_rank0(self, method: str, *args, **kwargs):
-        """Call on every rank (collectives need all of them), return rank 0's result."""
-        return self.call_all(method, *args, **kwargs)[0]
-
-    def call_dp(self, method: str, data: DataProto) -> DataProto:
-        """Split `data` across ranks (padding to a multiple of world_size), call, concatenate; the ranks'
-        metrics are reduced over all of them (`metric_utils.reduce_rank_metrics`)."""
-        return self.submit_dp(method, data).result()
-
-    def submit_dp(self, method: str, data: DataProto, concurrency_group: str | None = None) -> "DPCall":
-        """`call_dp` without waiting: returns the call in flight. `concurrency_group` runs it in that Ray
-        concurrency group of the actors (declared with `concurrency_groups`), beside the default group."""
-        from verl.protocol import pad_dataproto_to_divisor
-
-        def submit(worker, chunk):
-            fn = getattr(worker, method)
-            return (fn.options(concurrency_group=concurrency_group) if concurrency_group else fn).remote(chunk)
-
-        if self.world_size == 1:
-            return DPCall([submit(self.workers[0], data)], pad=None)
-        padded, pad = pad_dataproto_to_divisor(data, self.world_size)
-        chunks = padded.chunk(self.world_size)
-        return DPCall([submit(w, c) for w, c in zip(self.workers, chunks, strict=True)], pad=pad)
-
-    def kill(self) -> None:
-        import ray
-
-        for w in self.workers:
-            ray.kill(w)
-        self.workers = []
-
-
-class DPCall:
-    """A data-parallel call in flight (`WorkerGroup.submit_dp`): one Ray object per rank."""
-
-    def __init__(self, refs: list, pad: int | None):
-        self.refs, self.pad = refs, pad
-
-    def result(self) -> DataProto:
-        """Wait; the ranks' answers concatenated (padding removed), their metrics reduced over all ranks."""
-        import ray
-
-        from verl.protocol import unpad_dataproto
-
-        outs = ray.get(self.refs)
-        if self.pad is None:  # one rank: its answer as it is
-            return outs[0]
-        meta = metric_utils.reduce_rank_metrics([o.meta_info for o in outs])  # every rank's metrics, not rank 0's
-        if len(outs[0]) == 0:  # meta-only answers (update_* metrics)
-            return DataProto(meta_info=meta)
-        out = DataProto.concat(outs)
-        out.meta_info = meta
-        return unpad_dataproto(out, self.pad)
 
 
 def check_batch_divides_ranks(cfg: PPOConfig, world: int) -> None:
@@ -225,15 +120,6 @@ def check_config(cfg: PPOConfig) -> None:
         check_attn_implementation("critic.model.attn_implementation", attn, resolve_device(cfg.trainer.device))
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-# ------------------------------------------------------------------------------------------ trainer
 def _goal_sets(config: PPOConfig, train_dataset: AgentDataset) -> dict[str, AgentDataset]:
     """The goal sets of the training pool the learning report evaluates beside the held-out goals: {"trained",
     "control"} from `data.trained_val_file` / `data.control_val_file`, the first `data.val_max_items` of each.
@@ -410,7 +296,8 @@ class RayPPOTrainer:
         stopped = False  # by the time budget, before the last step
         bar = tqdm(total=self.total_training_steps, initial=self.global_steps, desc="training steps")
         try:
-            kept = self._load_report_before() if cfg.learning_report and self.global_steps > 0 else None
+            kept = (load_kept_before(cfg.default_local_dir, self.global_steps)
+                    if cfg.learning_report and self.global_steps > 0 else None)
             if kept is not None:  # a resumed run reports against the validation before its first step
                 first_step, before, goal_sets, probe = kept["step"], kept["held_out"], kept["goal_sets"], kept["probe"]
                 budget.validation_s = kept["seconds"]
@@ -421,7 +308,7 @@ class RayPPOTrainer:
                     self._validate_goal_sets(goal_sets, "before", metrics)
                     self._expert_probe(probe, "before", metrics)
                 if cfg.learning_report:
-                    self._save_report_before(before, goal_sets, probe, budget.validation_s)
+                    keep_before(cfg.default_local_dir, self.global_steps, budget.validation_s, before, goal_sets, probe)
                 tracker.log(metrics, step=self.global_steps)
             batches = iter([] if cfg.val_only else self._train_batches())
             for rows in (self.overlap.steps(batches) if self.overlap is not None else batches):
@@ -467,7 +354,8 @@ class RayPPOTrainer:
         if cfg.learning_report and not stopped:
             self._write_learning_report(before, after, goal_sets, probe, first_step, time.perf_counter() - start)
         if cfg.plots:
-            self._write_plots(tracker.log_dir, "file" in cfg.loggers, cfg.learning_report and not stopped)
+            plot_run(tracker.log_dir, "file" in cfg.loggers,
+                     report_dir=cfg.default_local_dir if cfg.learning_report and not stopped else None)
         return metrics
 
     def _train_step(self, rows: list[dict], metrics: dict, timing: dict) -> DataProto | None:
@@ -749,90 +637,19 @@ class RayPPOTrainer:
         outcomes[when] = per_goal_log_likelihood(out.batch["old_log_probs"], batch.batch["response_mask"])
         metrics["val_expert/log_likelihood"] = float(np.mean(outcomes[when]))
 
-    def _save_report_before(self, before: dict, goal_sets: dict[str, dict], probe: dict[str, list[float]],
-                            seconds: float) -> None:
-        """Keep the learning report's validation before training beside the checkpoints, so a run resumed (in a
-        later session) reports its change against it, not against a validation at the resumed step."""
-        kept = {"step": self.global_steps, "seconds": seconds, "held_out": before,
-                "goal_sets": {name: {"before": runs["before"]} for name, runs in goal_sets.items()},
-                "probe": {"before": probe["before"]} if "before" in probe else {}}
-        os.makedirs(self.config.trainer.default_local_dir, exist_ok=True)
-        path = os.path.join(self.config.trainer.default_local_dir, REPORT_BEFORE_FILE)
-        with open(path + ".tmp", "w", encoding="utf-8") as fh:
-            json.dump(kept, fh, default=float)
-        os.replace(path + ".tmp", path)
-
-    def _load_report_before(self) -> dict | None:
-        """The kept validation before training (`_save_report_before`), or None when there is none."""
-        path = os.path.join(self.config.trainer.default_local_dir, REPORT_BEFORE_FILE)
-        if not os.path.isfile(path):
-            logger.warning("learning report: resumed at step %d but %s is missing; the report's 'before' is a "
-                           "validation at the resumed step", self.global_steps, path)
-            return None
-        with open(path, encoding="utf-8") as fh:
-            kept = json.load(fh)
-        logger.info("learning report: resumed at step %d; 'before' is the validation at step %d (%s)",
-                    self.global_steps, kept["step"], path)
-        return kept
-
     def _write_learning_report(self, before: dict | None, after: dict | None, goal_sets: dict[str, dict],
                                probe: dict[str, list[float]], first_step: int, seconds: float) -> str:
-        """learning_report.json in `trainer.default_local_dir` from the greedy validations around training: the
-        held-out goals, and the goal sets (`goal_sets` = {name: {"before", "after"}}) the data config names."""
-        from verl.agent_trainer.learning_report import build_report, report_sections, write_report
-
+        """learning_report.json in `trainer.default_local_dir` from the greedy validations around training
+        (`learning_report.write_training_report`)."""
         if before is None or after is None:
             raise RuntimeError("trainer.learning_report=True but no validation ran (no validation items)")
         cfg = self.config
-        # no step ran (resumed at the end): after = before, as for the held-out goals
-        pairs = {name: (runs["before"], runs.get("after", runs["before"])) for name, runs in goal_sets.items()}
-        if "before" in probe:
-            probe = build_probe_section([d["item_id"] for d in self.expert_demos], probe["before"],
-                                        probe.get("after", probe["before"]), seed=cfg.actor_rollout_ref.rollout.seed,
-                                        file=cfg.data.expert_probe_file)
-        report = build_report(before["greedy"], after["greedy"], before_step=first_step, after_step=self.global_steps,
-                              seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed, goal_sets=pairs,
-                              goal_set_files=cfg.data.goal_set_files, train_steps=self.global_steps - first_step,
-                              data_seed=cfg.data.seed, val_files=cfg.data.val_paths,
-                              model_path=cfg.actor_rollout_ref.model.path, **({"expert_probe": probe} if probe else {}))
-        path = write_report(report, cfg.trainer.default_local_dir)
-        if "expert_probe" in report:
-            p = report["expert_probe"]
-            logger.info("learning report, expert probe: log-likelihood per expert token %.3f -> %.3f (paired change "
-                        "95%% CI [%.3f, %.3f]) on %d held-out demos", p["before"], p["after"], *p["change_ci95"],
-                        p["n_goals"])
-        if "trained_minus_control" in report:
-            d = report["trained_minus_control"]
-            logger.info("learning report, trained minus control: greedy success change %+.3f (95%% CI [%.3f, %.3f])",
-                        d["success_change"], *d["success_change_ci95"])
-        for label, sec in report_sections(report):
-            logger.info("learning report, %s goals: greedy success %.3f -> %.3f (paired change 95%% CI [%.3f, %.3f]; "
-                        "%d gained / %d lost, exact McNemar p %.3g), mean reward %.3f -> %.3f on %d goals (%s)", label,
-                        sec["before"]["success_rate"], sec["after"]["success_rate"], *sec["change_ci95"],
-                        sec["gained"], sec["lost"], sec["mcnemar_p"], sec["before"]["mean_reward"],
-                        sec["after"]["mean_reward"], sec["n_goals"], path)
-        return path
-
-    def _write_plots(self, log_dir: str, have_file_logger: bool, with_report: bool) -> list[str]:
-        """PNGs of `<log_dir>/metrics.jsonl` (and of the learning report, `with_report`) in `<log_dir>/plots`
-        (`verl.utils.plots`); a failure only warns."""
-        if not have_file_logger:
-            logger.info("trainer.plots: no plots without the file logger (add 'file' to trainer.logger)")
-            return []
-        from verl.agent_trainer.learning_report import REPORT_FILE
-        from verl.utils.plots import plot_metrics
-
-        metrics_path, out_dir = os.path.join(log_dir, "metrics.jsonl"), os.path.join(log_dir, "plots")
-        report = os.path.join(self.config.trainer.default_local_dir, REPORT_FILE) if with_report else None
-        try:
-            paths = plot_metrics(metrics_path, out_dir, report_path=report)
-        except Exception as exc:  # noqa: BLE001 - training is done; plots can be redrawn from the files
-            logger.warning("trainer.plots: plotting %s failed (%s: %s); retry with "
-                           "`python -m verl.utils.plots %s %s%s`", metrics_path, type(exc).__name__, exc,
-                           metrics_path, out_dir, f" --report {report}" if report else "")
-            return []
-        logger.info("plots: %s", ", ".join(paths))
-        return paths
+        return write_training_report(
+            cfg.trainer.default_local_dir, before["greedy"], after["greedy"], goal_sets, probe,
+            probe_ids=[d["item_id"] for d in self.expert_demos or []], first_step=first_step,
+            last_step=self.global_steps, seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed,
+            goal_set_files=cfg.data.goal_set_files, probe_file=cfg.data.expert_probe_file, data_seed=cfg.data.seed,
+            val_files=cfg.data.val_paths, model_path=cfg.actor_rollout_ref.model.path)
 
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self) -> str:
@@ -937,9 +754,6 @@ class _TimeBudget:
             return True
         need = self.step_s + self.save_s + (self.validation_s if with_validation else 0.0)
         return self.used_s() + need <= self.seconds
-
-
-REPORT_BEFORE_FILE = "learning_report_before.json"  # the learning report's kept validation before training
 
 
 def _with_total_steps(config: PPOConfig, steps: int) -> PPOConfig:

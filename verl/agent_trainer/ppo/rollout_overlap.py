@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from verl.agent_trainer.ppo import core_algos
 from verl.agent_trainer.ppo.metric_utils import timer
+from verl.agent_trainer.ppo.worker_group import DPCall
 from verl.protocol import DataProto
 
 if TYPE_CHECKING:
     from verl.agent_trainer.config.schema import PPOConfig
-    from verl.agent_trainer.ppo.ray_trainer import DPCall
 
 __all__ = ["RolloutOverlap", "check_overlap_supported"]
 
