@@ -269,11 +269,11 @@ class WebarenaSession:
             raise TaskIndexError(f"task index {idx} is out of range: this server has {self.world.num_tasks} tasks "
                                  f"(0..{self.world.num_tasks - 1})")
         config = substitute_urls(self.world.tasks[idx], self.world.config.site_urls)
-        if self.world.guards_state and changes_state(config):  # refused: this env's last episode stays as it was
+        self.world.site_locks.release(self.instance)  # a reset ends this env's last episode, even a refused one
+        self.episode = None
+        if self.world.guards_state and changes_state(config):
             holder = Holder(self.instance, self.env_idx, idx, config.get("task_id", idx))
             self.world.site_locks.acquire(config.get("sites") or [], holder)
-        else:
-            self.world.site_locks.release(self.instance)
         try:
             return self._start(idx, config)
         except BaseException:
@@ -321,7 +321,6 @@ class WebarenaSession:
                 logger.info("renewed the storage state %s", state_path)
 
         t1 = time.perf_counter()
-        self.episode = None
         try:
             self.world.host.run(
                 self.browser.open(start_urls(config), storage_state=storage_state,
