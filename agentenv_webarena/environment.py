@@ -1,7 +1,8 @@
 """WebArena episodes: one `WebarenaWorld` per server process, one `WebarenaSession` per env.
 
-Owns what an episode is: reset to a task (restore the embedded sites' state for this env, open a
-fresh browser context, log in, open the start tabs), step with the agent's raw text (extract and
+Owns what an episode is: reset to a task (restore the embedded sites' state for this env, or on a real
+deployment hold the task's sites when it changes state (`site_locks`), open a fresh browser context, log
+in, open the start tabs), step with the agent's raw text (extract and
 parse the action, execute it, apply WebArena's early stops), and score the episode with the task's
 evaluators when it ends. It does not own the browser (`browser_env`), the scoring rules
 (`evaluation_harness`), the task files (`tasks`) or HTTP (`server`).
@@ -30,6 +31,7 @@ from typing import Any, Optional
 from urllib.parse import urlsplit
 
 from agentenv.controller.types import ResetResult, StepResult
+from agentenv_webarena.site_locks import Holder, SiteLocks
 from agentenv_webarena.webarena.browser_env import ActionExecutionError, BrowserConfig, BrowserHost, BrowserSession
 from agentenv_webarena.webarena.browser_env.actions import (
     Action,
@@ -93,6 +95,10 @@ class EnvConfig:
         auth_renew_before_s: real WebArena sites: a task's `storage_state` file is used only while
             none of its cookies expires within this many seconds; otherwise the reset logs the new
             context in itself and rewrites the file (AgentGym renews 2700 s before expiry).
+        real_resets: real WebArena sites: the user declares that the deployment is reset between episodes,
+            so state-changing tasks may run in parallel on one site (off: one at a time per site).
+        site_lock_wait_s: real WebArena sites without `real_resets`: how long a state-changing reset waits
+            for its sites before the 409 `site_busy` refusal (0: refuse at once).
         browser: Chromium settings.
     """
 
@@ -105,6 +111,8 @@ class EnvConfig:
     map_urls: bool = True
     call_timeout_s: float = 60.0
     auth_renew_before_s: float = 2700.0
+    real_resets: bool = False
+    site_lock_wait_s: float = 0.0
     # WebArena's Chromium put no `url:` property on links; today's does (long, and not in WebArena's lines)
     browser: BrowserConfig = field(default_factory=lambda: BrowserConfig(extra_ignored_properties=("url",)))
 
@@ -121,6 +129,7 @@ class WebarenaWorld:
         self.host = host
         self.sites = sites
         self.judge = judge
+        self.site_locks = SiteLocks(config.site_lock_wait_s)
         self._http = None
         self._http_lock = threading.Lock()
 
@@ -165,6 +174,12 @@ class WebarenaWorld:
     @property
     def num_tasks(self) -> int:
         return len(self.tasks)
+
+    @property
+    def guards_state(self) -> bool:
+        """Whether state-changing episodes run one at a time per site: a real deployment, not declared reset
+        between episodes."""
+        return not self.config.embedded and not self.config.real_resets
 
     def http(self):
         """A shared httpx client for control calls to the embedded sites."""
@@ -232,6 +247,7 @@ class WebarenaSession:
     def __init__(self, world: WebarenaWorld):
         self.world = world
         self.instance = "env-" + uuid.uuid4().hex[:12]
+        self.env_idx: Optional[int] = None  # the server's id for this env, named in site_busy refusals
         self.browser = BrowserSession(world.host)
         self.episode: Optional[_Episode] = None
         self.observation = None  # last browser_env Observation
@@ -244,13 +260,29 @@ class WebarenaSession:
         Raises:
             TaskIndexError: idx is None or not a task index.
             ValueError: the task needs a site whose URL is not configured (message names the env var).
+            SiteBusyError: a real deployment's site this state-changing task needs is held by another
+                env's state-changing episode (`site_locks`).
         """
-        from agentenv_webarena.tasks.config import start_urls, substitute_urls
+        from agentenv_webarena.tasks.config import changes_state, substitute_urls
 
         if idx is None or not 0 <= idx < self.world.num_tasks:
             raise TaskIndexError(f"task index {idx} is out of range: this server has {self.world.num_tasks} tasks "
                                  f"(0..{self.world.num_tasks - 1})")
         config = substitute_urls(self.world.tasks[idx], self.world.config.site_urls)
+        self.world.site_locks.release(self.instance)  # a reset ends this env's last episode, even a refused one
+        self.episode = None
+        if self.world.guards_state and changes_state(config):
+            holder = Holder(self.instance, self.env_idx, idx, config.get("task_id", idx))
+            self.world.site_locks.acquire(config.get("sites") or [], holder)
+        try:
+            return self._start(idx, config)
+        except BaseException:
+            self.world.site_locks.release(self.instance)
+            raise
+
+    def _start(self, idx: int, config: dict) -> ResetResult:
+        from agentenv_webarena.tasks.config import start_urls
+
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         if self.world.config.embedded:
@@ -289,7 +321,6 @@ class WebarenaSession:
                 logger.info("renewed the storage state %s", state_path)
 
         t1 = time.perf_counter()
-        self.episode = None
         try:
             self.world.host.run(
                 self.browser.open(start_urls(config), storage_state=storage_state,
@@ -381,7 +412,8 @@ class WebarenaSession:
         return self.world.host.run(self.browser.screenshot(), timeout_s=self.world.config.call_timeout_s)
 
     def close(self) -> None:
-        """Close the browser context and free the embedded sites' instance (idempotent)."""
+        """Close the browser context, free the embedded sites' instance or the real sites it holds (idempotent)."""
+        self.world.site_locks.release(self.instance)
         try:
             self.world.host.run(self.browser.close(), timeout_s=30)
         except Exception as exc:  # a dead browser has nothing left to free
@@ -439,6 +471,7 @@ class WebarenaSession:
         timings["eval_ms"] = (time.perf_counter() - t0) * 1e3
         ep.terminated, ep.truncated = terminated, not terminated
         ep.reward, ep.eval_status, ep.eval_error = score, status, error
+        self.world.site_locks.release(self.instance)  # scored: the sites' state is no longer this episode's
         info["eval_status"] = status
         if error:
             info["eval_error"] = error

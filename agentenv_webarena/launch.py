@@ -4,6 +4,9 @@ Site URLs come from WebArena's environment variables (SHOPPING, SHOPPING_ADMIN, 
 WIKIPEDIA, HOMEPAGE). When none is set the server starts the embedded sites itself and serves the
 embedded task suite (`agentenv_webarena/tasks/embedded.raw.json`). To drive a real WebArena
 deployment, export its URLs and pass `--task-file path/to/test.raw.json` (or a directory of `{i}.json`).
+A real deployment is not reset between episodes, so its state-changing tasks run one at a time per site
+(a parallel one gets 409 `site_busy`, or waits `--site-lock-wait-s`) unless `--real-resets` declares that
+the deployment is reset between episodes (docs/webarena.md).
 The LLM judge for fuzzy_match / N/A tasks is any OpenAI-compatible endpoint (`--judge-base-url`,
 `--judge-model`, `--judge-api-key`, `--judge-timeout-s`, or WEBARENA_JUDGE_BASE_URL / OPENAI_BASE_URL,
 WEBARENA_JUDGE_MODEL, WEBARENA_JUDGE_API_KEY / OPENAI_API_KEY); without one, or when it times out or
@@ -110,6 +113,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--auth-renew-before-s", type=float, default=EnvConfig.auth_renew_before_s,
                         help="real sites: log a context in at reset (and rewrite the task's .auth file) when a "
                              "cookie of that file expires within this many seconds (default: %(default)s)")
+    parser.add_argument("--real-resets", action="store_true",
+                        help="real sites: declare that your deployment is reset between episodes, so state-changing "
+                             "tasks may run in parallel on one site (default: one at a time per site)")
+    parser.add_argument("--site-lock-wait-s", type=float, default=EnvConfig.site_lock_wait_s,
+                        help="real sites without --real-resets: how long a state-changing reset waits for a site "
+                             "another env's state-changing episode holds before the 409 site_busy refusal "
+                             "(default: %(default)s, refuse at once)")
     parser.add_argument("--judge-base-url", default=None,
                         help="OpenAI-compatible base URL of the LLM judge, e.g. http://127.0.0.1:8000/v1 (default "
                              "$WEBARENA_JUDGE_BASE_URL; none: judged tasks report eval_status needs_judge)")
@@ -130,6 +140,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
     if args.max_obs_chars < 0:
         parser.error(f"--max-obs-chars must be >= 0, got {args.max_obs_chars}")
+    if args.site_lock_wait_s < 0:
+        parser.error(f"--site-lock-wait-s must be >= 0, got {args.site_lock_wait_s}")
     from agentenv_webarena.webarena.evaluation_harness.judge import judge_from_settings
 
     try:
@@ -165,6 +177,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         repeating_action_failure_th=args.repeating_action_failure_th,
         map_urls=not args.no_url_mapping,
         auth_renew_before_s=args.auth_renew_before_s,
+        real_resets=args.real_resets,
+        site_lock_wait_s=args.site_lock_wait_s,
         browser=browser,
     )
     app = create_app(settings, env_config=env_config, judge=judge)

@@ -15,14 +15,16 @@ context). Endpoints, with the request/response shapes of AgentGym's WebArena ser
 | GET  /observation          | ?env_idx=N            | str (OBSERVATION / URL / OBJECTIVE / PREVIOUS ACTION)        |
 | GET  /observation_metadata | ?env_idx=N            | {"obs_nodes_info", "url", "display_url", "tabs"}             |
 | GET  /screenshot           | ?env_idx=N            | {"png_base64": str} (the current tab's viewport)             |
-| GET  /tasks                | -                     | {"num_tasks", "site_urls", "embedded", "judge"}              |
+| GET  /tasks                | -                     | {"num_tasks", "site_urls", "embedded", "judge", "state_guard"} |
 | POST /close                | {"env_idx": int}      | {"closed": true, "env_idx": int}                             |
 
 /reset also takes an optional "seed"; /step's "action" is the raw LLM text.
 The /reset observation is in the same prompt layout as /step's, so a client needs one request per
 reset. Errors use the kit's JSON schema: unknown env_idx -> 404 "unknown_env_idx"; task index out of
 range -> 422 "task_index_out_of_range"; a task needing an unconfigured site -> 422
-"site_not_configured"; /step or /observation before /reset -> 409 "not_reset"; a start page that
+"site_not_configured"; /step or /observation before /reset -> 409 "not_reset"; on a real deployment, a
+state-changing task whose site another env's state-changing episode is using -> 409 "site_busy" (the body
+names `site` and the `holder` episode: `env_idx`, `task_index`, `task_id`); a start page that
 cannot be opened (site down) -> 502 "start_page_failed"; a browser that does not answer in time ->
 504 "browser_timeout"; wrong JSON types -> 422 "invalid_request".
 An unparseable action or an unknown element id is not an HTTP error: the observation says what
@@ -67,9 +69,12 @@ class WebarenaResetRequest(EnvIdxRequest):
 def _call(fn: Callable[[], Any]) -> Any:
     """Run an environment call, turning its expected failures into JSON errors."""
     from agentenv_webarena.environment import EpisodeStateError, StartPageError, TaskIndexError
+    from agentenv_webarena.site_locks import SiteBusyError
 
     try:
         return fn()
+    except SiteBusyError as exc:
+        raise EnvServerError(409, "site_busy", str(exc), site=exc.site, holder=exc.holder.describe()) from exc
     except StartPageError as exc:
         raise EnvServerError(502, "start_page_failed", str(exc)) from exc
     except TaskIndexError as exc:
@@ -84,17 +89,20 @@ def _call(fn: Callable[[], Any]) -> Any:
 
 @router.get("/tasks")
 async def tasks(request: Request) -> Response:
-    """How many tasks this server has, which sites it drives and its LLM judge's model (None: no judge)."""
+    """How many tasks this server has, which sites it drives, its LLM judge's model (None: no judge) and
+    whether state-changing episodes run one at a time per site (`state_guard`: on, and the sites held)."""
     world = request.app.state.resources
     return json_response({"num_tasks": world.num_tasks, "site_urls": world.config.site_urls,
                           "embedded": world.config.embedded,
-                          "judge": world.judge.model if world.judge is not None else None})
+                          "judge": world.judge.model if world.judge is not None else None,
+                          "state_guard": {"on": world.guards_state, "held": world.site_locks.held()}})
 
 
 @router.post("/reset")
 def reset(body: WebarenaResetRequest, sessions: SessionRegistry = Depends(get_sessions)) -> Response:
     """Start task `idx`: restore site state, fresh browser context, log in, open the start tabs."""
     with sessions.use(body.env_idx) as env:
+        env.env_idx = body.env_idx
         result = _call(lambda: env.reset(body.idx))
     return json_response({"observation": result.observation, **result.info})
 

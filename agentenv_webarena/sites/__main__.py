@@ -6,7 +6,8 @@ the code host, the map, the wiki and the homepage. It prints one JSON line
 `{"shopping": URL, "shopping_admin": URL, "reddit": URL, "gitlab": URL, "map": URL, "wikipedia": URL,
 "homepage": URL}` (and writes it to --urls-file) once every port listens. Export those URLs as
 SHOPPING, SHOPPING_ADMIN, REDDIT, GITLAB, MAP, WIKIPEDIA and HOMEPAGE to point an env server (or
-WebArena's own tools) at them.
+WebArena's own tools) at them. `--as-deployment` leaves out the per-env control routes, so an env server
+takes the sites for a real WebArena deployment: one shared state that no reset restores.
 """
 from __future__ import annotations
 
@@ -32,11 +33,12 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def _serve(host: str, ports: dict[str, int], urls_file: Optional[str], log_level: str) -> None:
+async def _serve(host: str, ports: dict[str, int], urls_file: Optional[str], log_level: str,
+                 control: bool = True) -> None:
     import uvicorn
 
     urls: dict[str, str] = {}
-    store, apps = build_apps(site_urls=urls)  # the homepage links to `urls`, filled in below
+    store, apps = build_apps(site_urls=urls, control=control)  # the homepage links to `urls`, filled in below
     servers = []
     for site, app in apps.items():
         sock = _bind(host, ports.get(site, 0))
@@ -78,6 +80,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--wiki-port", type=int, default=0, help="wiki port (0 = any free port)")
     parser.add_argument("--homepage-port", type=int, default=0, help="homepage port (0 = any free port)")
     parser.add_argument("--urls-file", default=None, help="also write the URL JSON line to this file")
+    parser.add_argument("--as-deployment", action="store_true",
+                        help="serve without the /__control routes (per-env reset and drop): env servers then treat "
+                             "the sites as a real WebArena deployment, whose state every env shares and no reset "
+                             "restores")
     parser.add_argument("--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"))
     args = parser.parse_args(argv)
     flags = {"shopping": "shopping_port", "shopping_admin": "admin_port", "reddit": "forum_port",
@@ -89,7 +95,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     ports = {site: getattr(args, flag) for site, flag in flags.items()}
     try:
-        asyncio.run(_serve(args.host, ports, args.urls_file, args.log_level))
+        asyncio.run(_serve(args.host, ports, args.urls_file, args.log_level, control=not args.as_deployment))
     except KeyboardInterrupt:
         pass
 

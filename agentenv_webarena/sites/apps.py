@@ -86,22 +86,24 @@ def _control_routes(store: InstanceStore) -> list[Route]:
             Route("/__control/health", health, methods=["GET"])]
 
 
-def build_apps(store: InstanceStore | None = None,
-               site_urls: dict[str, str] | None = None) -> tuple[InstanceStore, dict[str, Any]]:
+def build_apps(store: InstanceStore | None = None, site_urls: dict[str, str] | None = None,
+               control: bool = True) -> tuple[InstanceStore, dict[str, Any]]:
     """The store and one app per site of `SITES`, keyed by WebArena site name.
 
     Args:
         store: the instances (a new one over `build_database` when None).
         site_urls: site key -> base URL, for pages that link to the other sites (the homepage); the
             caller may fill it in after building, once the ports are bound.
+        control: serve the control routes; without them an env server takes the sites for a real
+            deployment (shared state, no per-env reset).
     """
     store = store or InstanceStore(build_database)
-    control = _control_routes(store)
+    routes = _control_routes(store) if control else []
     urls = {} if site_urls is None else site_urls
     apps = {}
     for site, (module_name, mount) in SITES.items():
         module = importlib.import_module(module_name)
         accepts_urls = "site_urls" in inspect.signature(module.create_app).parameters
         app = module.create_app(store, site_urls=urls) if accepts_urls else module.create_app(store)
-        apps[site] = Starlette(routes=[*control, Mount(mount, app=app)])
+        apps[site] = Starlette(routes=[*routes, Mount(mount, app=app)])
     return store, apps

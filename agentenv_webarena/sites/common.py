@@ -1,53 +1,152 @@
-"""Small helpers every embedded site uses: HTML pages, escaping, redirects, forms, the request's DB.
+"""Small helpers every embedded site uses: the request context, sign-in sessions, HTML pages, escaping,
+redirects, forms, the request's DB.
 
-Owns the plumbing every site shares (binding handlers to the store, pages, forms, redirects) so each
-site holds only its own routes and markup. Pages are plain server-rendered HTML (no scripts needed to use them), so the
-accessibility tree Chromium builds from them is rich and stable.
+Owns the plumbing every site shares so each site holds only its own routes and markup: `page()` turns a
+handler `handler(ctx, **path_params)` into an endpoint (the form, the instance DB, the site's
+`RequestContext` with who is signed in, the `login_required` gate, the session cookie), and
+`SessionTable` is the one sign-in/sign-out helper of the sites that log in. Pages are plain server-rendered
+HTML (no scripts needed to use them), so the accessibility tree Chromium builds from them is rich and stable.
 """
 from __future__ import annotations
 
 import contextlib
 import html
-import inspect
 import secrets
 import sqlite3
-from typing import Any, Awaitable, Callable, Iterator, Optional, Union
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Iterator, Optional
 from urllib.parse import parse_qsl, urlencode
 
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from agentenv_webarena.sites.store import InstanceStore, instance_of
 
-__all__ = ["Handler", "bind_handler", "RequestContext", "esc", "html_page", "redirect", "db", "new_token", "query_url",
-           "json_error", "form_fields", "read_form", "to_int", "slash_routes"]
+__all__ = ["SessionTable", "RequestContext", "page", "login_required", "esc", "html_page", "redirect", "db",
+           "new_token", "query_url", "json_error", "form_fields", "read_form", "to_int", "slash_routes"]
 
 
-Handler = Callable[[InstanceStore, Request], Union[Response, Awaitable[Response]]]
+@dataclass(frozen=True)
+class SessionTable:
+    """Where a site keeps its sign-in sessions: rows `(token, <account_column>)` of `table`, each naming a
+    row of `accounts`, and the cookie (`cookie`, on `cookie_path`) that carries the token."""
 
+    cookie: str
+    table: str
+    accounts: str
+    account_column: str
+    cookie_path: str = "/"
 
-def bind_handler(store: InstanceStore, handler: Handler) -> Callable:
-    """`handler(store, request)` as a Starlette endpoint over `store`, keeping it sync or async (sync
-    endpoints run in Starlette's thread pool)."""
-    if inspect.iscoroutinefunction(handler):
-        async def endpoint(request: Request) -> Response:
-            return await handler(store, request)
-    else:
-        def endpoint(request: Request) -> Response:
-            return handler(store, request)
-    return endpoint
+    def account(self, conn: sqlite3.Connection, token: str) -> Optional[sqlite3.Row]:
+        """The account signed in with `token`, or None (no such session, or a guest session)."""
+        return conn.execute(f"SELECT a.* FROM {self.table} s JOIN {self.accounts} a ON a.id = s.{self.account_column} "
+                            "WHERE s.token = ?", (token,)).fetchone()
+
+    def start(self, conn: sqlite3.Connection, account_id: Optional[int]) -> str:
+        """A new session for `account_id` (None: a guest session); returns its token."""
+        token = new_token()
+        conn.execute(f"INSERT INTO {self.table} (token, {self.account_column}) VALUES (?, ?)", (token, account_id))
+        return token
+
+    def end(self, conn: sqlite3.Connection, token: str) -> None:
+        """Delete the session `token`."""
+        conn.execute(f"DELETE FROM {self.table} WHERE token = ?", (token,))
 
 
 class RequestContext:
-    """One request to an embedded site: the request, its instance DB, the posted form fields and
-    the session token from the site's cookie (None without one). Sites add who is signed in."""
+    """One request to an embedded site: the request, its instance DB, the posted form fields (empty on a
+    GET), the session token from the site's cookie and the signed-in account (None without one).
 
-    def __init__(self, request: Request, conn: sqlite3.Connection, form: dict[str, str], cookie: str):
+    Sites subclass it, naming their `SESSIONS` (None: the site has no sessions) and `LOGIN_URL` (where
+    `login_required` sends an anonymous visitor); `page()` builds one per request.
+    """
+
+    SESSIONS: ClassVar[Optional[SessionTable]] = None
+    LOGIN_URL: ClassVar[str] = "/"
+
+    def __init__(self, request: Request, conn: sqlite3.Connection, form: dict[str, str]):
         self.request = request
         self.conn = conn
         self.form = form
-        self.token: Optional[str] = request.cookies.get(cookie)
+        sessions = self.SESSIONS
+        self.token: Optional[str] = request.cookies.get(sessions.cookie) if sessions else None
+        self.account: Optional[sqlite3.Row] = sessions.account(conn, self.token) if self.token else None
+        self._cookie: Optional[str] = None  # the token to send in the cookie; "" deletes the cookie
+
+    @property
+    def posted(self) -> bool:
+        """Whether this is a form POST."""
+        return self.request.method == "POST"
+
+    @property
+    def q(self) -> QueryParams:
+        """The query parameters."""
+        return self.request.query_params
+
+    def sign_in(self, account: Optional[sqlite3.Row], password: str,
+                hash_password: Optional[Callable[[str], str]] = None) -> bool:
+        """Start a signed-in session for `account` if `password` is its password (the row's `password`, or its
+        `password_hash` when `hash_password` is given); returns False, changing nothing, otherwise."""
+        stored = account and (account["password_hash"] if hash_password else account["password"])
+        if account is None or stored != (hash_password(password) if hash_password else password):
+            return False
+        self.start_session(account["id"])
+        return True
+
+    def start_session(self, account_id: Optional[int]) -> str:
+        """Sign `account_id` in (None: open a guest session) with a new session and its cookie; returns the token."""
+        self.token = self.SESSIONS.start(self.conn, account_id)
+        self._cookie = self.token
+        return self.token
+
+    def end_session(self) -> None:
+        """Sign out: delete the session and its cookie."""
+        if self.token:
+            self.SESSIONS.end(self.conn, self.token)
+        self.token, self.account, self._cookie = None, None, ""
+
+    def send_cookie(self, response: Response) -> Response:
+        """`response` with the session cookie set or deleted, if this request changed it."""
+        sessions = self.SESSIONS
+        if self._cookie:
+            response.set_cookie(sessions.cookie, self._cookie, path=sessions.cookie_path, httponly=True, samesite="lax")
+        elif self._cookie == "":
+            response.delete_cookie(sessions.cookie, path=sessions.cookie_path)
+        return response
+
+
+def login_required(handler: Callable[..., Response]) -> Callable[..., Response]:
+    """Mark a page handler as for signed-in visitors: `page()` redirects anyone else to the site's `LOGIN_URL`."""
+    handler.login_required = True
+    return handler
+
+
+def page(store: InstanceStore, context: type[RequestContext], handler: Callable[..., Response],
+         **fixed: Any) -> Callable:
+    """`handler(ctx, **fixed, **path_params)` as a Starlette endpoint over `store`.
+
+    Reads a POSTed form, opens the request's instance DB (committed when the handler returns), builds the
+    site's `context`, applies `login_required` and the session cookie the handler set. The handler runs
+    in Starlette's thread pool, as any synchronous endpoint.
+    """
+    gated = getattr(handler, "login_required", False)
+
+    def respond(request: Request, form: dict[str, str]) -> Response:
+        with db(store, request) as conn:
+            ctx = context(request, conn, form)
+            if gated and ctx.account is None:
+                response: Response = redirect(ctx.LOGIN_URL)
+            else:
+                response = handler(ctx, **fixed, **request.path_params)
+        return ctx.send_cookie(response)
+
+    async def endpoint(request: Request) -> Response:
+        form = await read_form(request) if request.method == "POST" else {}
+        return await run_in_threadpool(respond, request, form)
+    return endpoint
 
 
 def esc(value: object) -> str:

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agentenv_webarena.sites.common import db, esc, html_page, read_form, redirect
+from agentenv_webarena.sites.common import RequestContext, esc, html_page, page, redirect
 from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["SCHEMA", "CARDS", "seed", "create_app", "evaluate_expression"]
@@ -127,6 +127,17 @@ def _calculator(request: Request) -> Response:
     return html_page("Calculator", f'<h1>Calculator</h1>{form}{result}<p><a href="/">Homepage</a></p>')
 
 
+def _scratchpad(ctx: RequestContext) -> Response:
+    if ctx.posted:
+        ctx.conn.execute("UPDATE homepage_notes SET body = ? WHERE id = 1", (ctx.form.get("note", "")[:20_000],))
+        return redirect("scratchpad.html")
+    note = ctx.conn.execute("SELECT body FROM homepage_notes WHERE id = 1").fetchone()["body"]
+    form = ('<form method="post" action="scratchpad.html"><label for="note">Notes</label>'
+            f'<textarea id="note" name="note" rows="12" cols="80">{esc(note)}</textarea>'
+            '<button type="submit">Save</button></form>')
+    return html_page("Scratchpad", f'<h1>Scratchpad</h1>{form}<p><a href="/">Homepage</a></p>')
+
+
 def create_app(store: InstanceStore, site_urls: Optional[Mapping[str, str]] = None) -> Starlette:
     """The homepage app over `store`, linking to `site_urls` (read at each request)."""
     urls = site_urls if site_urls is not None else {}
@@ -134,18 +145,6 @@ def create_app(store: InstanceStore, site_urls: Optional[Mapping[str, str]] = No
     def home(request: Request) -> Response:
         return _home(urls)
 
-    async def scratchpad(request: Request) -> Response:
-        if request.method == "POST":
-            form = await read_form(request)
-            with db(store, request) as conn:
-                conn.execute("UPDATE homepage_notes SET body = ? WHERE id = 1", (form.get("note", "")[:20_000],))
-            return redirect("scratchpad.html")
-        with db(store, request) as conn:
-            note = conn.execute("SELECT body FROM homepage_notes WHERE id = 1").fetchone()["body"]
-        form = ('<form method="post" action="scratchpad.html"><label for="note">Notes</label>'
-                f'<textarea id="note" name="note" rows="12" cols="80">{esc(note)}</textarea>'
-                '<button type="submit">Save</button></form>')
-        return html_page("Scratchpad", f'<h1>Scratchpad</h1>{form}<p><a href="/">Homepage</a></p>')
-
     return Starlette(routes=[Route("/", home), Route("/calculator.html", _calculator),
-                             Route("/scratchpad.html", scratchpad, methods=["GET", "POST"])])
+                             Route("/scratchpad.html", page(store, RequestContext, _scratchpad),
+                                   methods=["GET", "POST"])])

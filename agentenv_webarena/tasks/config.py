@@ -24,6 +24,7 @@ __all__ = [
     "EVAL_TYPES",
     "PLACEHOLDERS",
     "SITE_ENV_VARS",
+    "changes_state",
     "load_task_config",
     "load_tasks",
     "site_urls_from_env",
@@ -57,6 +58,16 @@ _UNKNOWN = re.compile(r"__[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*__")
 START_URL_SEPARATOR = " |AND| "
 EVAL_TYPES = ("string_match", "url_match", "program_html")
 _REFERENCE_ANSWER_KEYS = ("exact_match", "must_include", "fuzzy_match")
+# The other keys of WebArena's format, checked when present: (key, accepted types, the accepted form).
+_OPTIONAL_FIELDS = (
+    ("require_login", bool, "true or false"),
+    ("require_reset", bool, "true or false"),
+    ("storage_state", (str, type(None)), "null or a path like './.auth/shopping_state.json'"),
+    ("geolocation", (dict, type(None)), "null or an object {latitude, longitude}"),
+    ("intent_template", str, "a string"),
+    ("instantiation_dict", dict, "an object (template variable -> value)"),
+    ("intent_template_id", int, "an int"),
+)
 
 
 def site_urls_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -122,6 +133,19 @@ def substitute_urls(config: dict, site_urls: Mapping[str, str]) -> dict:
     return walk(config, "")
 
 
+def changes_state(config: dict) -> bool:
+    """Whether task `config` changes site state: `require_reset` is true, or it is scored by `program_html`.
+
+    WebArena marks no task with `require_reset` (false in all 812 of test.raw.json), so the flag alone finds
+    none; `program_html` is how WebArena scores the state a task leaves behind (a post made, an order
+    cancelled, a member's role set: 411 of its tasks). `string_match` reads the answer and `url_match` the
+    page the agent ended on, so tasks scored only by those are read-only. An agent can still change state on
+    any task (RL policies click what they were not asked to); this rule only knows what the task asks.
+    """
+    eval_types = (config.get("eval") or {}).get("eval_types") or []
+    return bool(config.get("require_reset")) or "program_html" in eval_types
+
+
 def start_urls(config: dict) -> list[str]:
     """The task's start URLs, one per tab: `start_url` split on " |AND| " (WebArena's rule).
 
@@ -167,8 +191,14 @@ def validate_task(config: dict, where: str = "") -> dict:
         fail(f"task_id must be an int, got {config['task_id']!r}")
     if not isinstance(config["intent"], str) or not config["intent"].strip():
         fail(f"intent must be a non-empty string, got {config['intent']!r}")
-    if not isinstance(config["sites"], list):
-        fail(f"sites must be a list of site keys, got {config['sites']!r}")
+    if not isinstance(config["sites"], list) or not config["sites"]:
+        fail(f"sites must be a non-empty list of site keys, got {config['sites']!r}")
+    for site in config["sites"]:
+        if site not in SITE_ENV_VARS:
+            fail(f"sites has {site!r}; choose from {list(SITE_ENV_VARS)}")
+    for key, kinds, accepted in _OPTIONAL_FIELDS:
+        if key in config and not isinstance(config[key], kinds):
+            fail(f"{key} must be {accepted}, got {config[key]!r}")
     start_urls(config)
     ev = config["eval"]
     if not isinstance(ev, dict):

@@ -214,15 +214,21 @@ class _RemoteEnv:
         self.client.close()
 
 
+_SITE_WAIT_S = 24 * 3600.0  # a wait for a real site's state-changing episode to end: as long as a run lasts
+
+
 def _in_process_world(cfg: RunConfig) -> Any:
     from agentenv_webarena.environment import EnvConfig, WebarenaWorld
     from agentenv_webarena.webarena.browser_env import BrowserConfig
 
     browser = BrowserConfig(viewport_width=cfg.viewport_width, viewport_height=cfg.viewport_height,
                             current_viewport_only=cfg.current_viewport_only, extra_ignored_properties=("url",))
+    # On a real deployment the workers' state-changing tasks wait their turn on a site (WebArena runs them one
+    # after another) instead of being refused.
     env_config = EnvConfig(task_file=cfg.test_config_base_dir, max_steps=cfg.max_steps,
                            parsing_failure_th=cfg.parsing_failure_th,
-                           repeating_action_failure_th=cfg.repeating_action_failure_th, browser=browser)
+                           repeating_action_failure_th=cfg.repeating_action_failure_th, browser=browser,
+                           site_lock_wait_s=_SITE_WAIT_S)
     from agentenv_webarena.webarena.evaluation_harness.judge import judge_from_settings
 
     judge = judge_from_settings(cfg.judge_base_url, cfg.judge_model, cfg.judge_api_key, cfg.judge_timeout_s)

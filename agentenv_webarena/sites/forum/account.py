@@ -10,13 +10,11 @@ import sqlite3
 from typing import Optional
 from urllib.parse import quote
 
-from starlette.requests import Request
 from starlette.responses import Response
 
-from agentenv_webarena.sites.common import db, esc, new_token, read_form, redirect
+from agentenv_webarena.sites.common import esc, login_required, redirect
 from agentenv_webarena.sites.forum.layout import (
     Ctx,
-    login_required,
     not_found,
     page_number,
     pagination,
@@ -25,8 +23,7 @@ from agentenv_webarena.sites.forum.layout import (
     submission_listing,
     when,
 )
-from agentenv_webarena.sites.forum.model import COOKIE, PAGE_SIZE, count_submissions, post_path, submission_list
-from agentenv_webarena.sites.store import InstanceStore
+from agentenv_webarena.sites.forum.model import PAGE_SIZE, count_submissions, post_path, submission_list
 
 __all__ = ["user_page", "edit_biography", "login_page", "login_check", "logout"]
 
@@ -53,110 +50,85 @@ def _comment_items(rows: list[sqlite3.Row]) -> str:
     return f'<ul class="user-comments">{items}</ul>'
 
 
-def user_page(store: InstanceStore, request: Request) -> Response:
+def user_page(ctx: Ctx, name: str, section: Optional[str] = None) -> Response:
     """GET `/user/<name>[/submissions|/comments]`: a user's biography, submissions and comments."""
-    name = request.path_params["name"]
-    section = request.path_params.get("section")
-    page = page_number(request)
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        user = _user_row(conn, name)
-        if user is None or section not in (None, "submissions", "comments"):
-            return not_found(ctx, f"There is no user {name}." if user is None else "Unknown page.")
-        uname = user["username"]
-        own = ctx.user is not None and ctx.user["id"] == user["id"]
-        edit = (f'<p><a href="/user/{quote(uname)}/edit_biography">Edit biography</a></p>' if own else "")
-        head = (f'<h1 class="user-name">{esc(uname)}</h1><section class="user-about"><h2>Biography</h2>'
-                f'<div class="user-bio">{paragraphs(user["biography"])}</div>{edit}</section>'
-                f'<nav class="user-nav" aria-label="User"><a href="/user/{quote(uname)}">Overview</a>'
-                f'<a href="/user/{quote(uname)}/submissions">Submissions</a>'
-                f'<a href="/user/{quote(uname)}/comments">Comments</a></nav>')
-        if section == "submissions":
-            rows = submission_list(conn, sort="new", author=uname, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
-            total = count_submissions(conn, author=uname)
-            main = (head + f"<h2>Submissions by {esc(uname)}</h2>{submission_listing(ctx, rows)}"
-                    f"{pagination(ctx, page, total)}")
-        elif section == "comments":
-            rows = _user_comments(conn, user["id"], PAGE_SIZE, (page - 1) * PAGE_SIZE)
-            total = conn.execute("SELECT COUNT(*) FROM forum_comments WHERE user_id = ?", (user["id"],)).fetchone()[0]
-            main = head + f"<h2>Comments by {esc(uname)}</h2>{_comment_items(rows)}{pagination(ctx, page, total)}"
-        else:
-            rows = submission_list(conn, sort="new", author=uname, limit=5)
-            comments = _user_comments(conn, user["id"], 5, 0)
-            main = (head + f"<h2>Latest submissions</h2>{submission_listing(ctx, rows)}"
-                    f'<p><a href="/user/{quote(uname)}/submissions">All submissions</a></p>'
-                    f"<h2>Latest comments</h2>{_comment_items(comments)}"
-                    f'<p><a href="/user/{quote(uname)}/comments">All comments</a></p>')
-        sidebar = (f'<section class="user-card"><h2>{esc(uname)}</h2>'
-                   f'<p>Registered {when(user["created_at"])}</p></section>')
-        return render_page(ctx, uname, main, sidebar)
+    page = page_number(ctx.request)
+    user = _user_row(ctx.conn, name)
+    if user is None or section not in (None, "submissions", "comments"):
+        return not_found(ctx, f"There is no user {name}." if user is None else "Unknown page.")
+    uname = user["username"]
+    own = ctx.account is not None and ctx.account["id"] == user["id"]
+    edit = (f'<p><a href="/user/{quote(uname)}/edit_biography">Edit biography</a></p>' if own else "")
+    head = (f'<h1 class="user-name">{esc(uname)}</h1><section class="user-about"><h2>Biography</h2>'
+            f'<div class="user-bio">{paragraphs(user["biography"])}</div>{edit}</section>'
+            f'<nav class="user-nav" aria-label="User"><a href="/user/{quote(uname)}">Overview</a>'
+            f'<a href="/user/{quote(uname)}/submissions">Submissions</a>'
+            f'<a href="/user/{quote(uname)}/comments">Comments</a></nav>')
+    if section == "submissions":
+        rows = submission_list(ctx.conn, sort="new", author=uname, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+        total = count_submissions(ctx.conn, author=uname)
+        main = (head + f"<h2>Submissions by {esc(uname)}</h2>{submission_listing(ctx, rows)}"
+                f"{pagination(ctx, page, total)}")
+    elif section == "comments":
+        rows = _user_comments(ctx.conn, user["id"], PAGE_SIZE, (page - 1) * PAGE_SIZE)
+        total = ctx.conn.execute("SELECT COUNT(*) FROM forum_comments WHERE user_id = ?", (user["id"],)).fetchone()[0]
+        main = head + f"<h2>Comments by {esc(uname)}</h2>{_comment_items(rows)}{pagination(ctx, page, total)}"
+    else:
+        rows = submission_list(ctx.conn, sort="new", author=uname, limit=5)
+        comments = _user_comments(ctx.conn, user["id"], 5, 0)
+        main = (head + f"<h2>Latest submissions</h2>{submission_listing(ctx, rows)}"
+                f'<p><a href="/user/{quote(uname)}/submissions">All submissions</a></p>'
+                f"<h2>Latest comments</h2>{_comment_items(comments)}"
+                f'<p><a href="/user/{quote(uname)}/comments">All comments</a></p>')
+    sidebar = (f'<section class="user-card"><h2>{esc(uname)}</h2>'
+               f'<p>Registered {when(user["created_at"])}</p></section>')
+    return render_page(ctx, uname, main, sidebar)
 
 
-async def edit_biography(store: InstanceStore, request: Request) -> Response:
+@login_required
+def edit_biography(ctx: Ctx, name: str) -> Response:
     """GET or POST `/user/<name>/edit_biography`: edit one's own biography."""
-    form = await read_form(request) if request.method == "POST" else None
-    name = request.path_params["name"]
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        user = _user_row(conn, name)
-        if user is None:
-            return not_found(ctx, f"There is no user {name}.")
-        if user["id"] != ctx.user["id"]:
-            return render_page(ctx, "Forbidden", "<h1>Forbidden</h1><p>You can only edit your own biography.</p>",
-                               status_code=403)
-        if form is not None:
-            bio = str(form.get("user_biography[biography]", "")).strip()
-            conn.execute("UPDATE forum_users SET biography = ? WHERE id = ?", (bio, user["id"]))
-            return redirect(f"/user/{quote(user['username'])}")
-        main = (f"<h1>Edit biography</h1><form action=\"/user/{quote(user['username'])}/edit_biography\" "
-                'method="post" class="biography-form"><label for="user_biography_biography">Biography</label>'
-                '<textarea id="user_biography_biography" name="user_biography[biography]" rows="5">'
-                f'{esc(user["biography"])}</textarea><p><button type="submit">Save</button></p></form>')
-        return render_page(ctx, "Edit biography", main)
+    user = _user_row(ctx.conn, name)
+    if user is None:
+        return not_found(ctx, f"There is no user {name}.")
+    if user["id"] != ctx.account["id"]:
+        return render_page(ctx, "Forbidden", "<h1>Forbidden</h1><p>You can only edit your own biography.</p>",
+                           status_code=403)
+    if ctx.posted:
+        bio = str(ctx.form.get("user_biography[biography]", "")).strip()
+        ctx.conn.execute("UPDATE forum_users SET biography = ? WHERE id = ?", (bio, user["id"]))
+        return redirect(f"/user/{quote(user['username'])}")
+    main = (f"<h1>Edit biography</h1><form action=\"/user/{quote(user['username'])}/edit_biography\" "
+            'method="post" class="biography-form"><label for="user_biography_biography">Biography</label>'
+            '<textarea id="user_biography_biography" name="user_biography[biography]" rows="5">'
+            f'{esc(user["biography"])}</textarea><p><button type="submit">Save</button></p></form>')
+    return render_page(ctx, "Edit biography", main)
 
 
-def login_page(store: InstanceStore, request: Request) -> Response:
+def login_page(ctx: Ctx) -> Response:
     """GET `/login`: the login form."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        failed = request.query_params.get("error")
-        err = '<p class="errors" role="alert">Invalid username or password.</p>' if failed else ""
-        main = ("<h1>Log in</h1>" + err + '<form action="/login_check" method="post" class="login-form">'
-                '<label for="login_username">Username</label>'
-                '<input type="text" id="login_username" name="_username" required autocomplete="username">'
-                '<label for="login_password">Password</label>'
-                '<input type="password" id="login_password" name="_password" required '
-                'autocomplete="current-password"><p><button type="submit">Log in</button></p></form>')
-        return render_page(ctx, "Log in", main)
+    failed = ctx.q.get("error")
+    err = '<p class="errors" role="alert">Invalid username or password.</p>' if failed else ""
+    main = ("<h1>Log in</h1>" + err + '<form action="/login_check" method="post" class="login-form">'
+            '<label for="login_username">Username</label>'
+            '<input type="text" id="login_username" name="_username" required autocomplete="username">'
+            '<label for="login_password">Password</label>'
+            '<input type="password" id="login_password" name="_password" required '
+            'autocomplete="current-password"><p><button type="submit">Log in</button></p></form>')
+    return render_page(ctx, "Log in", main)
 
 
-async def login_check(store: InstanceStore, request: Request) -> Response:
+def login_check(ctx: Ctx) -> Response:
     """POST `/login_check`: log in (`_username`, `_password`) and set the session cookie."""
-    form = await read_form(request)
-    username = str(form.get("_username", ""))
-    password = str(form.get("_password", ""))
-    with db(store, request) as conn:
-        user = conn.execute("SELECT id, password FROM forum_users WHERE username = ? COLLATE NOCASE",
+    username = str(ctx.form.get("_username", ""))
+    password = str(ctx.form.get("_password", ""))
+    user = ctx.conn.execute("SELECT id, password FROM forum_users WHERE username = ? COLLATE NOCASE",
                             (username,)).fetchone()
-        if user is None or user["password"] != password:
-            # Redirect back to the login page (tasks.auth reads that as a refused login).
-            return redirect("/login")
-        token = new_token()
-        conn.execute("INSERT INTO forum_sessions (token, user_id) VALUES (?,?)", (token, user["id"]))
-    response = redirect("/")
-    response.set_cookie(COOKIE, token, path="/", httponly=True, samesite="lax")
-    return response
+    # A refused login goes back to the login page (tasks.auth reads that as a refused login).
+    return redirect("/" if ctx.sign_in(user, password) else "/login")
 
 
-def logout(store: InstanceStore, request: Request) -> Response:
+def logout(ctx: Ctx) -> Response:
     """POST `/logout`: end the session."""
-    token = request.cookies.get(COOKIE)
-    if token:
-        with db(store, request) as conn:
-            conn.execute("DELETE FROM forum_sessions WHERE token = ?", (token,))
-    response = redirect("/")
-    response.delete_cookie(COOKIE, path="/")
-    return response
+    ctx.end_session()
+    return redirect("/")

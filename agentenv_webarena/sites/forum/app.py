@@ -1,8 +1,7 @@
 """The forum's Starlette app: every route of the forum, bound to an `InstanceStore`.
 
 Owns the URL table (Postmill's paths) and binds each page handler of `listing`, `threads` and
-`account` to the store (handlers take `(store, request)`; synchronous ones run in Starlette's
-thread pool, as any sync endpoint).
+`account` to the store through `sites.common.page` (handlers take `(ctx, **path_params)`).
 """
 from __future__ import annotations
 
@@ -11,17 +10,19 @@ from typing import Callable
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from agentenv_webarena.sites.common import Handler, bind_handler
+from agentenv_webarena.sites.common import page
 from agentenv_webarena.sites.forum import account, listing, threads
+from agentenv_webarena.sites.forum.layout import Ctx
 from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["create_app"]
 
+
 def create_app(store: InstanceStore) -> Starlette:
     """The forum's Starlette app over `store` (every request uses its `X-Webarena-Instance` DB)."""
 
-    def bind(handler: Handler) -> Callable:
-        return bind_handler(store, handler)
+    def bind(handler: Callable) -> Callable:
+        return page(store, Ctx, handler)
 
     routes = [
         Route("/", bind(listing.front)),

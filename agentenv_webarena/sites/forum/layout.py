@@ -12,14 +12,14 @@ from typing import Any, Iterable, Optional
 from urllib.parse import quote, urlsplit
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse
 
-from agentenv_webarena.sites.common import esc, html_page, query_url, redirect
+from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, html_page, query_url
 from agentenv_webarena.sites.forum.model import COOKIE, PAGE_SIZE, SORT_LABELS, SORTS, parse_ts, post_path
 
 __all__ = ["Ctx", "render_page", "not_found", "paragraphs", "when", "vote_form", "my_votes", "submission_info",
            "submission_listing", "pagination", "page_number", "sort_nav", "subscriptions_section", "forum_sidebar",
-           "login_required", "safe_next"]
+           "safe_next"]
 
 _CSS = (
     ".site-nav{display:flex;gap:1em;align-items:center;padding:.5em 0;border-bottom:1px solid #ccc}"
@@ -36,18 +36,11 @@ _CSS = (
 )
 
 
-class Ctx:
-    """What every page needs: the request, its instance DB and the logged-in user (or None)."""
+class Ctx(RequestContext):
+    """One forum request: its instance DB, the posted form and the signed-in user (`account`, or None)."""
 
-    def __init__(self, request: Request, conn: sqlite3.Connection):
-        self.request = request
-        self.conn = conn
-        self.user: Optional[sqlite3.Row] = None
-        token = request.cookies.get(COOKIE)
-        if token:
-            self.user = conn.execute(
-                "SELECT u.* FROM forum_sessions s JOIN forum_users u ON u.id = s.user_id WHERE s.token = ?",
-                (token,)).fetchone()
+    SESSIONS = SessionTable(cookie=COOKIE, table="forum_sessions", accounts="forum_users", account_column="user_id")
+    LOGIN_URL = "/login"
 
     @property
     def here(self) -> str:
@@ -56,9 +49,9 @@ class Ctx:
 
 
 def _header(ctx: Ctx) -> str:
-    if ctx.user is not None:
-        name = esc(ctx.user["username"])
-        account = (f'<a href="/user/{quote(ctx.user["username"])}" class="site-nav__user">{name}</a>'
+    if ctx.account is not None:
+        name = esc(ctx.account["username"])
+        account = (f'<a href="/user/{quote(ctx.account["username"])}" class="site-nav__user">{name}</a>'
                    '<form action="/logout" method="post"><button type="submit">Log out</button></form>')
     else:
         account = '<a href="/login">Log in</a>'
@@ -112,11 +105,11 @@ def vote_form(kind: str, target_id: int, score: int, mine: int, back: str) -> st
 def my_votes(ctx: Ctx, table: str, column: str, ids: Iterable[int]) -> dict[int, int]:
     """The signed-in user's votes on `ids` in `table`: id -> 1 or -1."""
     ids = list(ids)
-    if ctx.user is None or not ids:
+    if ctx.account is None or not ids:
         return {}
     marks = ",".join("?" * len(ids))
     rows = ctx.conn.execute(f"SELECT {column}, choice FROM {table} WHERE user_id = ? AND {column} IN ({marks})",
-                            (ctx.user["id"], *ids)).fetchall()
+                            (ctx.account["id"], *ids)).fetchall()
     return {r[0]: r[1] for r in rows}
 
 
@@ -186,12 +179,12 @@ def sort_nav(base: str, current: str) -> str:
 
 def subscriptions_section(ctx: Ctx) -> str:
     """The sidebar section listing the user's subscribed forums."""
-    if ctx.user is None:
+    if ctx.account is None:
         return ('<section class="subscriptions"><h2>Subscribed forums</h2>'
                 '<p><a href="/login">Log in</a> to subscribe to forums.</p></section>')
     rows = ctx.conn.execute(
         "SELECT f.name FROM forum_subscriptions s JOIN forum_forums f ON f.id = s.forum_id WHERE s.user_id = ? "
-        "ORDER BY f.name COLLATE NOCASE", (ctx.user["id"],)).fetchall()
+        "ORDER BY f.name COLLATE NOCASE", (ctx.account["id"],)).fetchall()
     items = "".join(f'<li><a href="/f/{quote(r["name"])}">{esc(r["name"])}</a></li>' for r in rows)
     inner = f"<ul>{items}</ul>" if rows else "<p>You are not subscribed to any forum.</p>"
     return f'<section class="subscriptions"><h2>Subscribed forums</h2>{inner}</section>'
@@ -201,9 +194,9 @@ def forum_sidebar(ctx: Ctx, forum: sqlite3.Row) -> str:
     """A forum's sidebar card: description, subscribe button, sidebar text."""
     subscribers = ctx.conn.execute("SELECT COUNT(*) FROM forum_subscriptions WHERE forum_id = ?",
                                    (forum["id"],)).fetchone()[0]
-    subscribed = ctx.user is not None and ctx.conn.execute(
+    subscribed = ctx.account is not None and ctx.conn.execute(
         "SELECT 1 FROM forum_subscriptions WHERE forum_id = ? AND user_id = ?",
-        (forum["id"], ctx.user["id"])).fetchone() is not None
+        (forum["id"], ctx.account["id"])).fetchone() is not None
     action, label = ("unsubscribe", "Unsubscribe") if subscribed else ("subscribe", "Subscribe")
     name = quote(forum["name"])
     return (f'<section class="forum-card"><h2><a href="/f/{name}">f/{esc(forum["name"])}</a></h2>'
@@ -214,11 +207,6 @@ def forum_sidebar(ctx: Ctx, forum: sqlite3.Row) -> str:
             f'<p><a href="/submit/{name}">Submit a post</a></p>'
             f'<div class="forum-sidebar">{paragraphs(forum["sidebar"])}</div>'
             f'<p class="forum-created">Created {when(forum["created_at"])}</p></section>')
-
-
-def login_required(ctx: Ctx) -> Optional[Response]:
-    """The redirect to `/login` for an anonymous visitor, else None."""
-    return None if ctx.user is not None else redirect("/login")
 
 
 def safe_next(value: Optional[str], fallback: str) -> str:

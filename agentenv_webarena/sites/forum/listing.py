@@ -9,14 +9,12 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from agentenv_webarena.sites.common import db, esc, read_form, redirect
+from agentenv_webarena.sites.common import esc, login_required, redirect
 from agentenv_webarena.sites.forum.layout import (
     Ctx,
     forum_sidebar,
-    login_required,
     not_found,
     page_number,
     pagination,
@@ -35,141 +33,119 @@ from agentenv_webarena.sites.forum.model import (
     site_now,
     submission_list,
 )
-from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["front", "forums", "forum_page", "search", "subscription", "create_forum"]
 
 
-def front(store: InstanceStore, request: Request) -> Response:
+def front(ctx: Ctx, sort: str = "hot") -> Response:
     """GET `/` and `/<sort>`: every forum's submissions, sorted, 20 a page."""
-    sort = request.path_params.get("sort", "hot")
     if sort not in SORTS:
-        with db(store, request) as conn:
-            return not_found(Ctx(request, conn), f"There is no page {request.url.path}.")
-    page = page_number(request)
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        rows = submission_list(conn, sort=sort, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
-        total = count_submissions(conn)
-        main = (f"<h1>All forums: {SORT_LABELS[sort].lower()} submissions</h1>{sort_nav('/', sort)}"
-                f"{submission_listing(ctx, rows)}{pagination(ctx, page, total)}")
-        sidebar = (subscriptions_section(ctx) + '<section class="about"><h2>About</h2>'
-                   "<p>Postmill is a forum for communities of every kind.</p>"
-                   '<p><a href="/create_forum">Create a forum</a></p></section>')
-        return render_page(ctx, "Postmill", main, sidebar)
+        return not_found(ctx, f"There is no page {ctx.request.url.path}.")
+    page = page_number(ctx.request)
+    rows = submission_list(ctx.conn, sort=sort, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    total = count_submissions(ctx.conn)
+    main = (f"<h1>All forums: {SORT_LABELS[sort].lower()} submissions</h1>{sort_nav('/', sort)}"
+            f"{submission_listing(ctx, rows)}{pagination(ctx, page, total)}")
+    sidebar = (subscriptions_section(ctx) + '<section class="about"><h2>About</h2>'
+               "<p>Postmill is a forum for communities of every kind.</p>"
+               '<p><a href="/create_forum">Create a forum</a></p></section>')
+    return render_page(ctx, "Postmill", main, sidebar)
 
 
-def forums(store: InstanceStore, request: Request) -> Response:
+def forums(ctx: Ctx) -> Response:
     """GET `/forums`: the table of forums."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        rows = conn.execute(
-            "SELECT f.name, f.title, f.description, f.sidebar, "
-            "(SELECT COUNT(*) FROM forum_submissions s WHERE s.forum_id = f.id) AS submissions, "
-            "(SELECT COUNT(*) FROM forum_subscriptions x WHERE x.forum_id = f.id) AS subscribers "
-            "FROM forum_forums f ORDER BY f.name COLLATE NOCASE").fetchall()
-        body = "".join(
-            f'<tr><td><a href="/f/{quote(r["name"])}">{esc(r["name"])}</a></td><td>{esc(r["title"])}</td>'
-            f'<td class="forum-list__description"><p>{esc(r["description"])}</p><p>{esc(r["sidebar"])}</p></td>'
-            f'<td>{r["submissions"]}</td><td>{r["subscribers"]}</td></tr>' for r in rows)
-        main = ("<h1>List of forums</h1><table class=\"forum-list\"><thead><tr><th>Forum</th><th>Title</th>"
-                "<th>Description</th><th>Submissions</th><th>Subscribers</th></tr></thead>"
-                f"<tbody>{body}</tbody></table>"
-                '<p><a href="/create_forum">Create a forum</a></p>')
-        return render_page(ctx, "List of forums", main)
+    rows = ctx.conn.execute(
+        "SELECT f.name, f.title, f.description, f.sidebar, "
+        "(SELECT COUNT(*) FROM forum_submissions s WHERE s.forum_id = f.id) AS submissions, "
+        "(SELECT COUNT(*) FROM forum_subscriptions x WHERE x.forum_id = f.id) AS subscribers "
+        "FROM forum_forums f ORDER BY f.name COLLATE NOCASE").fetchall()
+    body = "".join(
+        f'<tr><td><a href="/f/{quote(r["name"])}">{esc(r["name"])}</a></td><td>{esc(r["title"])}</td>'
+        f'<td class="forum-list__description"><p>{esc(r["description"])}</p><p>{esc(r["sidebar"])}</p></td>'
+        f'<td>{r["submissions"]}</td><td>{r["subscribers"]}</td></tr>' for r in rows)
+    main = ("<h1>List of forums</h1><table class=\"forum-list\"><thead><tr><th>Forum</th><th>Title</th>"
+            "<th>Description</th><th>Submissions</th><th>Subscribers</th></tr></thead>"
+            f"<tbody>{body}</tbody></table>"
+            '<p><a href="/create_forum">Create a forum</a></p>')
+    return render_page(ctx, "List of forums", main)
 
 
-def forum_page(store: InstanceStore, request: Request) -> Response:
+def forum_page(ctx: Ctx, forum: str, sort: str = "hot") -> Response:
     """GET `/f/<forum>[/<sort>]`: one forum's submissions and its sidebar card."""
-    name = request.path_params["forum"]
-    sort = request.path_params.get("sort", "hot")
-    page = page_number(request)
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        forum = forum_row(conn, name)
-        if forum is None or sort not in SORTS:
-            return not_found(ctx, f"The forum {name} does not exist." if forum is None
-                             else f"Unknown sort {sort}; use one of {', '.join(SORTS)}.")
-        if forum["name"] != name:
-            return RedirectResponse(request.url.path.replace(f"/f/{name}", f"/f/{forum['name']}", 1), 301)
-        rows = submission_list(conn, sort=sort, forum=forum["name"], limit=PAGE_SIZE,
-                               offset=(page - 1) * PAGE_SIZE)
-        total = count_submissions(conn, forum=forum["name"])
-        main = (f'<h1 class="forum-title">{esc(forum["title"])}</h1><p class="forum-name">f/{esc(forum["name"])}</p>'
-                f'{sort_nav("/f/" + quote(forum["name"]), sort)}{submission_listing(ctx, rows)}'
-                f'{pagination(ctx, page, total)}')
-        return render_page(ctx, f"f/{forum['name']}", main, forum_sidebar(ctx, forum))
+    name = forum
+    page = page_number(ctx.request)
+    forum = forum_row(ctx.conn, name)
+    if forum is None or sort not in SORTS:
+        return not_found(ctx, f"The forum {name} does not exist." if forum is None
+                         else f"Unknown sort {sort}; use one of {', '.join(SORTS)}.")
+    if forum["name"] != name:
+        return RedirectResponse(ctx.request.url.path.replace(f"/f/{name}", f"/f/{forum['name']}", 1), 301)
+    rows = submission_list(ctx.conn, sort=sort, forum=forum["name"], limit=PAGE_SIZE,
+                           offset=(page - 1) * PAGE_SIZE)
+    total = count_submissions(ctx.conn, forum=forum["name"])
+    main = (f'<h1 class="forum-title">{esc(forum["title"])}</h1><p class="forum-name">f/{esc(forum["name"])}</p>'
+            f'{sort_nav("/f/" + quote(forum["name"]), sort)}{submission_listing(ctx, rows)}'
+            f'{pagination(ctx, page, total)}')
+    return render_page(ctx, f"f/{forum['name']}", main, forum_sidebar(ctx, forum))
 
 
-def search(store: InstanceStore, request: Request) -> Response:
+def search(ctx: Ctx) -> Response:
     """GET `/search?q=`: submissions whose title or body holds every word."""
-    q = request.query_params.get("q", "").strip()
-    page = page_number(request)
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        if not q:
-            return render_page(ctx, "Search", "<h1>Search</h1><p>Type words to look for in the search box.</p>")
-        rows = submission_list(conn, sort="new", search=q, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
-        total = count_submissions(conn, search=q)
-        main = (f'<h1>Search results for "{esc(q)}"</h1><p>{total} submission{"" if total == 1 else "s"} found.</p>'
-                f"{submission_listing(ctx, rows)}{pagination(ctx, page, total)}")
-        return render_page(ctx, f"Search: {q}", main)
+    q = ctx.q.get("q", "").strip()
+    page = page_number(ctx.request)
+    if not q:
+        return render_page(ctx, "Search", "<h1>Search</h1><p>Type words to look for in the search box.</p>")
+    rows = submission_list(ctx.conn, sort="new", search=q, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    total = count_submissions(ctx.conn, search=q)
+    main = (f'<h1>Search results for "{esc(q)}"</h1><p>{total} submission{"" if total == 1 else "s"} found.</p>'
+            f"{submission_listing(ctx, rows)}{pagination(ctx, page, total)}")
+    return render_page(ctx, f"Search: {q}", main)
 
 
-async def subscription(store: InstanceStore, request: Request) -> Response:
+@login_required
+def subscription(ctx: Ctx, forum: str) -> Response:
     """POST `/f/<forum>/subscribe` or `/unsubscribe`: (un)subscribe the signed-in user."""
-    form = await read_form(request)
-    subscribe = request.url.path.endswith("/subscribe")
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        forum = forum_row(conn, request.path_params["forum"])
-        if forum is None:
-            return not_found(ctx, f"The forum {request.path_params['forum']} does not exist.")
-        if subscribe:
-            conn.execute("INSERT OR IGNORE INTO forum_subscriptions VALUES (?,?)", (ctx.user["id"], forum["id"]))
-        else:
-            conn.execute("DELETE FROM forum_subscriptions WHERE user_id = ? AND forum_id = ?",
-                         (ctx.user["id"], forum["id"]))
-        return redirect(safe_next(str(form.get("next", "")), f"/f/{quote(forum['name'])}"))
+    subscribe = ctx.request.url.path.endswith("/subscribe")
+    row = forum_row(ctx.conn, forum)
+    if row is None:
+        return not_found(ctx, f"The forum {forum} does not exist.")
+    if subscribe:
+        ctx.conn.execute("INSERT OR IGNORE INTO forum_subscriptions VALUES (?,?)", (ctx.account["id"], row["id"]))
+    else:
+        ctx.conn.execute("DELETE FROM forum_subscriptions WHERE user_id = ? AND forum_id = ?",
+                         (ctx.account["id"], row["id"]))
+    return redirect(safe_next(str(ctx.form.get("next", "")), f"/f/{quote(row['name'])}"))
 
 
-async def create_forum(store: InstanceStore, request: Request) -> Response:
+@login_required
+def create_forum(ctx: Ctx) -> Response:
     """GET or POST `/create_forum`: the new-forum form, and creating the forum."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        values = {k: str(form.get(f"forum[{k}]", "")).strip() if form is not None else ""
-                  for k in ("name", "title", "description", "sidebar")}
-        errors: list[str] = []
-        if form is not None:
-            if not re.fullmatch(r"[A-Za-z0-9_]{3,25}", values["name"]):
-                errors.append("The name must be 3 to 25 letters, digits or underscores.")
-            elif forum_row(conn, values["name"]) is not None:
-                errors.append("A forum with that name already exists.")
-            if not values["title"]:
-                errors.append("The title must not be empty.")
-            if not errors:
-                cur = conn.execute("INSERT INTO forum_forums (name, title, description, sidebar, created_at) "
+    values = {k: str(ctx.form.get(f"forum[{k}]", "")).strip() if ctx.posted else ""
+              for k in ("name", "title", "description", "sidebar")}
+    errors: list[str] = []
+    if ctx.posted:
+        if not re.fullmatch(r"[A-Za-z0-9_]{3,25}", values["name"]):
+            errors.append("The name must be 3 to 25 letters, digits or underscores.")
+        elif forum_row(ctx.conn, values["name"]) is not None:
+            errors.append("A forum with that name already exists.")
+        if not values["title"]:
+            errors.append("The title must not be empty.")
+        if not errors:
+            cur = ctx.conn.execute("INSERT INTO forum_forums (name, title, description, sidebar, created_at) "
                                    "VALUES (?,?,?,?,?)", (values["name"], values["title"], values["description"],
-                                                          values["sidebar"], site_now(conn)))
-                conn.execute("INSERT INTO forum_subscriptions VALUES (?,?)", (ctx.user["id"], cur.lastrowid))
-                return redirect(f"/f/{quote(values['name'])}")
-        err = "".join(f"<li>{esc(e)}</li>" for e in errors)
-        main = ("<h1>Create forum</h1>" + (f'<ul class="errors" role="alert">{err}</ul>' if err else "") +
-                '<form action="/create_forum" method="post" class="forum-form">'
-                '<label for="forum_name">Name</label><input type="text" id="forum_name" name="forum[name]" '
-                f'required value="{esc(values["name"])}">'
-                '<label for="forum_title">Title</label><input type="text" id="forum_title" name="forum[title]" '
-                f'required value="{esc(values["title"])}">'
-                '<label for="forum_description">Description</label><textarea id="forum_description" '
-                f'name="forum[description]" rows="3">{esc(values["description"])}</textarea>'
-                '<label for="forum_sidebar">Sidebar</label><textarea id="forum_sidebar" name="forum[sidebar]" '
-                f'rows="3">{esc(values["sidebar"])}</textarea>'
-                '<p><button type="submit">Create forum</button></p></form>')
-        return render_page(ctx, "Create forum", main, status_code=400 if errors else 200)
+                                                          values["sidebar"], site_now(ctx.conn)))
+            ctx.conn.execute("INSERT INTO forum_subscriptions VALUES (?,?)", (ctx.account["id"], cur.lastrowid))
+            return redirect(f"/f/{quote(values['name'])}")
+    err = "".join(f"<li>{esc(e)}</li>" for e in errors)
+    main = ("<h1>Create forum</h1>" + (f'<ul class="errors" role="alert">{err}</ul>' if err else "") +
+            '<form action="/create_forum" method="post" class="forum-form">'
+            '<label for="forum_name">Name</label><input type="text" id="forum_name" name="forum[name]" '
+            f'required value="{esc(values["name"])}">'
+            '<label for="forum_title">Title</label><input type="text" id="forum_title" name="forum[title]" '
+            f'required value="{esc(values["title"])}">'
+            '<label for="forum_description">Description</label><textarea id="forum_description" '
+            f'name="forum[description]" rows="3">{esc(values["description"])}</textarea>'
+            '<label for="forum_sidebar">Sidebar</label><textarea id="forum_sidebar" name="forum[sidebar]" '
+            f'rows="3">{esc(values["sidebar"])}</textarea>'
+            '<p><button type="submit">Create forum</button></p></form>')
+    return render_page(ctx, "Create forum", main, status_code=400 if errors else 200)

@@ -11,14 +11,12 @@ import sqlite3
 from typing import Any, Optional
 from urllib.parse import quote
 
-from starlette.requests import Request
 from starlette.responses import Response
 
-from agentenv_webarena.sites.common import db, esc, read_form, redirect
+from agentenv_webarena.sites.common import esc, login_required, redirect
 from agentenv_webarena.sites.forum.layout import (
     Ctx,
     forum_sidebar,
-    login_required,
     my_votes,
     not_found,
     paragraphs,
@@ -29,16 +27,25 @@ from agentenv_webarena.sites.forum.layout import (
     when,
 )
 from agentenv_webarena.sites.forum.model import comment_order, forum_row, post_path, site_now, submission_row
-from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["submission_page", "comment_post", "comment_page", "vote", "submit", "edit_submission", "delete_submission"]
 
 
-def _load_post(ctx: Ctx, request: Request) -> tuple[Optional[sqlite3.Row], Optional[Response]]:
-    name = request.path_params["forum"]
-    post = submission_row(ctx.conn, request.path_params["id"])
+def _load_post(ctx: Ctx, name: str, post_id: int) -> tuple[Optional[sqlite3.Row], Optional[Response]]:
+    post = submission_row(ctx.conn, post_id)
     if post is None or post["forum"].lower() != name.lower():
         return None, not_found(ctx, "This submission does not exist (it may have been deleted).")
+    return post, None
+
+
+def _own_post(ctx: Ctx, forum: str, post_id: int, verb: str) -> tuple[Optional[sqlite3.Row], Optional[Response]]:
+    """The signed-in user's own submission, else the page refusing it (404, or 403: one may only `verb` one's own)."""
+    post, missing = _load_post(ctx, forum, post_id)
+    if missing:
+        return None, missing
+    if post["user_id"] != ctx.account["id"]:
+        refusal = f"<h1>Forbidden</h1><p>You can only {verb} your own submissions.</p>"
+        return None, render_page(ctx, "Forbidden", refusal, status_code=403)
     return post, None
 
 
@@ -47,7 +54,7 @@ def _post_block(ctx: Ctx, post: sqlite3.Row, *, full: bool = True) -> str:
     mine = my_votes(ctx, "forum_submission_votes", "submission_id", [post["id"]]).get(post["id"], 0)
     url = (f'<p class="submission__url"><a href="{esc(post["url"])}" rel="nofollow">{esc(post["url"])}</a></p>'
            if post["url"] else "")
-    own = ctx.user is not None and ctx.user["id"] == post["user_id"]
+    own = ctx.account is not None and ctx.account["id"] == post["user_id"]
     nav = f'<a href="{esc(path)}">{post["comment_count"]} comment{"" if post["comment_count"] == 1 else "s"}</a>'
     if own and full:
         nav += (f'<a href="/f/{quote(post["forum"])}/{post["id"]}/-/edit">Edit</a>'
@@ -90,79 +97,67 @@ def _comment_tree(ctx: Ctx, post: sqlite3.Row, comments: list[dict], root: Optio
     return "".join(render(c) for c in top)
 
 
-def submission_page(store: InstanceStore, request: Request) -> Response:
+def submission_page(ctx: Ctx, forum: str, id: int, slug: Optional[str] = None) -> Response:
     """GET `/f/<forum>/<id>[/<slug>]`: a submission, its comment tree and the comment form."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        post, missing = _load_post(ctx, request)
-        if missing:
-            return missing
-        comments = comment_order(conn, post["id"])
-        n = len(comments)
-        form = ""
-        if ctx.user is not None:
-            form = (f'<form action="/f/{quote(post["forum"])}/{post["id"]}/-/comment" method="post" '
-                    'class="comment-form"><label for="comment_comment">Comment</label>'
-                    '<textarea id="comment_comment" name="comment[comment]" rows="3" required></textarea>'
-                    '<button type="submit">Post</button></form>')
-        main = (_post_block(ctx, post) + f'<section class="comments" aria-label="Comments">'
-                f'<h2 class="comments__heading">{n} comment{"" if n == 1 else "s"}</h2>{form}'
-                f'{_comment_tree(ctx, post, comments)}</section>')
-        forum = forum_row(conn, post["forum"])
-        return render_page(ctx, post["title"], main, forum_sidebar(ctx, forum))
+    post, missing = _load_post(ctx, forum, id)
+    if missing:
+        return missing
+    comments = comment_order(ctx.conn, post["id"])
+    n = len(comments)
+    form = ""
+    if ctx.account is not None:
+        form = (f'<form action="/f/{quote(post["forum"])}/{post["id"]}/-/comment" method="post" '
+                'class="comment-form"><label for="comment_comment">Comment</label>'
+                '<textarea id="comment_comment" name="comment[comment]" rows="3" required></textarea>'
+                '<button type="submit">Post</button></form>')
+    main = (_post_block(ctx, post) + f'<section class="comments" aria-label="Comments">'
+            f'<h2 class="comments__heading">{n} comment{"" if n == 1 else "s"}</h2>{form}'
+            f'{_comment_tree(ctx, post, comments)}</section>')
+    forum = forum_row(ctx.conn, post["forum"])
+    return render_page(ctx, post["title"], main, forum_sidebar(ctx, forum))
 
 
-async def comment_post(store: InstanceStore, request: Request) -> Response:
+@login_required
+def comment_post(ctx: Ctx, forum: str, id: int) -> Response:
     """POST `/f/<forum>/<id>/-/comment`: a top-level comment."""
-    form = await read_form(request)
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        post, missing = _load_post(ctx, request)
-        if missing:
-            return missing
-        text = str(form.get("comment[comment]", "")).strip()
-        if not text:
-            return redirect(post_path(post["forum"], post["id"], post["title"]))
-        cid = _add_comment(conn, ctx.user["id"], post["id"], None, text)
-        return redirect(post_path(post["forum"], post["id"], post["title"]) + f"#comment-{cid}")
+    post, missing = _load_post(ctx, forum, id)
+    if missing:
+        return missing
+    text = str(ctx.form.get("comment[comment]", "")).strip()
+    if not text:
+        return redirect(post_path(post["forum"], post["id"], post["title"]))
+    cid = _add_comment(ctx.conn, ctx.account["id"], post["id"], None, text)
+    return redirect(post_path(post["forum"], post["id"], post["title"]) + f"#comment-{cid}")
 
 
-async def comment_page(store: InstanceStore, request: Request) -> Response:
+def comment_page(ctx: Ctx, forum: str, id: int, cid: int) -> Response:
     """GET or POST `/f/<forum>/<id>/-/comment/<cid>`: one comment's thread, and replying to it."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        post, missing = _load_post(ctx, request)
-        if missing:
-            return missing
-        cid = request.path_params["cid"]
-        comments = comment_order(conn, post["id"])
-        target = next((c for c in comments if c["id"] == cid), None)
-        if target is None:
-            return not_found(ctx, "This comment does not exist.")
-        if form is not None:
-            need = login_required(ctx)
-            if need:
-                return need
-            text = str(form.get("reply[comment]", "")).strip()
-            if text:
-                new_id = _add_comment(conn, ctx.user["id"], post["id"], cid, text)
-                return redirect(post_path(post["forum"], post["id"], post["title"]) + f"#comment-{new_id}")
-        reply = ""
-        if ctx.user is not None:
-            reply = (f'<form action="/f/{quote(post["forum"])}/{post["id"]}/-/comment/{cid}" method="post" '
-                     f'class="comment-form reply-form"><label for="reply_comment">Reply to {esc(target["author"])}'
-                     '</label><textarea id="reply_comment" name="reply[comment]" rows="3" required></textarea>'
-                     '<button type="submit">Post</button></form>')
-        path = post_path(post["forum"], post["id"], post["title"])
-        main = (_post_block(ctx, post, full=False) +
-                f'<section class="comments" aria-label="Comments"><h2 class="comments__heading">'
-                f'Comment by {esc(target["author"])}</h2><p><a href="{esc(path)}">Show all comments</a></p>'
-                f'{reply}{_comment_tree(ctx, post, comments, root=cid)}</section>')
-        return render_page(ctx, f"Comment on {post['title']}", main)
+    post, missing = _load_post(ctx, forum, id)
+    if missing:
+        return missing
+    comments = comment_order(ctx.conn, post["id"])
+    target = next((c for c in comments if c["id"] == cid), None)
+    if target is None:
+        return not_found(ctx, "This comment does not exist.")
+    if ctx.posted:
+        if ctx.account is None:
+            return redirect(ctx.LOGIN_URL)
+        text = str(ctx.form.get("reply[comment]", "")).strip()
+        if text:
+            new_id = _add_comment(ctx.conn, ctx.account["id"], post["id"], cid, text)
+            return redirect(post_path(post["forum"], post["id"], post["title"]) + f"#comment-{new_id}")
+    reply = ""
+    if ctx.account is not None:
+        reply = (f'<form action="/f/{quote(post["forum"])}/{post["id"]}/-/comment/{cid}" method="post" '
+                 f'class="comment-form reply-form"><label for="reply_comment">Reply to {esc(target["author"])}'
+                 '</label><textarea id="reply_comment" name="reply[comment]" rows="3" required></textarea>'
+                 '<button type="submit">Post</button></form>')
+    path = post_path(post["forum"], post["id"], post["title"])
+    main = (_post_block(ctx, post, full=False) +
+            f'<section class="comments" aria-label="Comments"><h2 class="comments__heading">'
+            f'Comment by {esc(target["author"])}</h2><p><a href="{esc(path)}">Show all comments</a></p>'
+            f'{reply}{_comment_tree(ctx, post, comments, root=cid)}</section>')
+    return render_page(ctx, f"Comment on {post['title']}", main)
 
 
 def _add_comment(conn: sqlite3.Connection, user_id: int, submission_id: int, parent: Optional[int],
@@ -173,36 +168,31 @@ def _add_comment(conn: sqlite3.Connection, user_id: int, submission_id: int, par
     return cur.lastrowid
 
 
-async def vote(store: InstanceStore, request: Request) -> Response:
+@login_required
+def vote(ctx: Ctx, id: int) -> Response:
     """POST `/sv/<id>` or `/cv/<cid>`: vote on a submission or comment (`choice` 1, -1 or 0)."""
-    form = await read_form(request)
-    kind = "submission" if request.url.path.startswith("/sv/") else "comment"
-    target = request.path_params["id"]
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        table, column = (("forum_submission_votes", "submission_id") if kind == "submission"
-                         else ("forum_comment_votes", "comment_id"))
-        source = "forum_submissions" if kind == "submission" else "forum_comments"
-        if conn.execute(f"SELECT 1 FROM {source} WHERE id = ?", (target,)).fetchone() is None:
-            return not_found(ctx, f"There is no {kind} {target}.")
-        try:
-            choice = int(str(form.get("choice", "")))
-        except ValueError:
-            choice = 99
-        if choice not in (-1, 0, 1):
-            return render_page(ctx, "Bad vote", "<h1>Bad vote</h1><p>choice must be 1, -1 or 0.</p>", status_code=400)
-        conn.execute(f"DELETE FROM {table} WHERE user_id = ? AND {column} = ?", (ctx.user["id"], target))
-        if choice:
-            conn.execute(f"INSERT INTO {table} (user_id, {column}, choice) VALUES (?,?,?)",
-                         (ctx.user["id"], target, choice))
-        fallback = "/"
-        if kind == "submission":
-            post = submission_row(conn, target)
-            fallback = post_path(post["forum"], post["id"], post["title"])
-        return redirect(safe_next(str(form.get("next", "")), fallback))
+    kind = "submission" if ctx.request.url.path.startswith("/sv/") else "comment"
+    target = id
+    table, column = (("forum_submission_votes", "submission_id") if kind == "submission"
+                     else ("forum_comment_votes", "comment_id"))
+    source = "forum_submissions" if kind == "submission" else "forum_comments"
+    if ctx.conn.execute(f"SELECT 1 FROM {source} WHERE id = ?", (target,)).fetchone() is None:
+        return not_found(ctx, f"There is no {kind} {target}.")
+    try:
+        choice = int(str(ctx.form.get("choice", "")))
+    except ValueError:
+        choice = 99
+    if choice not in (-1, 0, 1):
+        return render_page(ctx, "Bad vote", "<h1>Bad vote</h1><p>choice must be 1, -1 or 0.</p>", status_code=400)
+    ctx.conn.execute(f"DELETE FROM {table} WHERE user_id = ? AND {column} = ?", (ctx.account["id"], target))
+    if choice:
+        ctx.conn.execute(f"INSERT INTO {table} (user_id, {column}, choice) VALUES (?,?,?)",
+                         (ctx.account["id"], target, choice))
+    fallback = "/"
+    if kind == "submission":
+        post = submission_row(ctx.conn, target)
+        fallback = post_path(post["forum"], post["id"], post["title"])
+    return redirect(safe_next(str(ctx.form.get("next", "")), fallback))
 
 
 def _submission_form(ctx: Ctx, action: str, heading: str, button: str, values: dict[str, str],
@@ -242,79 +232,59 @@ def _check_submission(values: dict[str, str]) -> list[str]:
     return errors
 
 
-async def submit(store: InstanceStore, request: Request) -> Response:
+@login_required
+def submit(ctx: Ctx, forum: Optional[str] = None) -> Response:
     """GET or POST `/submit[/<forum>]`: the submission form, and creating the submission."""
-    preset = request.path_params.get("forum")
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        action = f"/submit/{quote(preset)}" if preset else "/submit"
-        if preset and forum_row(conn, preset) is None:
-            return not_found(ctx, f"The forum {preset} does not exist.")
-        if form is None:
-            return render_page(ctx, "Create submission",
-                               _submission_form(ctx, action, "Create submission", "Create submission", {}, [], preset))
-        values = _read_submission(form)
-        forum = forum_row(conn, values["forum"] or preset or "")
-        errors = _check_submission(values)
-        if forum is None:
-            errors.append("Choose a forum that exists.")
-        if errors:
-            page = _submission_form(ctx, action, "Create submission", "Create submission", values, errors,
-                                    values["forum"] or preset)
-            return render_page(ctx, "Create submission", page, status_code=400)
-        cur = conn.execute(
-            "INSERT INTO forum_submissions (forum_id, user_id, title, url, body, created_at) VALUES (?,?,?,?,?,?)",
-            (forum["id"], ctx.user["id"], values["title"], values["url"], values["body"], site_now(conn)))
-        conn.execute("INSERT INTO forum_submission_votes VALUES (?,?,1)", (ctx.user["id"], cur.lastrowid))
-        return redirect(post_path(forum["name"], cur.lastrowid, values["title"]))
+    preset = forum
+    action = f"/submit/{quote(preset)}" if preset else "/submit"
+    if preset and forum_row(ctx.conn, preset) is None:
+        return not_found(ctx, f"The forum {preset} does not exist.")
+    if not ctx.posted:
+        return render_page(ctx, "Create submission",
+                           _submission_form(ctx, action, "Create submission", "Create submission", {}, [], preset))
+    values = _read_submission(ctx.form)
+    forum = forum_row(ctx.conn, values["forum"] or preset or "")
+    errors = _check_submission(values)
+    if forum is None:
+        errors.append("Choose a forum that exists.")
+    if errors:
+        page = _submission_form(ctx, action, "Create submission", "Create submission", values, errors,
+                                values["forum"] or preset)
+        return render_page(ctx, "Create submission", page, status_code=400)
+    cur = ctx.conn.execute(
+        "INSERT INTO forum_submissions (forum_id, user_id, title, url, body, created_at) VALUES (?,?,?,?,?,?)",
+        (forum["id"], ctx.account["id"], values["title"], values["url"], values["body"], site_now(ctx.conn)))
+    ctx.conn.execute("INSERT INTO forum_submission_votes VALUES (?,?,1)", (ctx.account["id"], cur.lastrowid))
+    return redirect(post_path(forum["name"], cur.lastrowid, values["title"]))
 
 
-async def edit_submission(store: InstanceStore, request: Request) -> Response:
+@login_required
+def edit_submission(ctx: Ctx, forum: str, id: int) -> Response:
     """GET or POST `/f/<forum>/<id>/-/edit`: edit one's own submission."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        post, missing = _load_post(ctx, request)
-        if missing:
-            return missing
-        if post["user_id"] != ctx.user["id"]:
-            return render_page(ctx, "Forbidden", "<h1>Forbidden</h1><p>You can only edit your own submissions.</p>",
-                               status_code=403)
-        action = f"/f/{quote(post['forum'])}/{post['id']}/-/edit"
-        if form is None:
-            values = {"title": post["title"], "url": post["url"], "body": post["body"]}
-            form_html = _submission_form(ctx, action, "Edit submission", "Save", values, [], None, show_forum=False)
-            return render_page(ctx, "Edit submission", form_html)
-        values = _read_submission(form)
-        errors = _check_submission(values)
-        if errors:
-            return render_page(ctx, "Edit submission",
-                               _submission_form(ctx, action, "Edit submission", "Save", values, errors, None,
-                                                show_forum=False), status_code=400)
-        conn.execute("UPDATE forum_submissions SET title = ?, url = ?, body = ?, edited_at = ? WHERE id = ?",
-                     (values["title"], values["url"], values["body"], site_now(conn), post["id"]))
-        return redirect(post_path(post["forum"], post["id"], values["title"]))
+    post, refused = _own_post(ctx, forum, id, "edit")
+    if refused:
+        return refused
+    action = f"/f/{quote(post['forum'])}/{post['id']}/-/edit"
+    if not ctx.posted:
+        values = {"title": post["title"], "url": post["url"], "body": post["body"]}
+        form_html = _submission_form(ctx, action, "Edit submission", "Save", values, [], None, show_forum=False)
+        return render_page(ctx, "Edit submission", form_html)
+    values = _read_submission(ctx.form)
+    errors = _check_submission(values)
+    if errors:
+        return render_page(ctx, "Edit submission",
+                           _submission_form(ctx, action, "Edit submission", "Save", values, errors, None,
+                                            show_forum=False), status_code=400)
+    ctx.conn.execute("UPDATE forum_submissions SET title = ?, url = ?, body = ?, edited_at = ? WHERE id = ?",
+                     (values["title"], values["url"], values["body"], site_now(ctx.conn), post["id"]))
+    return redirect(post_path(post["forum"], post["id"], values["title"]))
 
 
-def delete_submission(store: InstanceStore, request: Request) -> Response:
+@login_required
+def delete_submission(ctx: Ctx, forum: str, id: int) -> Response:
     """POST `/f/<forum>/<id>/-/delete`: delete one's own submission."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        post, missing = _load_post(ctx, request)
-        if missing:
-            return missing
-        if post["user_id"] != ctx.user["id"]:
-            return render_page(ctx, "Forbidden", "<h1>Forbidden</h1><p>You can only delete your own submissions.</p>",
-                               status_code=403)
-        conn.execute("DELETE FROM forum_submissions WHERE id = ?", (post["id"],))
-        return redirect(f"/f/{quote(post['forum'])}")
+    post, refused = _own_post(ctx, forum, id, "delete")
+    if refused:
+        return refused
+    ctx.conn.execute("DELETE FROM forum_submissions WHERE id = ?", (post["id"],))
+    return redirect(f"/f/{quote(post['forum'])}")

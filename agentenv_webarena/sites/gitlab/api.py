@@ -18,7 +18,7 @@ from urllib.parse import unquote
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from agentenv_webarena.sites.common import db, json_error, to_int
+from agentenv_webarena.sites.common import json_error, to_int
 from agentenv_webarena.sites.gitlab.layout import Ctx, load_project
 from agentenv_webarena.sites.gitlab.model import (
     PROJECT_SELECT,
@@ -30,7 +30,6 @@ from agentenv_webarena.sites.gitlab.model import (
     project_members,
     user_by_name,
 )
-from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["api_user", "api_users", "api_projects", "api_project"]
 
@@ -76,49 +75,42 @@ def _mr_json(m: sqlite3.Row) -> dict:
             "created_at": _iso(m["created_at"]), "updated_at": _iso(m["updated_at"]), "user_notes_count": m["notes"]}
 
 
-def api_user(store: InstanceStore, request: Request) -> Response:
+def api_user(ctx: Ctx) -> Response:
     """GET `/api/v4/user`: the signed-in user (401 without a session)."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        if ctx.user is None:
-            return json_error(401, "401 Unauthorized")
-        return JSONResponse(_user_json(ctx.user))
+    if ctx.account is None:
+        return json_error(401, "401 Unauthorized")
+    return JSONResponse(_user_json(ctx.account))
 
 
-def api_users(store: InstanceStore, request: Request) -> Response:
+def api_users(ctx: Ctx, rest: str = "") -> Response:
     """GET `/api/v4/users[?username=]`, `/api/v4/users/<id>[/starred_projects]`."""
-    rest = request.path_params.get("rest", "")
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        if not rest:
-            name = request.query_params.get("username")
-            rows = ([u] if (u := user_by_name(conn, name)) else []) if name else \
-                conn.execute("SELECT * FROM gitlab_users ORDER BY id").fetchall()
-            return JSONResponse([_user_json(u) for u in rows])
-        parts = rest.strip("/").split("/")
-        u = conn.execute("SELECT * FROM gitlab_users WHERE id = ?", (to_int(parts[0], -1),)).fetchone()
-        if u is None:
-            return json_error(404, "404 User Not Found")
-        if len(parts) == 1:
-            return JSONResponse(_user_json(u))
-        if parts[1:] == ["starred_projects"]:
-            rows = project_list(conn, viewer_id=ctx.user_id, starred_by=u["id"], sort="name")
-            return JSONResponse([_project_json(request, p) for p in rows])
-        return json_error(404, f"404 Not Found: /users/{rest}")
+    if not rest:
+        name = ctx.q.get("username")
+        rows = ([u] if (u := user_by_name(ctx.conn, name)) else []) if name else \
+            ctx.conn.execute("SELECT * FROM gitlab_users ORDER BY id").fetchall()
+        return JSONResponse([_user_json(u) for u in rows])
+    parts = rest.strip("/").split("/")
+    u = ctx.conn.execute("SELECT * FROM gitlab_users WHERE id = ?", (to_int(parts[0], -1),)).fetchone()
+    if u is None:
+        return json_error(404, "404 User Not Found")
+    if len(parts) == 1:
+        return JSONResponse(_user_json(u))
+    if parts[1:] == ["starred_projects"]:
+        rows = project_list(ctx.conn, viewer_id=ctx.user_id, starred_by=u["id"], sort="name")
+        return JSONResponse([_project_json(ctx.request, p) for p in rows])
+    return json_error(404, f"404 Not Found: /users/{rest}")
 
 
-def api_projects(store: InstanceStore, request: Request) -> Response:
+def api_projects(ctx: Ctx) -> Response:
     """GET `/api/v4/projects?search=&membership=true&starred=true&order_by=`."""
-    q = request.query_params
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        if (q.get("membership") == "true" or q.get("starred") == "true") and ctx.user is None:
-            return json_error(401, "401 Unauthorized")
-        rows = project_list(conn, viewer_id=ctx.user_id, search=q.get("search", ""),
-                            member_of=ctx.user_id if q.get("membership") == "true" else None,
-                            starred_by=ctx.user_id if q.get("starred") == "true" else None,
-                            sort="stars" if q.get("order_by") == "star_count" else "latest")
-        return JSONResponse([_project_json(request, p) for p in rows])
+    q = ctx.q
+    if (q.get("membership") == "true" or q.get("starred") == "true") and ctx.account is None:
+        return json_error(401, "401 Unauthorized")
+    rows = project_list(ctx.conn, viewer_id=ctx.user_id, search=q.get("search", ""),
+                        member_of=ctx.user_id if q.get("membership") == "true" else None,
+                        starred_by=ctx.user_id if q.get("starred") == "true" else None,
+                        sort="stars" if q.get("order_by") == "star_count" else "latest")
+    return JSONResponse([_project_json(ctx.request, p) for p in rows])
 
 
 def _resolve(ctx: Ctx, rest: str) -> tuple[Optional[sqlite3.Row], list[str]]:
@@ -133,49 +125,47 @@ def _resolve(ctx: Ctx, rest: str) -> tuple[Optional[sqlite3.Row], list[str]]:
     return None, []
 
 
-def api_project(store: InstanceStore, request: Request) -> Response:
+def api_project(ctx: Ctx, rest: str) -> Response:
     """GET `/api/v4/projects/<id>[/...]`: a project and its sub-resources (see the module docstring)."""
-    q = request.query_params
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, sub = _resolve(ctx, request.path_params["rest"])
-        if p is None:
-            return json_error(404, "404 Project Not Found")
-        pid = p["id"]
-        if not sub:
-            return JSONResponse(_project_json(request, p))
-        head = sub[0]
-        if head == "members":
-            return JSONResponse([{"id": m["id"], "username": m["username"], "name": m["name"],
-                                  "access_level": m["access_level"]} for m in project_members(conn, pid)])
-        if head == "issues":
-            state = q.get("state", "all")
-            rows = issue_list(conn, project_id=pid, state=state, label=q.get("labels", ""),
-                              assignee=q.get("assignee_username", ""),
-                              iid=to_int(sub[1], -1) if len(sub) > 1 else None)
-            return _listing_or_item(conn, "Issue", sub, [_issue_json(r) for r in rows], rows)
-        if head == "merge_requests":
-            rows = mr_list(conn, project_id=pid, state=q.get("state", "all"),
-                           iid=to_int(sub[1], -1) if len(sub) > 1 else None)
-            return _listing_or_item(conn, "MergeRequest", sub, [_mr_json(r) for r in rows], rows)
-        if head == "milestones":
-            rows = conn.execute("SELECT * FROM gitlab_milestones WHERE project_id = ? ORDER BY iid", (pid,)).fetchall()
-            return JSONResponse([{"id": m["id"], "iid": m["iid"], "title": m["title"], "description": m["description"],
-                                  "start_date": m["start_date"] or None, "due_date": m["due_date"] or None,
-                                  "state": m["state"]} for m in rows])
-        if head == "labels":
-            rows = conn.execute("SELECT * FROM gitlab_labels WHERE project_id = ? ORDER BY name", (pid,)).fetchall()
-            return JSONResponse([{"id": r["id"], "name": r["name"], "color": r["color"]} for r in rows])
-        if head == "starrers":
-            rows = conn.execute("SELECT u.* FROM gitlab_stars s JOIN gitlab_users u ON u.id = s.user_id "
+    q = ctx.q
+    p, sub = _resolve(ctx, rest)
+    if p is None:
+        return json_error(404, "404 Project Not Found")
+    pid = p["id"]
+    if not sub:
+        return JSONResponse(_project_json(ctx.request, p))
+    head = sub[0]
+    if head == "members":
+        return JSONResponse([{"id": m["id"], "username": m["username"], "name": m["name"],
+                              "access_level": m["access_level"]} for m in project_members(ctx.conn, pid)])
+    if head == "issues":
+        state = q.get("state", "all")
+        rows = issue_list(ctx.conn, project_id=pid, state=state, label=q.get("labels", ""),
+                          assignee=q.get("assignee_username", ""),
+                          iid=to_int(sub[1], -1) if len(sub) > 1 else None)
+        return _listing_or_item(ctx.conn, "Issue", sub, [_issue_json(r) for r in rows], rows)
+    if head == "merge_requests":
+        rows = mr_list(ctx.conn, project_id=pid, state=q.get("state", "all"),
+                       iid=to_int(sub[1], -1) if len(sub) > 1 else None)
+        return _listing_or_item(ctx.conn, "MergeRequest", sub, [_mr_json(r) for r in rows], rows)
+    if head == "milestones":
+        rows = ctx.conn.execute("SELECT * FROM gitlab_milestones WHERE project_id = ? ORDER BY iid", (pid,)).fetchall()
+        return JSONResponse([{"id": m["id"], "iid": m["iid"], "title": m["title"], "description": m["description"],
+                              "start_date": m["start_date"] or None, "due_date": m["due_date"] or None,
+                              "state": m["state"]} for m in rows])
+    if head == "labels":
+        rows = ctx.conn.execute("SELECT * FROM gitlab_labels WHERE project_id = ? ORDER BY name", (pid,)).fetchall()
+        return JSONResponse([{"id": r["id"], "name": r["name"], "color": r["color"]} for r in rows])
+    if head == "starrers":
+        rows = ctx.conn.execute("SELECT u.* FROM gitlab_stars s JOIN gitlab_users u ON u.id = s.user_id "
                                 "WHERE s.project_id = ? ORDER BY u.username", (pid,)).fetchall()
-            return JSONResponse([{"user": _user_json(u)} for u in rows])
-        if head == "forks":
-            rows = [r for r in project_list(conn, viewer_id=ctx.user_id) if r["forked_from_id"] == pid]
-            return JSONResponse([_project_json(request, r) for r in rows])
-        if head == "repository":
-            return _repository(conn, p, sub[1:], q)
-        return json_error(404, f"404 Not Found: {'/'.join(sub)}")
+        return JSONResponse([{"user": _user_json(u)} for u in rows])
+    if head == "forks":
+        rows = [r for r in project_list(ctx.conn, viewer_id=ctx.user_id) if r["forked_from_id"] == pid]
+        return JSONResponse([_project_json(ctx.request, r) for r in rows])
+    if head == "repository":
+        return _repository(ctx.conn, p, sub[1:], q)
+    return json_error(404, f"404 Not Found: {'/'.join(sub)}")
 
 
 def _listing_or_item(conn: sqlite3.Connection, kind: str, sub: list[str], items: list[dict],

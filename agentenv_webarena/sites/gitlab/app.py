@@ -2,7 +2,7 @@
 
 Owns the URL table (GitLab's paths; specific routes before the `/<name>` and `/<ns>/<proj>`
 catch-alls) and binds each page handler of `projects`, `repository`, `issuables`, `people` and `api`
-to the store (`sites.common.bind_handler`).
+to the store (`sites.common.page`: handlers take `(ctx, **path_params)`).
 """
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Callable
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from agentenv_webarena.sites.common import Handler, bind_handler
+from agentenv_webarena.sites.common import page
 from agentenv_webarena.sites.gitlab import api, issuables, people, projects, repository
+from agentenv_webarena.sites.gitlab.layout import Ctx
 from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["create_app"]
@@ -24,11 +25,8 @@ _GP = ["GET", "POST"]
 def create_app(store: InstanceStore) -> Starlette:
     """The code host's Starlette app over `store` (every request uses its `X-Webarena-Instance` DB)."""
 
-    def bind(handler: Handler) -> Callable:
-        return bind_handler(store, handler)
-
-    def route(path: str, handler: Handler, methods: list[str] | None = None) -> Route:
-        return Route(path, bind(handler), methods=methods or ["GET"])
+    def route(path: str, handler: Callable, methods: list[str] | None = None) -> Route:
+        return Route(path, page(store, Ctx, handler), methods=methods or ["GET"])
 
     routes = [
         route("/", projects.home),

@@ -16,13 +16,12 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentenv_webarena.sites.common import db, esc, query_url, read_form, redirect, to_int
+from agentenv_webarena.sites.common import esc, login_required, query_url, redirect, to_int
 from agentenv_webarena.sites.gitlab import data
 from agentenv_webarena.sites.gitlab.layout import (
     Ctx,
     area_field,
     load_project,
-    login_required,
     markdown,
     not_found,
     project_base,
@@ -39,7 +38,6 @@ from agentenv_webarena.sites.gitlab.model import (
     site_now,
     user_by_name,
 )
-from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["ensure_labels", "issues", "issue_page", "new_issue", "issue_action", "merge_requests", "mr_page",
            "new_mr", "mr_action", "milestones", "milestone_page", "new_milestone", "dashboard_issues",
@@ -59,10 +57,6 @@ def ensure_labels(conn: sqlite3.Connection, project_id: int) -> None:
 def issue_path(namespace: str, project: str, iid: int) -> str:
     """`/<ns>/<proj>/-/issues/<iid>`."""
     return f"/{quote(namespace)}/{quote(project)}/-/issues/{iid}"
-
-
-def _project(ctx: Ctx, request: Request) -> Optional[sqlite3.Row]:
-    return load_project(ctx, request.path_params["namespace"], request.path_params["project"])
 
 
 def _state_tabs(path: str, counts: dict[str, int], names: dict[str, str], current: str, extra: dict) -> str:
@@ -101,32 +95,30 @@ def _issue_filters(request: Request) -> dict:
             "author": q.get("author_username", ""), "search": q.get("search", "")}
 
 
-def issues(store: InstanceStore, request: Request) -> Response:
+def issues(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET `/<ns>/<proj>/-/issues` (`state`, `label_name[]`, `assignee_username`, `author_username`, `search`)."""
-    state = request.query_params.get("state", "opened")
-    filters = _issue_filters(request)
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p = _project(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        base = project_base(p)
-        counts = {s: len(issue_list(conn, project_id=p["id"], state=s, **filters)) for s in _ISSUE_STATES}
-        rows = issue_list(conn, project_id=p["id"], state=state, **filters)
-        extra = {"label_name[]": filters["label"] or None, "assignee_username": filters["assignee"] or None,
-                 "search": filters["search"] or None}
-        labels = [r[0] for r in conn.execute("SELECT name FROM gitlab_labels WHERE project_id = ? ORDER BY name",
+    state = ctx.q.get("state", "opened")
+    filters = _issue_filters(ctx.request)
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    base = project_base(p)
+    counts = {s: len(issue_list(ctx.conn, project_id=p["id"], state=s, **filters)) for s in _ISSUE_STATES}
+    rows = issue_list(ctx.conn, project_id=p["id"], state=state, **filters)
+    extra = {"label_name[]": filters["label"] or None, "assignee_username": filters["assignee"] or None,
+             "search": filters["search"] or None}
+    labels = [r[0] for r in ctx.conn.execute("SELECT name FROM gitlab_labels WHERE project_id = ? ORDER BY name",
                                              (p["id"],))]
-        label_nav = " ".join(f'<a href="{esc(query_url(base + "/-/issues", **{"label_name[]": n}))}">{esc(n)}</a>'
-                             for n in labels)
-        main = (f'<h1>Issues</h1><p><a href="{base}/-/issues/new">New issue</a></p>'
-                f'{_state_tabs(base + "/-/issues", counts, _ISSUE_STATES, state, extra)}'
-                f'<form action="{base}/-/issues" method="get"><input type="search" name="search" '
-                f'value="{esc(filters["search"])}" aria-label="Search or filter results" '
-                'placeholder="Search or filter results"></form>'
-                f'<nav aria-label="Filter by label" class="label-filter">Labels: {label_nav}</nav>'
-                f'{_issue_rows(rows, conn)}')
-        return project_page(ctx, p, "Issues", main)
+    label_nav = " ".join(f'<a href="{esc(query_url(base + "/-/issues", **{"label_name[]": n}))}">{esc(n)}</a>'
+                         for n in labels)
+    main = (f'<h1>Issues</h1><p><a href="{base}/-/issues/new">New issue</a></p>'
+            f'{_state_tabs(base + "/-/issues", counts, _ISSUE_STATES, state, extra)}'
+            f'<form action="{base}/-/issues" method="get"><input type="search" name="search" '
+            f'value="{esc(filters["search"])}" aria-label="Search or filter results" '
+            'placeholder="Search or filter results"></form>'
+            f'<nav aria-label="Filter by label" class="label-filter">Labels: {label_nav}</nav>'
+            f'{_issue_rows(rows, ctx.conn)}')
+    return project_page(ctx, p, "Issues", main)
 
 
 def _notes_html(conn: sqlite3.Connection, kind: str, target_id: int, action: str, signed_in: bool) -> str:
@@ -151,51 +143,49 @@ def _state_button(action: str, label: str) -> str:
             "</form>")
 
 
-def _load_issue(ctx: Ctx, request: Request):
-    p = _project(ctx, request)
+def _load_issue(ctx: Ctx, namespace: str, project: str, iid: str):
+    p = load_project(ctx, namespace, project)
     if p is None:
         return None, None
-    rows = issue_list(ctx.conn, project_id=p["id"], state="all", iid=to_int(request.path_params["iid"], -1))
+    rows = issue_list(ctx.conn, project_id=p["id"], state="all", iid=to_int(iid, -1))
     return p, (rows[0] if rows else None)
 
 
-def issue_page(store: InstanceStore, request: Request) -> Response:
+def issue_page(ctx: Ctx, namespace: str, project: str, iid: str) -> Response:
     """GET `/<ns>/<proj>/-/issues/<iid>`: an issue, its sidebar (assignees, labels, milestone, due date) and notes."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, issue = _load_issue(ctx, request)
-        if p is None or issue is None:
-            return not_found(ctx)
-        here = issue_path(p["namespace"], p["path"], issue["iid"])
-        status = "Open" if issue["state"] == "opened" else "Closed"
-        controls = ""
-        if ctx.user is not None:
-            toggle = ("close", "Close issue") if issue["state"] == "opened" else ("reopen", "Reopen issue")
-            controls = (_state_button(f"{here}/{toggle[0]}", toggle[1])
-                        + f'<form action="{here}/assign" method="post" class="assign-form">'
-                        + text_field("assignee_username", "assignee_username", "Assign to", placeholder="username")
-                        + '<button type="submit">Assign</button></form>'
-                        + f'<form action="{here}/labels" method="post" class="label-form">'
-                        + text_field("label_name", "label_name", "Add label", placeholder="label name")
-                        + '<button type="submit">Add label</button></form>')
-        assignees = ", ".join(
-            user_link(r["username"], r["name"]) for r in conn.execute(
-                "SELECT u.username, u.name FROM gitlab_issue_assignees a JOIN gitlab_users u ON u.id = a.user_id "
-                "WHERE a.issue_id = ? ORDER BY u.username", (issue["id"],))) or "None"
-        sidebar = (f'<aside class="issuable-sidebar" aria-label="Issue details"><div class="block assignee">'
-                   f'<h3>Assignees</h3><p class="assignees">{assignees}</p></div>'
-                   f'<div class="block labels"><h3>Labels</h3><p class="labels-list">'
-                   f'{_label_spans(issue["labels"]) or "None"}</p></div>'
-                   f'<div class="block milestone"><h3>Milestone</h3><p class="milestone-title">'
-                   f'{esc(issue["milestone"] or "None")}</p></div><div class="block due-date"><h3>Due date</h3>'
-                   f'<p class="due-date-value">{esc(issue["due_date"] or "None")}</p></div>{controls}</aside>')
-        main = (f'<h1 class="title" data-testid="issue-title">{esc(issue["title"])}</h1>'
-                f'<p><span class="badge issuable-status-badge" data-testid="issue-state">{status}</span> '
-                f'Issue #{issue["iid"]} created {display_date(issue["created_at"])} by '
-                f'{user_link(issue["author_username"], issue["author_name"])}</p>'
-                f'<div class="description">{markdown(issue["description"])}</div>{sidebar}'
-                f'{_notes_html(conn, "Issue", issue["id"], here + "/notes", ctx.user is not None)}')
-        return project_page(ctx, p, issue["title"], main)
+    p, issue = _load_issue(ctx, namespace, project, iid)
+    if p is None or issue is None:
+        return not_found(ctx)
+    here = issue_path(p["namespace"], p["path"], issue["iid"])
+    status = "Open" if issue["state"] == "opened" else "Closed"
+    controls = ""
+    if ctx.account is not None:
+        toggle = ("close", "Close issue") if issue["state"] == "opened" else ("reopen", "Reopen issue")
+        controls = (_state_button(f"{here}/{toggle[0]}", toggle[1])
+                    + f'<form action="{here}/assign" method="post" class="assign-form">'
+                    + text_field("assignee_username", "assignee_username", "Assign to", placeholder="username")
+                    + '<button type="submit">Assign</button></form>'
+                    + f'<form action="{here}/labels" method="post" class="label-form">'
+                    + text_field("label_name", "label_name", "Add label", placeholder="label name")
+                    + '<button type="submit">Add label</button></form>')
+    assignees = ", ".join(
+        user_link(r["username"], r["name"]) for r in ctx.conn.execute(
+            "SELECT u.username, u.name FROM gitlab_issue_assignees a JOIN gitlab_users u ON u.id = a.user_id "
+            "WHERE a.issue_id = ? ORDER BY u.username", (issue["id"],))) or "None"
+    sidebar = (f'<aside class="issuable-sidebar" aria-label="Issue details"><div class="block assignee">'
+               f'<h3>Assignees</h3><p class="assignees">{assignees}</p></div>'
+               f'<div class="block labels"><h3>Labels</h3><p class="labels-list">'
+               f'{_label_spans(issue["labels"]) or "None"}</p></div>'
+               f'<div class="block milestone"><h3>Milestone</h3><p class="milestone-title">'
+               f'{esc(issue["milestone"] or "None")}</p></div><div class="block due-date"><h3>Due date</h3>'
+               f'<p class="due-date-value">{esc(issue["due_date"] or "None")}</p></div>{controls}</aside>')
+    main = (f'<h1 class="title" data-testid="issue-title">{esc(issue["title"])}</h1>'
+            f'<p><span class="badge issuable-status-badge" data-testid="issue-state">{status}</span> '
+            f'Issue #{issue["iid"]} created {display_date(issue["created_at"])} by '
+            f'{user_link(issue["author_username"], issue["author_name"])}</p>'
+            f'<div class="description">{markdown(issue["description"])}</div>{sidebar}'
+            f'{_notes_html(ctx.conn, "Issue", issue["id"], here + "/notes", ctx.account is not None)}')
+    return project_page(ctx, p, issue["title"], main)
 
 
 def _date_ok(value: str) -> bool:
@@ -236,53 +226,48 @@ def _issue_form(p: sqlite3.Row, values: dict[str, str]) -> str:
             + '<p><button type="submit">Create issue</button></p></form>')
 
 
-async def new_issue(store: InstanceStore, request: Request) -> Response:
+@login_required
+def new_issue(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET/POST `/<ns>/<proj>/-/issues/new`: open an issue (title, description, assignee, labels, milestone, due)."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        p = _project(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        if form is None:
-            return project_page(ctx, p, "New issue", "<h1>New issue</h1>" + _issue_form(p, {}))
-        title = form.get("issue[title]", "").strip()
-        assignee_name = form.get("issue[assignee_username]", "").strip().lstrip("@")
-        milestone_title = form.get("issue[milestone_title]", "").strip()
-        due = form.get("issue[due_date]", "").strip()
-        assignee = user_by_name(conn, assignee_name) if assignee_name else None
-        milestone = conn.execute("SELECT id FROM gitlab_milestones WHERE project_id = ? AND title = ?",
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    if not ctx.posted:
+        return project_page(ctx, p, "New issue", "<h1>New issue</h1>" + _issue_form(p, {}))
+    title = ctx.form.get("issue[title]", "").strip()
+    assignee_name = ctx.form.get("issue[assignee_username]", "").strip().lstrip("@")
+    milestone_title = ctx.form.get("issue[milestone_title]", "").strip()
+    due = ctx.form.get("issue[due_date]", "").strip()
+    assignee = user_by_name(ctx.conn, assignee_name) if assignee_name else None
+    milestone = ctx.conn.execute("SELECT id FROM gitlab_milestones WHERE project_id = ? AND title = ?",
                                  (p["id"], milestone_title)).fetchone() if milestone_title else None
-        label_ids, error = _label_ids(conn, p["id"], form.get("issue[label_names]", ""))
-        if not title:
-            error = "Title can't be blank."
-        elif assignee_name and assignee is None:
-            error = f"There is no user {assignee_name!r} to assign."
-        elif milestone_title and milestone is None:
-            error = f"There is no milestone {milestone_title!r} in this project."
-        elif due and not _date_ok(due):
-            error = f"Due date {due!r} is invalid: use YYYY-MM-DD."
-        if error:
-            alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
-            return project_page(ctx, p, "New issue", "<h1>New issue</h1>" + alert + _issue_form(p, form),
-                                status_code=422)
-        now = site_now(conn)
-        iid = conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_issues WHERE project_id = ?",
+    label_ids, error = _label_ids(ctx.conn, p["id"], ctx.form.get("issue[label_names]", ""))
+    if not title:
+        error = "Title can't be blank."
+    elif assignee_name and assignee is None:
+        error = f"There is no user {assignee_name!r} to assign."
+    elif milestone_title and milestone is None:
+        error = f"There is no milestone {milestone_title!r} in this project."
+    elif due and not _date_ok(due):
+        error = f"Due date {due!r} is invalid: use YYYY-MM-DD."
+    if error:
+        alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
+        return project_page(ctx, p, "New issue", "<h1>New issue</h1>" + alert + _issue_form(p, ctx.form),
+                            status_code=422)
+    now = site_now(ctx.conn)
+    iid = ctx.conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_issues WHERE project_id = ?",
                            (p["id"],)).fetchone()[0]
-        issue_id = conn.execute(
-            "INSERT INTO gitlab_issues (project_id, iid, title, description, author_id, milestone_id, due_date, "
-            "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
-            (p["id"], iid, title, form.get("issue[description]", "").strip(), ctx.user_id,
-             milestone[0] if milestone else None, due, now, now)).lastrowid
-        for lid in label_ids:
-            conn.execute("INSERT OR IGNORE INTO gitlab_issue_labels (issue_id, label_id) VALUES (?,?)", (issue_id, lid))
-        if assignee is not None:
-            conn.execute("INSERT INTO gitlab_issue_assignees (issue_id, user_id) VALUES (?,?)",
+    issue_id = ctx.conn.execute(
+        "INSERT INTO gitlab_issues (project_id, iid, title, description, author_id, milestone_id, due_date, "
+        "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+        (p["id"], iid, title, ctx.form.get("issue[description]", "").strip(), ctx.user_id,
+         milestone[0] if milestone else None, due, now, now)).lastrowid
+    for lid in label_ids:
+        ctx.conn.execute("INSERT OR IGNORE INTO gitlab_issue_labels (issue_id, label_id) VALUES (?,?)", (issue_id, lid))
+    if assignee is not None:
+        ctx.conn.execute("INSERT INTO gitlab_issue_assignees (issue_id, user_id) VALUES (?,?)",
                          (issue_id, assignee["id"]))
-        return redirect(issue_path(p["namespace"], p["path"], iid))
+    return redirect(issue_path(p["namespace"], p["path"], iid))
 
 
 def _add_note(conn: sqlite3.Connection, kind: str, target_id: int, user_id: int, body: str) -> None:
@@ -297,48 +282,42 @@ def _bad_request(ctx: Ctx, p: sqlite3.Row, message: str, back: str, status: int 
                         f'<p><a href="{esc(back)}">Go back</a></p>', status_code=status)
 
 
-async def issue_action(store: InstanceStore, request: Request) -> Response:
+@login_required
+def issue_action(ctx: Ctx, namespace: str, project: str, iid: str, action: str) -> Response:
     """POST `/<ns>/<proj>/-/issues/<iid>/<action>`: notes (`note[note]`), close, reopen, assign
     (`assignee_username`), labels (`label_name`)."""
-    form = await read_form(request)
-    action = request.path_params["action"]
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        p, issue = _load_issue(ctx, request)
-        if p is None or issue is None or action not in ("notes", "close", "reopen", "assign", "labels"):
-            return not_found(ctx)
-        here = issue_path(p["namespace"], p["path"], issue["iid"])
-        allowed = member_level(conn, p["id"], ctx.user_id) >= 20 or issue["author_id"] == ctx.user_id
-        if action != "notes" and not allowed:
-            return _bad_request(ctx, p, "You need the Reporter role or higher to change this issue.", here, 403)
-        now = site_now(conn)
-        if action == "notes":
-            body = form.get("note[note]", "").strip()
-            if not body:
-                return _bad_request(ctx, p, "Comment can't be blank.", here)
-            _add_note(conn, "Issue", issue["id"], ctx.user_id, body)
-        elif action in ("close", "reopen"):
-            conn.execute("UPDATE gitlab_issues SET state = ?, updated_at = ? WHERE id = ?",
+    p, issue = _load_issue(ctx, namespace, project, iid)
+    if p is None or issue is None or action not in ("notes", "close", "reopen", "assign", "labels"):
+        return not_found(ctx)
+    here = issue_path(p["namespace"], p["path"], issue["iid"])
+    allowed = member_level(ctx.conn, p["id"], ctx.user_id) >= 20 or issue["author_id"] == ctx.user_id
+    if action != "notes" and not allowed:
+        return _bad_request(ctx, p, "You need the Reporter role or higher to change this issue.", here, 403)
+    now = site_now(ctx.conn)
+    if action == "notes":
+        body = ctx.form.get("note[note]", "").strip()
+        if not body:
+            return _bad_request(ctx, p, "Comment can't be blank.", here)
+        _add_note(ctx.conn, "Issue", issue["id"], ctx.user_id, body)
+    elif action in ("close", "reopen"):
+        ctx.conn.execute("UPDATE gitlab_issues SET state = ?, updated_at = ? WHERE id = ?",
                          ("closed" if action == "close" else "opened", now, issue["id"]))
-        elif action == "assign":
-            name = form.get("assignee_username", "").strip().lstrip("@")
-            user = user_by_name(conn, name) if name else None
-            if user is None:
-                return _bad_request(ctx, p, f"There is no user {name!r} to assign.", here)
-            conn.execute("INSERT OR IGNORE INTO gitlab_issue_assignees (issue_id, user_id) VALUES (?,?)",
+    elif action == "assign":
+        name = ctx.form.get("assignee_username", "").strip().lstrip("@")
+        user = user_by_name(ctx.conn, name) if name else None
+        if user is None:
+            return _bad_request(ctx, p, f"There is no user {name!r} to assign.", here)
+        ctx.conn.execute("INSERT OR IGNORE INTO gitlab_issue_assignees (issue_id, user_id) VALUES (?,?)",
                          (issue["id"], user["id"]))
-        else:
-            ids, error = _label_ids(conn, p["id"], form.get("label_name", ""))
-            if error or not ids:
-                return _bad_request(ctx, p, error or "Label name can't be blank.", here)
-            for lid in ids:
-                conn.execute("INSERT OR IGNORE INTO gitlab_issue_labels (issue_id, label_id) VALUES (?,?)",
+    else:
+        ids, error = _label_ids(ctx.conn, p["id"], ctx.form.get("label_name", ""))
+        if error or not ids:
+            return _bad_request(ctx, p, error or "Label name can't be blank.", here)
+        for lid in ids:
+            ctx.conn.execute("INSERT OR IGNORE INTO gitlab_issue_labels (issue_id, label_id) VALUES (?,?)",
                              (issue["id"], lid))
-        conn.execute("UPDATE gitlab_issues SET updated_at = ? WHERE id = ?", (now, issue["id"]))
-        return redirect(here)
+    ctx.conn.execute("UPDATE gitlab_issues SET updated_at = ? WHERE id = ?", (now, issue["id"]))
+    return redirect(here)
 
 
 def _mr_rows(rows: list[sqlite3.Row], conn: sqlite3.Connection, with_project: bool = False) -> str:
@@ -356,68 +335,64 @@ def _mr_rows(rows: list[sqlite3.Row], conn: sqlite3.Connection, with_project: bo
     return f'<ul class="mr-list">{"".join(items)}</ul>'
 
 
-def merge_requests(store: InstanceStore, request: Request) -> Response:
+def merge_requests(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET `/<ns>/<proj>/-/merge_requests?state=opened|merged|closed|all`."""
-    state = request.query_params.get("state", "opened")
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p = _project(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        base = project_base(p)
-        counts = {s: len(mr_list(conn, project_id=p["id"], state=s)) for s in _MR_STATES}
-        main = (f'<h1>Merge requests</h1><p><a href="{base}/-/merge_requests/new">New merge request</a></p>'
-                f'{_state_tabs(base + "/-/merge_requests", counts, _MR_STATES, state, {})}'
-                f'{_mr_rows(mr_list(conn, project_id=p["id"], state=state), conn)}')
-        return project_page(ctx, p, "Merge requests", main)
+    state = ctx.q.get("state", "opened")
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    base = project_base(p)
+    counts = {s: len(mr_list(ctx.conn, project_id=p["id"], state=s)) for s in _MR_STATES}
+    main = (f'<h1>Merge requests</h1><p><a href="{base}/-/merge_requests/new">New merge request</a></p>'
+            f'{_state_tabs(base + "/-/merge_requests", counts, _MR_STATES, state, {})}'
+            f'{_mr_rows(mr_list(ctx.conn, project_id=p["id"], state=state), ctx.conn)}')
+    return project_page(ctx, p, "Merge requests", main)
 
 
-def _load_mr(ctx: Ctx, request: Request):
-    p = _project(ctx, request)
+def _load_mr(ctx: Ctx, namespace: str, project: str, iid: str):
+    p = load_project(ctx, namespace, project)
     if p is None:
         return None, None
-    rows = mr_list(ctx.conn, project_id=p["id"], state="all", iid=to_int(request.path_params["iid"], -1))
+    rows = mr_list(ctx.conn, project_id=p["id"], state="all", iid=to_int(iid, -1))
     return p, (rows[0] if rows else None)
 
 
-def mr_page(store: InstanceStore, request: Request) -> Response:
+def mr_page(ctx: Ctx, namespace: str, project: str, iid: str) -> Response:
     """GET `/<ns>/<proj>/-/merge_requests/<iid>`: a merge request, its reviewers and notes."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, mr = _load_mr(ctx, request)
-        if p is None or mr is None:
-            return not_found(ctx)
-        here = f"{project_base(p)}/-/merge_requests/{mr['iid']}"
-        status = _MR_STATES[mr["state"]]
-        controls = ""
-        if ctx.user is not None:
-            if mr["state"] == "opened":
-                controls += _state_button(f"{here}/merge", "Merge") + _state_button(f"{here}/close",
-                                                                                      "Close merge request")
-            elif mr["state"] == "closed":
-                controls += _state_button(f"{here}/reopen", "Reopen merge request")
-            controls += (f'<form action="{here}/reviewer" method="post" class="reviewer-form">'
-                         + text_field("reviewer_username", "reviewer_username", "Reviewer username")
-                         + '<button type="submit">Request review</button></form>')
+    p, mr = _load_mr(ctx, namespace, project, iid)
+    if p is None or mr is None:
+        return not_found(ctx)
+    here = f"{project_base(p)}/-/merge_requests/{mr['iid']}"
+    status = _MR_STATES[mr["state"]]
+    controls = ""
+    if ctx.account is not None:
+        if mr["state"] == "opened":
+            controls += _state_button(f"{here}/merge", "Merge") + _state_button(f"{here}/close",
+                                                                                "Close merge request")
+        elif mr["state"] == "closed":
+            controls += _state_button(f"{here}/reopen", "Reopen merge request")
+        controls += (f'<form action="{here}/reviewer" method="post" class="reviewer-form">'
+                     + text_field("reviewer_username", "reviewer_username", "Reviewer username")
+                     + '<button type="submit">Request review</button></form>')
 
-        def person(username: Optional[str]) -> str:
-            if not username:
-                return "None"
-            u = user_by_name(conn, username)
-            return user_link(u["username"], u["name"])
+    def person(username: Optional[str]) -> str:
+        if not username:
+            return "None"
+        u = user_by_name(ctx.conn, username)
+        return user_link(u["username"], u["name"])
 
-        main = (f'<h1 class="title" data-testid="mr-title">{esc(mr["title"])}</h1>'
-                f'<p><span class="badge issuable-status-badge" data-testid="mr-state">{status}</span> '
-                f'{user_link(mr["author_username"], mr["author_name"])} requested to merge '
-                f'<span class="ref-name source-branch">{esc(mr["source_branch"])}</span> into '
-                f'<span class="ref-name target-branch">{esc(mr["target_branch"])}</span> '
-                f'{display_date(mr["created_at"])}</p><div class="description">{markdown(mr["description"])}</div>'
-                f'<aside class="issuable-sidebar" aria-label="Merge request details"><div class="block assignee">'
-                f'<h3>Assignee</h3><p class="assignees">{person(mr["assignee_username"])}</p></div>'
-                f'<div class="block reviewer"><h3>Reviewer</h3><p class="reviewers">{person(mr["reviewer_username"])}'
-                f'</p></div>{controls}</aside>'
-                f'{_notes_html(conn, "MergeRequest", mr["id"], here + "/notes", ctx.user is not None)}')
-        return project_page(ctx, p, mr["title"], main)
+    main = (f'<h1 class="title" data-testid="mr-title">{esc(mr["title"])}</h1>'
+            f'<p><span class="badge issuable-status-badge" data-testid="mr-state">{status}</span> '
+            f'{user_link(mr["author_username"], mr["author_name"])} requested to merge '
+            f'<span class="ref-name source-branch">{esc(mr["source_branch"])}</span> into '
+            f'<span class="ref-name target-branch">{esc(mr["target_branch"])}</span> '
+            f'{display_date(mr["created_at"])}</p><div class="description">{markdown(mr["description"])}</div>'
+            f'<aside class="issuable-sidebar" aria-label="Merge request details"><div class="block assignee">'
+            f'<h3>Assignee</h3><p class="assignees">{person(mr["assignee_username"])}</p></div>'
+            f'<div class="block reviewer"><h3>Reviewer</h3><p class="reviewers">{person(mr["reviewer_username"])}'
+            f'</p></div>{controls}</aside>'
+            f'{_notes_html(ctx.conn, "MergeRequest", mr["id"], here + "/notes", ctx.account is not None)}')
+    return project_page(ctx, p, mr["title"], main)
 
 
 def _branch_exists(conn: sqlite3.Connection, project_id: int, name: str) -> bool:
@@ -442,89 +417,78 @@ def _mr_form(p: sqlite3.Row, values: dict[str, str]) -> str:
             + '<p><button type="submit">Create merge request</button></p></form>')
 
 
-async def new_mr(store: InstanceStore, request: Request) -> Response:
+@login_required
+def new_mr(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET/POST `/<ns>/<proj>/-/merge_requests/new`: open a merge request between two branches."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        p = _project(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        if form is None:
-            return project_page(ctx, p, "New merge request", "<h1>New merge request</h1>" + _mr_form(p, {}))
-        source = form.get("merge_request[source_branch]", "").strip()
-        target = form.get("merge_request[target_branch]", "").strip() or p["default_branch"]
-        title = form.get("merge_request[title]", "").strip()
-        people = {}
-        error = ""
-        for key in ("assignee", "reviewer"):
-            name = form.get(f"merge_request[{key}_username]", "").strip().lstrip("@")
-            people[key] = user_by_name(conn, name) if name else None
-            if name and people[key] is None:
-                error = f"There is no user {name!r} to make {key}."
-        if not _branch_exists(conn, p["id"], source):
-            error = f"Source branch {source!r} does not exist."
-        elif not _branch_exists(conn, p["id"], target):
-            error = f"Target branch {target!r} does not exist."
-        elif source == target:
-            error = "Source and target branch must differ."
-        elif not title:
-            error = "Title can't be blank."
-        if error:
-            alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
-            return project_page(ctx, p, "New merge request", "<h1>New merge request</h1>" + alert + _mr_form(p, form),
-                                status_code=422)
-        now = site_now(conn)
-        iid = conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_merge_requests WHERE project_id = ?",
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    if not ctx.posted:
+        return project_page(ctx, p, "New merge request", "<h1>New merge request</h1>" + _mr_form(p, {}))
+    source = ctx.form.get("merge_request[source_branch]", "").strip()
+    target = ctx.form.get("merge_request[target_branch]", "").strip() or p["default_branch"]
+    title = ctx.form.get("merge_request[title]", "").strip()
+    people = {}
+    error = ""
+    for key in ("assignee", "reviewer"):
+        name = ctx.form.get(f"merge_request[{key}_username]", "").strip().lstrip("@")
+        people[key] = user_by_name(ctx.conn, name) if name else None
+        if name and people[key] is None:
+            error = f"There is no user {name!r} to make {key}."
+    if not _branch_exists(ctx.conn, p["id"], source):
+        error = f"Source branch {source!r} does not exist."
+    elif not _branch_exists(ctx.conn, p["id"], target):
+        error = f"Target branch {target!r} does not exist."
+    elif source == target:
+        error = "Source and target branch must differ."
+    elif not title:
+        error = "Title can't be blank."
+    if error:
+        alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
+        return project_page(ctx, p, "New merge request", "<h1>New merge request</h1>" + alert + _mr_form(p, ctx.form),
+                            status_code=422)
+    now = site_now(ctx.conn)
+    iid = ctx.conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_merge_requests WHERE project_id = ?",
                            (p["id"],)).fetchone()[0]
-        conn.execute("INSERT INTO gitlab_merge_requests (project_id, iid, title, description, author_id, assignee_id, "
+    ctx.conn.execute("INSERT INTO gitlab_merge_requests (project_id, iid, title, description, author_id, assignee_id, "
                      "reviewer_id, source_branch, target_branch, created_at, updated_at) "
                      "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                     (p["id"], iid, title, form.get("merge_request[description]", "").strip(), ctx.user_id,
+                     (p["id"], iid, title, ctx.form.get("merge_request[description]", "").strip(), ctx.user_id,
                       people["assignee"]["id"] if people["assignee"] else None,
                       people["reviewer"]["id"] if people["reviewer"] else None, source, target, now, now))
-        return redirect(f"{project_base(p)}/-/merge_requests/{iid}")
+    return redirect(f"{project_base(p)}/-/merge_requests/{iid}")
 
 
-async def mr_action(store: InstanceStore, request: Request) -> Response:
+@login_required
+def mr_action(ctx: Ctx, namespace: str, project: str, iid: str, action: str) -> Response:
     """POST `/<ns>/<proj>/-/merge_requests/<iid>/<action>`: notes, merge, close, reopen, reviewer."""
-    form = await read_form(request)
-    action = request.path_params["action"]
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        p, mr = _load_mr(ctx, request)
-        if p is None or mr is None or action not in ("notes", "merge", "close", "reopen", "reviewer"):
-            return not_found(ctx)
-        here = f"{project_base(p)}/-/merge_requests/{mr['iid']}"
-        level = member_level(conn, p["id"], ctx.user_id)
-        if action != "notes" and level < 30 and mr["author_id"] != ctx.user_id:
-            return _bad_request(ctx, p, "You need the Developer role or higher to change this merge request.",
-                                here, 403)
-        now = site_now(conn)
-        if action == "notes":
-            body = form.get("note[note]", "").strip()
-            if not body:
-                return _bad_request(ctx, p, "Comment can't be blank.", here)
-            _add_note(conn, "MergeRequest", mr["id"], ctx.user_id, body)
-        elif action == "reviewer":
-            name = form.get("reviewer_username", "").strip().lstrip("@")
-            user = user_by_name(conn, name) if name else None
-            if user is None:
-                return _bad_request(ctx, p, f"There is no user {name!r} to request a review from.", here)
-            conn.execute("UPDATE gitlab_merge_requests SET reviewer_id = ? WHERE id = ?", (user["id"], mr["id"]))
-        else:
-            if (action == "reopen") != (mr["state"] == "closed") or (action != "reopen" and mr["state"] != "opened"):
-                return _bad_request(ctx, p, f"A {mr['state']} merge request cannot be {action}d.", here)
-            state = {"merge": "merged", "close": "closed", "reopen": "opened"}[action]
-            conn.execute("UPDATE gitlab_merge_requests SET state = ? WHERE id = ?", (state, mr["id"]))
-        conn.execute("UPDATE gitlab_merge_requests SET updated_at = ? WHERE id = ?", (now, mr["id"]))
-        return redirect(here)
+    p, mr = _load_mr(ctx, namespace, project, iid)
+    if p is None or mr is None or action not in ("notes", "merge", "close", "reopen", "reviewer"):
+        return not_found(ctx)
+    here = f"{project_base(p)}/-/merge_requests/{mr['iid']}"
+    level = member_level(ctx.conn, p["id"], ctx.user_id)
+    if action != "notes" and level < 30 and mr["author_id"] != ctx.user_id:
+        return _bad_request(ctx, p, "You need the Developer role or higher to change this merge request.",
+                            here, 403)
+    now = site_now(ctx.conn)
+    if action == "notes":
+        body = ctx.form.get("note[note]", "").strip()
+        if not body:
+            return _bad_request(ctx, p, "Comment can't be blank.", here)
+        _add_note(ctx.conn, "MergeRequest", mr["id"], ctx.user_id, body)
+    elif action == "reviewer":
+        name = ctx.form.get("reviewer_username", "").strip().lstrip("@")
+        user = user_by_name(ctx.conn, name) if name else None
+        if user is None:
+            return _bad_request(ctx, p, f"There is no user {name!r} to request a review from.", here)
+        ctx.conn.execute("UPDATE gitlab_merge_requests SET reviewer_id = ? WHERE id = ?", (user["id"], mr["id"]))
+    else:
+        if (action == "reopen") != (mr["state"] == "closed") or (action != "reopen" and mr["state"] != "opened"):
+            return _bad_request(ctx, p, f"A {mr['state']} merge request cannot be {action}d.", here)
+        state = {"merge": "merged", "close": "closed", "reopen": "opened"}[action]
+        ctx.conn.execute("UPDATE gitlab_merge_requests SET state = ? WHERE id = ?", (state, mr["id"]))
+    ctx.conn.execute("UPDATE gitlab_merge_requests SET updated_at = ? WHERE id = ?", (now, mr["id"]))
+    return redirect(here)
 
 
 def _milestone_rows(p: sqlite3.Row, rows: list[sqlite3.Row]) -> str:
@@ -550,35 +514,31 @@ def _milestones_of(conn: sqlite3.Connection, project_id: int, iid: Optional[int]
     return conn.execute(sql + " ORDER BY m.due_date, m.iid", args).fetchall()
 
 
-def milestones(store: InstanceStore, request: Request) -> Response:
+def milestones(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET `/<ns>/<proj>/-/milestones`: every milestone with its dates and issue counts."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p = _project(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        main = (f'<h1>Milestones</h1><p><a href="{project_base(p)}/-/milestones/new">New milestone</a></p>'
-                f'{_milestone_rows(p, _milestones_of(conn, p["id"]))}')
-        return project_page(ctx, p, "Milestones", main)
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    main = (f'<h1>Milestones</h1><p><a href="{project_base(p)}/-/milestones/new">New milestone</a></p>'
+            f'{_milestone_rows(p, _milestones_of(ctx.conn, p["id"]))}')
+    return project_page(ctx, p, "Milestones", main)
 
 
-def milestone_page(store: InstanceStore, request: Request) -> Response:
+def milestone_page(ctx: Ctx, namespace: str, project: str, iid: str) -> Response:
     """GET `/<ns>/<proj>/-/milestones/<iid>`: a milestone and its issues."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p = _project(ctx, request)
-        rows = _milestones_of(conn, p["id"], to_int(request.path_params["iid"], -1)) if p is not None else []
-        if not rows:
-            return not_found(ctx)
-        m = rows[0]
-        issues_here = [i for i in issue_list(conn, project_id=p["id"], state="all") if i["milestone_id"] == m["id"]]
-        main = (f'<h1 class="milestone-title" data-testid="milestone-title">{esc(m["title"])}</h1>'
-                f'<p><span class="badge">{esc(m["state"])}</span></p><div class="description">'
-                f'{markdown(m["description"])}</div><dl class="milestone-dates"><dt>Start date</dt>'
-                f'<dd class="start-date">{esc(m["start_date"] or "None")}</dd><dt>Due date</dt>'
-                f'<dd class="due-date">{esc(m["due_date"] or "None")}</dd></dl><h2>Issues</h2>'
-                f'{_issue_rows(issues_here, conn)}')
-        return project_page(ctx, p, m["title"], main)
+    p = load_project(ctx, namespace, project)
+    rows = _milestones_of(ctx.conn, p["id"], to_int(iid, -1)) if p is not None else []
+    if not rows:
+        return not_found(ctx)
+    m = rows[0]
+    issues_here = [i for i in issue_list(ctx.conn, project_id=p["id"], state="all") if i["milestone_id"] == m["id"]]
+    main = (f'<h1 class="milestone-title" data-testid="milestone-title">{esc(m["title"])}</h1>'
+            f'<p><span class="badge">{esc(m["state"])}</span></p><div class="description">'
+            f'{markdown(m["description"])}</div><dl class="milestone-dates"><dt>Start date</dt>'
+            f'<dd class="start-date">{esc(m["start_date"] or "None")}</dd><dt>Due date</dt>'
+            f'<dd class="due-date">{esc(m["due_date"] or "None")}</dd></dl><h2>Issues</h2>'
+            f'{_issue_rows(issues_here, ctx.conn)}')
+    return project_page(ctx, p, m["title"], main)
 
 
 def _milestone_form(p: sqlite3.Row, values: dict[str, str]) -> str:
@@ -594,45 +554,40 @@ def _milestone_form(p: sqlite3.Row, values: dict[str, str]) -> str:
             + '<p><button type="submit">Create milestone</button></p></form>')
 
 
-async def new_milestone(store: InstanceStore, request: Request) -> Response:
+@login_required
+def new_milestone(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET/POST `/<ns>/<proj>/-/milestones/new`: create a milestone (Reporters and above)."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        p = _project(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        if member_level(conn, p["id"], ctx.user_id) < 20:
-            return _bad_request(ctx, p, "You need the Reporter role or higher to create milestones.",
-                                project_base(p), 403)
-        if form is None:
-            return project_page(ctx, p, "New milestone", "<h1>New milestone</h1>" + _milestone_form(p, {}))
-        title = form.get("milestone[title]", "").strip()
-        start = form.get("milestone[start_date]", "").strip()
-        due = form.get("milestone[due_date]", "").strip()
-        error = ""
-        if not title:
-            error = "Title can't be blank."
-        elif any(d and not _date_ok(d) for d in (start, due)):
-            error = "Dates must be written YYYY-MM-DD."
-        elif start and due and due < start:
-            error = "Due date must be on or after the start date."
-        elif conn.execute("SELECT 1 FROM gitlab_milestones WHERE project_id = ? AND title = ?",
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    if member_level(ctx.conn, p["id"], ctx.user_id) < 20:
+        return _bad_request(ctx, p, "You need the Reporter role or higher to create milestones.",
+                            project_base(p), 403)
+    if not ctx.posted:
+        return project_page(ctx, p, "New milestone", "<h1>New milestone</h1>" + _milestone_form(p, {}))
+    title = ctx.form.get("milestone[title]", "").strip()
+    start = ctx.form.get("milestone[start_date]", "").strip()
+    due = ctx.form.get("milestone[due_date]", "").strip()
+    error = ""
+    if not title:
+        error = "Title can't be blank."
+    elif any(d and not _date_ok(d) for d in (start, due)):
+        error = "Dates must be written YYYY-MM-DD."
+    elif start and due and due < start:
+        error = "Due date must be on or after the start date."
+    elif ctx.conn.execute("SELECT 1 FROM gitlab_milestones WHERE project_id = ? AND title = ?",
                           (p["id"], title)).fetchone():
-            error = f"Title {title!r} has already been taken."
-        if error:
-            alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
-            return project_page(ctx, p, "New milestone", "<h1>New milestone</h1>" + alert + _milestone_form(p, form),
-                                status_code=422)
-        iid = conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_milestones WHERE project_id = ?",
+        error = f"Title {title!r} has already been taken."
+    if error:
+        alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
+        return project_page(ctx, p, "New milestone", "<h1>New milestone</h1>" + alert + _milestone_form(p, ctx.form),
+                            status_code=422)
+    iid = ctx.conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_milestones WHERE project_id = ?",
                            (p["id"],)).fetchone()[0]
-        conn.execute("INSERT INTO gitlab_milestones (project_id, iid, title, description, start_date, due_date) "
-                     "VALUES (?,?,?,?,?,?)", (p["id"], iid, title, form.get("milestone[description]", "").strip(),
+    ctx.conn.execute("INSERT INTO gitlab_milestones (project_id, iid, title, description, start_date, due_date) "
+                     "VALUES (?,?,?,?,?,?)", (p["id"], iid, title, ctx.form.get("milestone[description]", "").strip(),
                                               start, due))
-        return redirect(f"{project_base(p)}/-/milestones/{iid}")
+    return redirect(f"{project_base(p)}/-/milestones/{iid}")
 
 
 def _visible_ids(conn: sqlite3.Connection, user_id: Optional[int]) -> set[int]:
@@ -642,48 +597,40 @@ def _visible_ids(conn: sqlite3.Connection, user_id: Optional[int]) -> set[int]:
         "m WHERE m.project_id = p.id AND m.user_id = ?)", (user_id or -1,))}
 
 
-def dashboard_issues(store: InstanceStore, request: Request) -> Response:
+@login_required
+def dashboard_issues(ctx: Ctx) -> Response:
     """GET `/dashboard/issues` (`assignee_username`, `author_username`, `state`, `label_name[]`, `search`)."""
-    state = request.query_params.get("state", "opened")
-    filters = _issue_filters(request)
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        visible = _visible_ids(conn, ctx.user_id)
-        if not (filters["assignee"] or filters["author"]):
-            filters["assignee"] = ctx.user["username"]
-        counts = {s: sum(1 for i in issue_list(conn, state=s, **filters) if i["project_id"] in visible)
-                  for s in _ISSUE_STATES}
-        rows = [i for i in issue_list(conn, state=state, **filters) if i["project_id"] in visible]
-        extra = {"assignee_username": filters["assignee"] or None, "author_username": filters["author"] or None}
-        main = (f'<h1>Issues</h1>{_state_tabs("/dashboard/issues", counts, _ISSUE_STATES, state, extra)}'
-                f'{_issue_rows(rows, conn, with_project=True)}')
-        return render_page(ctx, "Issues", main)
+    state = ctx.q.get("state", "opened")
+    filters = _issue_filters(ctx.request)
+    visible = _visible_ids(ctx.conn, ctx.user_id)
+    if not (filters["assignee"] or filters["author"]):
+        filters["assignee"] = ctx.account["username"]
+    counts = {s: sum(1 for i in issue_list(ctx.conn, state=s, **filters) if i["project_id"] in visible)
+              for s in _ISSUE_STATES}
+    rows = [i for i in issue_list(ctx.conn, state=state, **filters) if i["project_id"] in visible]
+    extra = {"assignee_username": filters["assignee"] or None, "author_username": filters["author"] or None}
+    main = (f'<h1>Issues</h1>{_state_tabs("/dashboard/issues", counts, _ISSUE_STATES, state, extra)}'
+            f'{_issue_rows(rows, ctx.conn, with_project=True)}')
+    return render_page(ctx, "Issues", main)
 
 
-def dashboard_mrs(store: InstanceStore, request: Request) -> Response:
+@login_required
+def dashboard_mrs(ctx: Ctx) -> Response:
     """GET `/dashboard/merge_requests` (`assignee_username` or `reviewer_username`, `state`)."""
-    state = request.query_params.get("state", "opened")
-    q = request.query_params
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        visible = _visible_ids(conn, ctx.user_id)
-        reviewer = q.get("reviewer_username", "")
-        assignee = q.get("assignee_username", "") or ("" if reviewer else ctx.user["username"])
-        counts = {s: sum(1 for m in mr_list(conn, state=s, assignee=assignee, reviewer=reviewer)
-                         if m["project_id"] in visible) for s in _MR_STATES}
-        rows = [m for m in mr_list(conn, state=state, assignee=assignee, reviewer=reviewer)
-                if m["project_id"] in visible]
-        extra = {"assignee_username": assignee or None, "reviewer_username": reviewer or None}
-        me = quote(ctx.user["username"])
-        main = (f'<h1>Merge requests</h1><nav aria-label="Merge request scopes"><a href="/dashboard/merge_requests?'
-                f'assignee_username={me}">Assigned to you</a> '
-                f'<a href="/dashboard/merge_requests?reviewer_username={me}">Review requests for you</a></nav>'
-                f'{_state_tabs("/dashboard/merge_requests", counts, _MR_STATES, state, extra)}'
-                f'{_mr_rows(rows, conn, with_project=True)}')
-        return render_page(ctx, "Merge requests", main)
+    state = ctx.q.get("state", "opened")
+    q = ctx.q
+    visible = _visible_ids(ctx.conn, ctx.user_id)
+    reviewer = q.get("reviewer_username", "")
+    assignee = q.get("assignee_username", "") or ("" if reviewer else ctx.account["username"])
+    counts = {s: sum(1 for m in mr_list(ctx.conn, state=s, assignee=assignee, reviewer=reviewer)
+                     if m["project_id"] in visible) for s in _MR_STATES}
+    rows = [m for m in mr_list(ctx.conn, state=state, assignee=assignee, reviewer=reviewer)
+            if m["project_id"] in visible]
+    extra = {"assignee_username": assignee or None, "reviewer_username": reviewer or None}
+    me = quote(ctx.account["username"])
+    main = (f'<h1>Merge requests</h1><nav aria-label="Merge request scopes"><a href="/dashboard/merge_requests?'
+            f'assignee_username={me}">Assigned to you</a> '
+            f'<a href="/dashboard/merge_requests?reviewer_username={me}">Review requests for you</a></nav>'
+            f'{_state_tabs("/dashboard/merge_requests", counts, _MR_STATES, state, extra)}'
+            f'{_mr_rows(rows, ctx.conn, with_project=True)}')
+    return render_page(ctx, "Merge requests", main)

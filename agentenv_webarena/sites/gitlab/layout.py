@@ -11,14 +11,13 @@ import sqlite3
 from typing import Optional
 from urllib.parse import quote
 
-from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from agentenv_webarena.sites.common import esc, html_page, redirect
+from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, html_page
 from agentenv_webarena.sites.gitlab.model import COOKIE, member_level, project_by_path
 
 __all__ = ["Ctx", "render_page", "not_found", "form_error", "markdown", "project_page", "load_project",
-           "login_required", "visibility_badge", "user_link", "radio_group", "text_field", "area_field"]
+           "visibility_badge", "user_link", "radio_group", "text_field", "area_field"]
 
 _CSS = (
     ".top-bar{display:flex;gap:1em;align-items:center;padding:.4em 0;border-bottom:1px solid #ccc}"
@@ -31,26 +30,20 @@ _CSS = (
 )
 
 
-class Ctx:
-    """What every page needs: the request, its instance DB and the signed-in user (or None)."""
+class Ctx(RequestContext):
+    """One code-host request: its instance DB, the posted form and the signed-in user (`account`, or None)."""
 
-    def __init__(self, request: Request, conn: sqlite3.Connection):
-        self.request = request
-        self.conn = conn
-        self.user: Optional[sqlite3.Row] = None
-        token = request.cookies.get(COOKIE)
-        if token:
-            self.user = conn.execute("SELECT u.* FROM gitlab_sessions s JOIN gitlab_users u ON u.id = s.user_id "
-                                     "WHERE s.token = ?", (token,)).fetchone()
+    SESSIONS = SessionTable(cookie=COOKIE, table="gitlab_sessions", accounts="gitlab_users", account_column="user_id")
+    LOGIN_URL = "/users/sign_in"
 
     @property
     def user_id(self) -> Optional[int]:
-        return None if self.user is None else self.user["id"]
+        return None if self.account is None else self.account["id"]
 
 
 def _top_bar(ctx: Ctx) -> str:
-    if ctx.user is not None:
-        name = ctx.user["username"]
+    if ctx.account is not None:
+        name = ctx.account["username"]
         account = (f'<a href="/dashboard/issues?assignee_username={quote(name)}">Your issues</a>'
                    f'<a href="/dashboard/merge_requests?assignee_username={quote(name)}">Your merge requests</a>'
                    '<a href="/projects/new">New project</a>'
@@ -84,11 +77,6 @@ def form_error(ctx: Ctx, title: str, message: str, form_html: str, sidebar: str 
     """A form page re-rendered with an error (HTTP 422)."""
     alert = f'<div class="flash-alert" role="alert">{esc(message)}</div>'
     return render_page(ctx, title, alert + form_html, sidebar, status_code=422)
-
-
-def login_required(ctx: Ctx) -> Optional[Response]:
-    """The redirect to the sign-in page for an anonymous visitor, else None."""
-    return None if ctx.user is not None else redirect("/users/sign_in")
 
 
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")

@@ -11,16 +11,14 @@ from __future__ import annotations
 import sqlite3
 from urllib.parse import quote
 
-from starlette.requests import Request
 from starlette.responses import Response
 
-from agentenv_webarena.sites.common import db, esc, new_token, query_url, read_form, redirect, to_int
+from agentenv_webarena.sites.common import esc, login_required, query_url, redirect, to_int
 from agentenv_webarena.sites.gitlab.issuables import _issue_rows
 from agentenv_webarena.sites.gitlab.layout import (
     Ctx,
     area_field,
     load_project,
-    login_required,
     not_found,
     project_base,
     project_page,
@@ -30,7 +28,6 @@ from agentenv_webarena.sites.gitlab.layout import (
     user_link,
 )
 from agentenv_webarena.sites.gitlab.model import (
-    COOKIE,
     ROLES,
     display_date,
     issue_list,
@@ -41,7 +38,6 @@ from agentenv_webarena.sites.gitlab.model import (
     user_by_name,
 )
 from agentenv_webarena.sites.gitlab.projects import project_rows
-from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["sign_in", "sign_in_post", "sign_out", "profile_edit", "namespace_page", "follow", "follow_list",
            "groups_list", "members", "member_edit", "member_remove", "search"]
@@ -49,73 +45,53 @@ __all__ = ["sign_in", "sign_in_post", "sign_out", "profile_edit", "namespace_pag
 _ROLE_OPTIONS = [(str(level), name) for level, name in ROLES.items()]
 
 
-def sign_in(store: InstanceStore, request: Request) -> Response:
+def sign_in(ctx: Ctx) -> Response:
     """GET `/users/sign_in`: the sign-in form (`user[login]`, `user[password]`)."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        err = ('<p class="flash-alert" role="alert">Invalid login or password.</p>'
-               if request.query_params.get("error") else "")
-        main = ("<h1>Sign in</h1>" + err + '<form action="/users/sign_in" method="post" class="new_user">'
-                '<label for="user_login">Username or email</label><input type="text" id="user_login" '
-                'name="user[login]" data-testid="username-field" autocomplete="username" required>'
-                '<label for="user_password">Password</label><input type="password" id="user_password" '
-                'name="user[password]" data-testid="password-field" autocomplete="current-password" required>'
-                '<p><button type="submit" data-testid="sign-in-button">Sign in</button></p></form>')
-        return render_page(ctx, "Sign in", main)
+    err = ('<p class="flash-alert" role="alert">Invalid login or password.</p>'
+           if ctx.q.get("error") else "")
+    main = ("<h1>Sign in</h1>" + err + '<form action="/users/sign_in" method="post" class="new_user">'
+            '<label for="user_login">Username or email</label><input type="text" id="user_login" '
+            'name="user[login]" data-testid="username-field" autocomplete="username" required>'
+            '<label for="user_password">Password</label><input type="password" id="user_password" '
+            'name="user[password]" data-testid="password-field" autocomplete="current-password" required>'
+            '<p><button type="submit" data-testid="sign-in-button">Sign in</button></p></form>')
+    return render_page(ctx, "Sign in", main)
 
 
-async def sign_in_post(store: InstanceStore, request: Request) -> Response:
+def sign_in_post(ctx: Ctx) -> Response:
     """POST `/users/sign_in`: check the password and set the session cookie (refused: back to the form)."""
-    form = await read_form(request)
-    login = form.get("user[login]", "").strip()
-    with db(store, request) as conn:
-        user = conn.execute("SELECT id, password FROM gitlab_users WHERE username = ? COLLATE NOCASE OR email = ? "
+    login = ctx.form.get("user[login]", "").strip()
+    user = ctx.conn.execute("SELECT id, password FROM gitlab_users WHERE username = ? COLLATE NOCASE OR email = ? "
                             "COLLATE NOCASE", (login, login)).fetchone()
-        if user is None or user["password"] != form.get("user[password]", ""):
-            return redirect("/users/sign_in?error=1")
-        token = new_token()
-        conn.execute("INSERT INTO gitlab_sessions (token, user_id) VALUES (?,?)", (token, user["id"]))
-    response = redirect("/")
-    response.set_cookie(COOKIE, token, path="/", httponly=True, samesite="lax")
-    return response
+    return redirect("/" if ctx.sign_in(user, ctx.form.get("user[password]", "")) else "/users/sign_in?error=1")
 
 
-def sign_out(store: InstanceStore, request: Request) -> Response:
+def sign_out(ctx: Ctx) -> Response:
     """POST `/users/sign_out`: end the session."""
-    token = request.cookies.get(COOKIE)
-    if token:
-        with db(store, request) as conn:
-            conn.execute("DELETE FROM gitlab_sessions WHERE token = ?", (token,))
-    response = redirect("/users/sign_in")
-    response.delete_cookie(COOKIE, path="/")
-    return response
+    ctx.end_session()
+    return redirect("/users/sign_in")
 
 
 _PROFILE_FIELDS = (("name", "user[name]", "Full name"), ("website", "user[website_url]", "Website URL"),
                    ("location", "user[location]", "Location"), ("status", "user[status]", "Status message"))
 
 
-async def profile_edit(store: InstanceStore, request: Request) -> Response:
+@login_required
+def profile_edit(ctx: Ctx) -> Response:
     """GET/POST `/-/profile`: the signed-in user's name, website, location, status and bio."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        u = ctx.user
-        if form is not None:
-            name = form.get("user[name]", "").strip()
-            if not name:
-                alert = '<p class="flash-alert" role="alert">Full name can\'t be blank.</p>'
-                return render_page(ctx, "Edit profile", "<h1>Edit profile</h1>" + alert + _profile_form(u, form),
-                                   status_code=422)
-            conn.execute("UPDATE gitlab_users SET name = ?, website = ?, location = ?, status = ?, bio = ? "
-                         "WHERE id = ?",
-                         (name, form.get("user[website_url]", "").strip(), form.get("user[location]", "").strip(),
-                          form.get("user[status]", "").strip(), form.get("user[bio]", "").strip(), u["id"]))
-            return redirect(f"/{quote(u['username'])}")
-        return render_page(ctx, "Edit profile", "<h1>Edit profile</h1>" + _profile_form(u, {}))
+    u = ctx.account
+    if ctx.posted:
+        name = ctx.form.get("user[name]", "").strip()
+        if not name:
+            alert = '<p class="flash-alert" role="alert">Full name can\'t be blank.</p>'
+            return render_page(ctx, "Edit profile", "<h1>Edit profile</h1>" + alert + _profile_form(u, ctx.form),
+                               status_code=422)
+        fields = [ctx.form.get(k, "").strip() for k in ("user[website_url]", "user[location]", "user[status]",
+                                                        "user[bio]")]
+        ctx.conn.execute("UPDATE gitlab_users SET name = ?, website = ?, location = ?, status = ?, bio = ? "
+                         "WHERE id = ?", (name, *fields, u["id"]))
+        return redirect(f"/{quote(u['username'])}")
+    return render_page(ctx, "Edit profile", "<h1>Edit profile</h1>" + _profile_form(u, {}))
 
 
 def _profile_form(u: sqlite3.Row, values: dict[str, str]) -> str:
@@ -137,7 +113,7 @@ def _profile(ctx: Ctx, u: sqlite3.Row) -> Response:
     following = _count(conn, "SELECT COUNT(*) FROM gitlab_follows WHERE follower_id = ?", u["id"])
     followers = _count(conn, "SELECT COUNT(*) FROM gitlab_follows WHERE followee_id = ?", u["id"])
     follow_btn = ""
-    if ctx.user is not None and ctx.user_id != u["id"]:
+    if ctx.account is not None and ctx.user_id != u["id"]:
         on = conn.execute("SELECT 1 FROM gitlab_follows WHERE follower_id = ? AND followee_id = ?",
                           (ctx.user_id, u["id"])).fetchone()
         follow_btn = (f'<form action="/users/{name}/follow" method="post"><button type="submit">'
@@ -175,73 +151,60 @@ def _group_page(ctx: Ctx, g: sqlite3.Row) -> Response:
     return render_page(ctx, g["name"], main)
 
 
-def namespace_page(store: InstanceStore, request: Request) -> Response:
+def namespace_page(ctx: Ctx, name: str) -> Response:
     """GET `/<name>`: a user's profile, else a group's page."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        name = request.path_params["name"]
-        user = user_by_name(conn, name)
-        if user is not None:
-            return _profile(ctx, user)
-        group = conn.execute("SELECT * FROM gitlab_groups WHERE path = ?", (name,)).fetchone()
-        if group is not None:
-            return _group_page(ctx, group)
-        return not_found(ctx)
+    user = user_by_name(ctx.conn, name)
+    if user is not None:
+        return _profile(ctx, user)
+    group = ctx.conn.execute("SELECT * FROM gitlab_groups WHERE path = ?", (name,)).fetchone()
+    if group is not None:
+        return _group_page(ctx, group)
+    return not_found(ctx)
 
 
-def follow(store: InstanceStore, request: Request) -> Response:
+@login_required
+def follow(ctx: Ctx, username: str) -> Response:
     """POST `/users/<u>/follow`: follow the user, or unfollow when already following."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        user = user_by_name(conn, request.path_params["username"])
-        if user is None:
-            return not_found(ctx)
-        if user["id"] != ctx.user_id:
-            done = conn.execute("DELETE FROM gitlab_follows WHERE follower_id = ? AND followee_id = ?",
+    user = user_by_name(ctx.conn, username)
+    if user is None:
+        return not_found(ctx)
+    if user["id"] != ctx.user_id:
+        done = ctx.conn.execute("DELETE FROM gitlab_follows WHERE follower_id = ? AND followee_id = ?",
                                 (ctx.user_id, user["id"]))
-            if done.rowcount == 0:
-                conn.execute("INSERT INTO gitlab_follows (follower_id, followee_id) VALUES (?,?)",
+        if done.rowcount == 0:
+            ctx.conn.execute("INSERT INTO gitlab_follows (follower_id, followee_id) VALUES (?,?)",
                              (ctx.user_id, user["id"]))
-        return redirect(f"/{quote(user['username'])}")
+    return redirect(f"/{quote(user['username'])}")
 
 
-def follow_list(store: InstanceStore, request: Request) -> Response:
+def follow_list(ctx: Ctx, username: str, which: str) -> Response:
     """GET `/users/<u>/following` and `/users/<u>/followers`."""
-    which = request.path_params["which"]
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        user = user_by_name(conn, request.path_params["username"])
-        if user is None or which not in ("following", "followers"):
-            return not_found(ctx)
-        mine, other = ("follower_id", "followee_id") if which == "following" else ("followee_id", "follower_id")
-        rows = conn.execute(f"SELECT u.username, u.name FROM gitlab_follows f JOIN gitlab_users u ON u.id = f.{other} "
+    user = user_by_name(ctx.conn, username)
+    if user is None or which not in ("following", "followers"):
+        return not_found(ctx)
+    mine, other = ("follower_id", "followee_id") if which == "following" else ("followee_id", "follower_id")
+    rows = ctx.conn.execute(f"SELECT u.username, u.name FROM gitlab_follows f JOIN gitlab_users u ON u.id = f.{other} "
                             f"WHERE f.{mine} = ? ORDER BY u.username", (user["id"],)).fetchall()
-        items = "".join(f'<li class="user-row">{user_link(r["username"], r["name"])} @{esc(r["username"])}</li>'
-                        for r in rows)
-        title = f"{user['name']} · {'Following' if which == 'following' else 'Followers'}"
-        return render_page(ctx, title, f'<h1>{esc(title)}</h1><ul class="users-list">{items}</ul>')
+    items = "".join(f'<li class="user-row">{user_link(r["username"], r["name"])} @{esc(r["username"])}</li>'
+                    for r in rows)
+    title = f"{user['name']} · {'Following' if which == 'following' else 'Followers'}"
+    return render_page(ctx, title, f'<h1>{esc(title)}</h1><ul class="users-list">{items}</ul>')
 
 
-def groups_list(store: InstanceStore, request: Request) -> Response:
+def groups_list(ctx: Ctx) -> Response:
     """GET `/dashboard/groups` (the user's groups) and `/explore/groups` (all groups)."""
-    mine = request.url.path.startswith("/dashboard")
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        if mine:
-            need = login_required(ctx)
-            if need:
-                return need
-            rows = conn.execute("SELECT g.* FROM gitlab_groups g JOIN gitlab_group_members m ON m.group_id = g.id "
+    mine = ctx.request.url.path.startswith("/dashboard")
+    if mine:
+        if ctx.account is None:
+            return redirect(ctx.LOGIN_URL)
+        rows = ctx.conn.execute("SELECT g.* FROM gitlab_groups g JOIN gitlab_group_members m ON m.group_id = g.id "
                                 "WHERE m.user_id = ? ORDER BY g.name", (ctx.user_id,)).fetchall()
-        else:
-            rows = conn.execute("SELECT * FROM gitlab_groups ORDER BY name").fetchall()
-        items = "".join(f'<li class="group-row"><a href="/{quote(g["path"])}">{esc(g["name"])}</a> '
-                        f'<p class="description">{esc(g["description"])}</p></li>' for g in rows)
-        heading = "Your groups" if mine else "Explore groups"
-        return render_page(ctx, heading, f'<h1>{heading}</h1><ul class="groups-list">{items}</ul>')
+    else:
+        rows = ctx.conn.execute("SELECT * FROM gitlab_groups ORDER BY name").fetchall()
+    items = "".join(f'<li class="group-row"><a href="/{quote(g["path"])}">{esc(g["name"])}</a> '
+                    f'<p class="description">{esc(g["description"])}</p></li>' for g in rows)
+    heading = "Your groups" if mine else "Explore groups"
+    return render_page(ctx, heading, f'<h1>{heading}</h1><ul class="groups-list">{items}</ul>')
 
 
 def _members_table(p: sqlite3.Row, rows: list[sqlite3.Row], can_edit: bool) -> str:
@@ -272,30 +235,27 @@ def _invite_form(p: sqlite3.Row) -> str:
             + '<p><button type="submit">Invite</button></p></form>')
 
 
-async def members(store: InstanceStore, request: Request) -> Response:
+def members(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET/POST `/<ns>/<proj>/-/project_members`: the members table; POST invites `usernames` at `access_level`."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p = load_project(ctx, request.path_params["namespace"], request.path_params["project"])
-        if p is None:
-            return not_found(ctx)
-        can_edit = member_level(conn, p["id"], ctx.user_id) >= 40
-        error = ""
-        if form is not None:
-            if ctx.user is None:
-                return redirect("/users/sign_in")
-            if not can_edit:
-                error = "You need the Maintainer role or higher to invite members."
-            else:
-                error = _invite(conn, p, form)
-            if not error:
-                return redirect(f"{project_base(p)}/-/project_members")
-        alert = f'<p class="flash-alert" role="alert">{esc(error)}</p>' if error else ""
-        rows = project_members(conn, p["id"])
-        main = (f'<h1>Project members</h1>{alert}<p class="members-count">{len(rows)} members</p>'
-                f'{_invite_form(p) if can_edit else ""}{_members_table(p, rows, can_edit)}')
-        return project_page(ctx, p, "Members", main, status_code=422 if error else 200)
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    can_edit = member_level(ctx.conn, p["id"], ctx.user_id) >= 40
+    error = ""
+    if ctx.posted:
+        if ctx.account is None:
+            return redirect("/users/sign_in")
+        if not can_edit:
+            error = "You need the Maintainer role or higher to invite members."
+        else:
+            error = _invite(ctx.conn, p, ctx.form)
+        if not error:
+            return redirect(f"{project_base(p)}/-/project_members")
+    alert = f'<p class="flash-alert" role="alert">{esc(error)}</p>' if error else ""
+    rows = project_members(ctx.conn, p["id"])
+    main = (f'<h1>Project members</h1>{alert}<p class="members-count">{len(rows)} members</p>'
+            f'{_invite_form(p) if can_edit else ""}{_members_table(p, rows, can_edit)}')
+    return project_page(ctx, p, "Members", main, status_code=422 if error else 200)
 
 
 def _invite(conn: sqlite3.Connection, p: sqlite3.Row, form: dict[str, str]) -> str:
@@ -322,90 +282,79 @@ def _invite(conn: sqlite3.Connection, p: sqlite3.Row, form: dict[str, str]) -> s
     return ""
 
 
-async def member_edit(store: InstanceStore, request: Request) -> Response:
+@login_required
+def member_edit(ctx: Ctx, namespace: str, project: str, uid: str) -> Response:
     """GET/POST `/<ns>/<proj>/-/project_members/<uid>/edit`: change a member's role (`access_level`)."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        p = load_project(ctx, request.path_params["namespace"], request.path_params["project"])
-        uid = to_int(request.path_params["uid"], -1)
-        current = member_level(conn, p["id"], uid) if p is not None else 0
-        if p is None or current == 0:
-            return not_found(ctx)
-        if member_level(conn, p["id"], ctx.user_id) < 40 or current == 50:
-            return project_page(ctx, p, "Forbidden", "<h1>403: Forbidden</h1><p>Only Maintainers can change roles, "
-                                "and an Owner's role cannot be changed here.</p>", status_code=403)
-        user = conn.execute("SELECT username FROM gitlab_users WHERE id = ?", (uid,)).fetchone()
-        action = f"{project_base(p)}/-/project_members/{uid}/edit"
-        page = (f'<h1>Edit role of {esc(user["username"])}</h1><form action="{action}" method="post">'
-                + radio_group("access_level", "Role", _ROLE_OPTIONS[:4], str(current))
-                + '<p><button type="submit">Update role</button></p></form>')
-        if form is None:
-            return project_page(ctx, p, "Edit role", page)
-        level = to_int(form.get("access_level"), -1)
-        if level not in ROLES or level == 50:
-            return project_page(ctx, p, "Edit role", f'<p class="flash-alert" role="alert">Role '
-                                f'{esc(form.get("access_level"))} is invalid.</p>' + page, status_code=422)
-        conn.execute("UPDATE gitlab_project_members SET access_level = ? WHERE project_id = ? AND user_id = ?",
+    p = load_project(ctx, namespace, project)
+    uid = to_int(uid, -1)
+    current = member_level(ctx.conn, p["id"], uid) if p is not None else 0
+    if p is None or current == 0:
+        return not_found(ctx)
+    if member_level(ctx.conn, p["id"], ctx.user_id) < 40 or current == 50:
+        return project_page(ctx, p, "Forbidden", "<h1>403: Forbidden</h1><p>Only Maintainers can change roles, "
+                            "and an Owner's role cannot be changed here.</p>", status_code=403)
+    user = ctx.conn.execute("SELECT username FROM gitlab_users WHERE id = ?", (uid,)).fetchone()
+    action = f"{project_base(p)}/-/project_members/{uid}/edit"
+    page = (f'<h1>Edit role of {esc(user["username"])}</h1><form action="{action}" method="post">'
+            + radio_group("access_level", "Role", _ROLE_OPTIONS[:4], str(current))
+            + '<p><button type="submit">Update role</button></p></form>')
+    if not ctx.posted:
+        return project_page(ctx, p, "Edit role", page)
+    level = to_int(ctx.form.get("access_level"), -1)
+    if level not in ROLES or level == 50:
+        return project_page(ctx, p, "Edit role", f'<p class="flash-alert" role="alert">Role '
+                            f'{esc(ctx.form.get("access_level"))} is invalid.</p>' + page, status_code=422)
+    ctx.conn.execute("UPDATE gitlab_project_members SET access_level = ? WHERE project_id = ? AND user_id = ?",
                      (level, p["id"], uid))
-        return redirect(f"{project_base(p)}/-/project_members")
+    return redirect(f"{project_base(p)}/-/project_members")
 
 
-def member_remove(store: InstanceStore, request: Request) -> Response:
+@login_required
+def member_remove(ctx: Ctx, namespace: str, project: str, uid: str) -> Response:
     """POST `/<ns>/<proj>/-/project_members/<uid>/remove`: remove a (non-Owner) member."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        p = load_project(ctx, request.path_params["namespace"], request.path_params["project"])
-        uid = to_int(request.path_params["uid"], -1)
-        if p is None or member_level(conn, p["id"], uid) == 0:
-            return not_found(ctx)
-        if member_level(conn, p["id"], ctx.user_id) < 40 or member_level(conn, p["id"], uid) == 50:
-            return project_page(ctx, p, "Forbidden", "<h1>403: Forbidden</h1><p>Only Maintainers can remove "
-                                "members, and Owners cannot be removed.</p>", status_code=403)
-        conn.execute("DELETE FROM gitlab_project_members WHERE project_id = ? AND user_id = ?", (p["id"], uid))
-        return redirect(f"{project_base(p)}/-/project_members")
+    p = load_project(ctx, namespace, project)
+    uid = to_int(uid, -1)
+    if p is None or member_level(ctx.conn, p["id"], uid) == 0:
+        return not_found(ctx)
+    if member_level(ctx.conn, p["id"], ctx.user_id) < 40 or member_level(ctx.conn, p["id"], uid) == 50:
+        return project_page(ctx, p, "Forbidden", "<h1>403: Forbidden</h1><p>Only Maintainers can remove "
+                            "members, and Owners cannot be removed.</p>", status_code=403)
+    ctx.conn.execute("DELETE FROM gitlab_project_members WHERE project_id = ? AND user_id = ?", (p["id"], uid))
+    return redirect(f"{project_base(p)}/-/project_members")
 
 
 _SCOPES = {"projects": "Projects", "issues": "Issues", "users": "Users"}
 
 
-def search(store: InstanceStore, request: Request) -> Response:
+def search(ctx: Ctx) -> Response:
     """GET `/search?search=<words>&scope=projects|issues|users`."""
-    q = request.query_params.get("search", "").strip()
-    scope = request.query_params.get("scope", "projects")
+    q = ctx.q.get("search", "").strip()
+    scope = ctx.q.get("scope", "projects")
     scope = scope if scope in _SCOPES else "projects"
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        found = {"projects": project_list(conn, viewer_id=ctx.user_id, search=q, sort="stars") if q else [],
-                 "issues": [], "users": []}
-        if q:
-            visible = {p["id"] for p in project_list(conn, viewer_id=ctx.user_id)}
-            found["issues"] = [i for i in issue_list(conn, state="all", search=q) if i["project_id"] in visible]
-            like = f"%{q}%"
-            found["users"] = conn.execute("SELECT username, name FROM gitlab_users WHERE username LIKE ? "
+    found = {"projects": project_list(ctx.conn, viewer_id=ctx.user_id, search=q, sort="stars") if q else [],
+             "issues": [], "users": []}
+    if q:
+        visible = {p["id"] for p in project_list(ctx.conn, viewer_id=ctx.user_id)}
+        found["issues"] = [i for i in issue_list(ctx.conn, state="all", search=q) if i["project_id"] in visible]
+        like = f"%{q}%"
+        found["users"] = ctx.conn.execute("SELECT username, name FROM gitlab_users WHERE username LIKE ? "
                                           "OR name LIKE ? "
                                           "ORDER BY username", (like, like)).fetchall()
-        tabs = " ".join(f'<a href="{esc(query_url("/search", search=q, scope=s))}">{label} {len(found[s])}</a>'
-                        for s, label in _SCOPES.items())
-        if scope == "projects":
-            results = project_rows(found["projects"])
-        elif scope == "issues":
-            results = _issue_rows(found["issues"], conn, with_project=True)
-        else:
-            results = '<ul class="users-list">' + "".join(
-                f'<li class="user-row">{user_link(u["username"], u["name"])} @{esc(u["username"])}</li>'
-                for u in found["users"]) + "</ul>"
-        main = ('<h1>Search</h1><form action="/search" method="get">'
-                f'<input type="search" name="search" value="{esc(q)}" '
-                f'aria-label="Search for projects, issues, etc." placeholder="Search for projects, issues, etc.">'
-                f'<input type="hidden" name="scope" value="{scope}"></form>'
-                f'<nav aria-label="Search scopes" class="search-scopes">{tabs}</nav>'
-                f'<p class="results-summary">Showing results for "{esc(q)}"</p>{results}')
-        return render_page(ctx, "Search", main)
+    tabs = " ".join(f'<a href="{esc(query_url("/search", search=q, scope=s))}">{label} {len(found[s])}</a>'
+                    for s, label in _SCOPES.items())
+    if scope == "projects":
+        results = project_rows(found["projects"])
+    elif scope == "issues":
+        results = _issue_rows(found["issues"], ctx.conn, with_project=True)
+    else:
+        results = '<ul class="users-list">' + "".join(
+            f'<li class="user-row">{user_link(u["username"], u["name"])} @{esc(u["username"])}</li>'
+            for u in found["users"]) + "</ul>"
+    main = ('<h1>Search</h1><form action="/search" method="get">'
+            f'<input type="search" name="search" value="{esc(q)}" '
+            f'aria-label="Search for projects, issues, etc." placeholder="Search for projects, issues, etc.">'
+            f'<input type="hidden" name="scope" value="{scope}"></form>'
+            f'<nav aria-label="Search scopes" class="search-scopes">{tabs}</nav>'
+            f'<p class="results-summary">Showing results for "{esc(q)}"</p>{results}')
+    return render_page(ctx, "Search", main)
 

@@ -12,14 +12,13 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentenv_webarena.sites.common import db, esc, read_form, redirect
+from agentenv_webarena.sites.common import esc, login_required, redirect
 from agentenv_webarena.sites.gitlab.issuables import ensure_labels
 from agentenv_webarena.sites.gitlab.layout import (
     Ctx,
     area_field,
     form_error,
     load_project,
-    login_required,
     markdown,
     not_found,
     project_base,
@@ -44,7 +43,6 @@ from agentenv_webarena.sites.gitlab.model import (
 )
 from agentenv_webarena.sites.gitlab.repository import commit_file, tree_table
 from agentenv_webarena.sites.gitlab.seed import fork_project_contents
-from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["home", "dashboard_projects", "explore", "user_starred", "new_project", "project_home",
            "project_settings", "star", "starrers", "forks", "fork_new", "project_rows", "create_project"]
@@ -94,59 +92,49 @@ def _sort_of(request: Request) -> tuple[str, str]:
     return key, _SORTS[key][0]
 
 
-def home(store: InstanceStore, request: Request) -> Response:
+def home(ctx: Ctx) -> Response:
     """GET `/`: the signed-in user's projects, else the public projects."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-    return dashboard_projects(store, request) if ctx.user is not None else explore(store, request)
+    return dashboard_projects(ctx) if ctx.account is not None else explore(ctx)
 
 
-def dashboard_projects(store: InstanceStore, request: Request) -> Response:
+@login_required
+def dashboard_projects(ctx: Ctx) -> Response:
     """GET `/dashboard/projects[/starred]`: projects the user is a member of / has starred."""
-    starred = request.url.path.rstrip("/").endswith("/starred")
-    key, sort = _sort_of(request)
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        search = request.query_params.get("name", "")
-        if starred:
-            rows = project_list(conn, viewer_id=ctx.user_id, starred_by=ctx.user_id, search=search, sort=sort)
-        else:
-            rows = project_list(conn, viewer_id=ctx.user_id, member_of=ctx.user_id, search=search, sort=sort)
-        tabs = ('<nav aria-label="Project tabs" class="tabs"><a href="/dashboard/projects">Your projects</a>'
-                '<a href="/dashboard/projects/starred">Starred projects</a>'
-                '<a href="/explore/projects">Explore projects</a></nav>')
-        path = "/dashboard/projects/starred" if starred else "/dashboard/projects"
-        return _listing(ctx, "Starred projects" if starred else "Projects", tabs, rows, path, key)
+    starred = ctx.request.url.path.rstrip("/").endswith("/starred")
+    key, sort = _sort_of(ctx.request)
+    search = ctx.q.get("name", "")
+    if starred:
+        rows = project_list(ctx.conn, viewer_id=ctx.user_id, starred_by=ctx.user_id, search=search, sort=sort)
+    else:
+        rows = project_list(ctx.conn, viewer_id=ctx.user_id, member_of=ctx.user_id, search=search, sort=sort)
+    tabs = ('<nav aria-label="Project tabs" class="tabs"><a href="/dashboard/projects">Your projects</a>'
+            '<a href="/dashboard/projects/starred">Starred projects</a>'
+            '<a href="/explore/projects">Explore projects</a></nav>')
+    path = "/dashboard/projects/starred" if starred else "/dashboard/projects"
+    return _listing(ctx, "Starred projects" if starred else "Projects", tabs, rows, path, key)
 
 
-def explore(store: InstanceStore, request: Request) -> Response:
+def explore(ctx: Ctx) -> Response:
     """GET `/explore`, `/explore/projects`: every public project (and the viewer's internal and own ones)."""
-    key, sort = _sort_of(request)
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        rows = project_list(conn, viewer_id=ctx.user_id, search=request.query_params.get("name", ""), sort=sort,
-                            public_only=request.query_params.get("visibility") == "public")
-        tabs = ('<nav aria-label="Explore tabs" class="tabs"><a href="/explore/projects">All projects</a>'
-                '<a href="/explore/projects?sort=stars_desc">Most starred</a>'
-                '<a href="/explore/projects?visibility=public">Public projects</a>'
-                '<a href="/explore/groups">Groups</a></nav>')
-        return _listing(ctx, "Explore projects", tabs, rows, "/explore/projects", key)
+    key, sort = _sort_of(ctx.request)
+    rows = project_list(ctx.conn, viewer_id=ctx.user_id, search=ctx.q.get("name", ""), sort=sort,
+                        public_only=ctx.q.get("visibility") == "public")
+    tabs = ('<nav aria-label="Explore tabs" class="tabs"><a href="/explore/projects">All projects</a>'
+            '<a href="/explore/projects?sort=stars_desc">Most starred</a>'
+            '<a href="/explore/projects?visibility=public">Public projects</a>'
+            '<a href="/explore/groups">Groups</a></nav>')
+    return _listing(ctx, "Explore projects", tabs, rows, "/explore/projects", key)
 
 
-def user_starred(store: InstanceStore, request: Request) -> Response:
+def user_starred(ctx: Ctx, username: str) -> Response:
     """GET `/users/<u>/starred`: the projects a user has starred."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        user = user_by_name(conn, request.path_params["username"])
-        if user is None:
-            return not_found(ctx)
-        rows = project_list(conn, viewer_id=ctx.user_id, starred_by=user["id"], sort="name")
-        main = (f'<h1>Projects starred by {esc(user["name"])}</h1><p><a href="/{quote(user["username"])}">'
-                f'@{esc(user["username"])}</a></p>{project_rows(rows)}')
-        return render_page(ctx, f"{user['name']} starred projects", main)
+    user = user_by_name(ctx.conn, username)
+    if user is None:
+        return not_found(ctx)
+    rows = project_list(ctx.conn, viewer_id=ctx.user_id, starred_by=user["id"], sort="name")
+    main = (f'<h1>Projects starred by {esc(user["name"])}</h1><p><a href="/{quote(user["username"])}">'
+            f'@{esc(user["username"])}</a></p>{project_rows(rows)}')
+    return render_page(ctx, f"{user['name']} starred projects", main)
 
 
 def _new_project_form(values: dict[str, str]) -> str:
@@ -183,100 +171,89 @@ def create_project(conn: sqlite3.Connection, owner: sqlite3.Row, name: str, path
     return pid
 
 
-async def new_project(store: InstanceStore, request: Request) -> Response:
+@login_required
+def new_project(ctx: Ctx) -> Response:
     """GET/POST `/projects/new`: create a project in the user's namespace."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        if form is None:
-            return render_page(ctx, "New project", "<h1>Create blank project</h1>" + _new_project_form({}))
-        name = form.get("project[name]", "").strip()
-        path = form.get("project[path]", "").strip() or slugify(name)
-        visibility = form.get("project[visibility]", "private")
-        error = ""
-        if not name:
-            error = "Project name can't be blank."
-        elif not valid_path(path):
-            error = f"Project slug {path!r} is invalid: use letters, digits, '_', '-' and '.'."
-        elif visibility not in dict(_VISIBILITY):
-            error = f"Visibility {visibility!r} is invalid: choose private, internal or public."
-        elif conn.execute("SELECT 1 FROM gitlab_projects WHERE namespace = ? AND path = ?",
-                          (ctx.user["username"], path)).fetchone():
-            error = f"Project path {path!r} has already been taken in your namespace."
-        if error:
-            return form_error(ctx, "New project", error, "<h1>Create blank project</h1>" + _new_project_form(form))
-        create_project(conn, ctx.user, name, path, form.get("project[description]", "").strip(), visibility,
-                       form.get("initialize_with_readme", "0") == "1")
-        return redirect(f"/{quote(ctx.user['username'])}/{quote(path)}")
+    if not ctx.posted:
+        return render_page(ctx, "New project", "<h1>Create blank project</h1>" + _new_project_form({}))
+    name = ctx.form.get("project[name]", "").strip()
+    path = ctx.form.get("project[path]", "").strip() or slugify(name)
+    visibility = ctx.form.get("project[visibility]", "private")
+    error = ""
+    if not name:
+        error = "Project name can't be blank."
+    elif not valid_path(path):
+        error = f"Project slug {path!r} is invalid: use letters, digits, '_', '-' and '.'."
+    elif visibility not in dict(_VISIBILITY):
+        error = f"Visibility {visibility!r} is invalid: choose private, internal or public."
+    elif ctx.conn.execute("SELECT 1 FROM gitlab_projects WHERE namespace = ? AND path = ?",
+                          (ctx.account["username"], path)).fetchone():
+        error = f"Project path {path!r} has already been taken in your namespace."
+    if error:
+        return form_error(ctx, "New project", error, "<h1>Create blank project</h1>" + _new_project_form(ctx.form))
+    create_project(ctx.conn, ctx.account, name, path, ctx.form.get("project[description]", "").strip(), visibility,
+                   ctx.form.get("initialize_with_readme", "0") == "1")
+    return redirect(f"/{quote(ctx.account['username'])}/{quote(path)}")
 
 
-def _project_or_404(ctx: Ctx, request: Request):
-    return load_project(ctx, request.path_params["namespace"], request.path_params["project"])
-
-
-def project_home(store: InstanceStore, request: Request) -> Response:
+def project_home(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET `/<ns>/<proj>`: the project's overview: stats, clone URLs, files and README."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p = _project_or_404(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        base = project_base(p)
-        branch = p["default_branch"]
-        commits = branch_commits(conn, p["id"], branch)
-        files = branch_files(conn, p["id"], branch)
-        n_branches = conn.execute("SELECT COUNT(*) FROM gitlab_branches WHERE project_id = ?", (p["id"],)).fetchone()[0]
-        starred = ctx.user is not None and conn.execute(
-            "SELECT 1 FROM gitlab_stars WHERE user_id = ? AND project_id = ?", (ctx.user_id, p["id"])).fetchone()
-        ssh, https = clone_urls(p["namespace"], p["path"])
-        star_btn = ""
-        if ctx.user is not None:
-            star_btn = (f'<form action="{base}/-/star" method="post" class="star-form"><button type="submit" '
-                        f'class="star-btn">{"Unstar" if starred else "Star"}</button></form>')
-        forked = ""
-        if p["forked_from_id"]:
-            src = conn.execute("SELECT namespace, path, name FROM gitlab_projects WHERE id = ?",
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    base = project_base(p)
+    branch = p["default_branch"]
+    commits = branch_commits(ctx.conn, p["id"], branch)
+    files = branch_files(ctx.conn, p["id"], branch)
+    n_branches = ctx.conn.execute("SELECT COUNT(*) FROM gitlab_branches WHERE project_id = ?", (p["id"],)).fetchone()[0]
+    starred = ctx.account is not None and ctx.conn.execute(
+        "SELECT 1 FROM gitlab_stars WHERE user_id = ? AND project_id = ?", (ctx.user_id, p["id"])).fetchone()
+    ssh, https = clone_urls(p["namespace"], p["path"])
+    star_btn = ""
+    if ctx.account is not None:
+        star_btn = (f'<form action="{base}/-/star" method="post" class="star-form"><button type="submit" '
+                    f'class="star-btn">{"Unstar" if starred else "Star"}</button></form>')
+    forked = ""
+    if p["forked_from_id"]:
+        src = ctx.conn.execute("SELECT namespace, path, name FROM gitlab_projects WHERE id = ?",
                                (p["forked_from_id"],)).fetchone()
-            if src is not None:
-                forked = (f'<p class="forked-from">Forked from <a href="{project_base(src)}">'
-                          f'{esc(src["namespace"])} / {esc(src["name"])}</a></p>')
-        lic = ""
-        if p["license"]:
-            lic = (f'<li>License: <a href="{base}/-/blob/{quote(branch)}/LICENSE" class="license-link">'
-                   f'{esc(p["license"])}</a></li>')
-        last = ""
-        if commits:
-            c = commits[0]
-            last = (f'<p class="last-commit">Last commit: <a href="{base}/-/commit/{c["sha"]}">{esc(c["title"])}</a> '
-                    f'by {user_link(c["author_username"], c["author_name"])} on {display_date(c["created_at"])}</p>')
-        readme = next((f["content"] for f in files if f["path"].lower() == "readme.md"), None)
-        readme_html = (f'<article class="readme" id="readme"><h2>README.md</h2>{markdown(readme)}</article>'
-                       if readme is not None else '<p class="empty-repo">The repository for this project is empty.</p>')
-        main = (f'<h1 class="project-title" data-testid="project-name">{esc(p["name"])}</h1>'
-                f'{visibility_badge(p["visibility"])}<p class="project-id">Project ID: {p["id"]}</p>{forked}'
-                f'<p class="project-description" data-testid="project-description">{esc(p["description"])}</p>'
-                f'<div class="project-actions">{star_btn}<a href="{base}/-/starrers" class="star-count">'
-                f'{p["stars"]} stars</a> <a href="{base}/-/forks/new">Fork</a> '
-                f'<a href="{base}/-/forks" class="fork-count">{p["forks"]} forks</a></div>'
-                f'<ul class="project-stats"><li><a href="{base}/-/commits/{quote(branch)}">'
-                f'{len(commits)} Commits</a></li>'
-                f'<li><a href="{base}/-/branches">{n_branches} Branches</a></li>'
-                f'<li>Language: <span class="repository-language">{esc(p["language"] or "None")}</span></li>{lic}'
-                f'<li>Topics: <span class="topics">{esc(p["topics"] or "none")}</span></li>'
-                f'<li>Created on {display_date(p["created_at"])}</li></ul>'
-                f'<section class="clone-panel"><h2>Clone</h2>'
-                f'<label for="ssh_project_clone">Clone with SSH</label>'
-                f'<input type="text" id="ssh_project_clone" readonly value="{esc(ssh)}"><code class="clone-ssh">'
-                f'{esc(ssh)}</code><label for="http_project_clone">Clone with HTTPS</label>'
-                f'<input type="text" id="http_project_clone" readonly value="{esc(https)}"><code class="clone-http">'
-                f'{esc(https)}</code></section>{last}'
-                f'<p class="repo-actions"><a href="{base}/-/new/{quote(branch)}/">New file</a> '
-                f'<a href="{base}/-/tree/{quote(branch)}">Browse files</a></p>'
-                f'{tree_table(p, branch, "", files)}{readme_html}')
-        return project_page(ctx, p, "Project", main)
+        if src is not None:
+            forked = (f'<p class="forked-from">Forked from <a href="{project_base(src)}">'
+                      f'{esc(src["namespace"])} / {esc(src["name"])}</a></p>')
+    lic = ""
+    if p["license"]:
+        lic = (f'<li>License: <a href="{base}/-/blob/{quote(branch)}/LICENSE" class="license-link">'
+               f'{esc(p["license"])}</a></li>')
+    last = ""
+    if commits:
+        c = commits[0]
+        last = (f'<p class="last-commit">Last commit: <a href="{base}/-/commit/{c["sha"]}">{esc(c["title"])}</a> '
+                f'by {user_link(c["author_username"], c["author_name"])} on {display_date(c["created_at"])}</p>')
+    readme = next((f["content"] for f in files if f["path"].lower() == "readme.md"), None)
+    readme_html = (f'<article class="readme" id="readme"><h2>README.md</h2>{markdown(readme)}</article>'
+                   if readme is not None else '<p class="empty-repo">The repository for this project is empty.</p>')
+    main = (f'<h1 class="project-title" data-testid="project-name">{esc(p["name"])}</h1>'
+            f'{visibility_badge(p["visibility"])}<p class="project-id">Project ID: {p["id"]}</p>{forked}'
+            f'<p class="project-description" data-testid="project-description">{esc(p["description"])}</p>'
+            f'<div class="project-actions">{star_btn}<a href="{base}/-/starrers" class="star-count">'
+            f'{p["stars"]} stars</a> <a href="{base}/-/forks/new">Fork</a> '
+            f'<a href="{base}/-/forks" class="fork-count">{p["forks"]} forks</a></div>'
+            f'<ul class="project-stats"><li><a href="{base}/-/commits/{quote(branch)}">'
+            f'{len(commits)} Commits</a></li>'
+            f'<li><a href="{base}/-/branches">{n_branches} Branches</a></li>'
+            f'<li>Language: <span class="repository-language">{esc(p["language"] or "None")}</span></li>{lic}'
+            f'<li>Topics: <span class="topics">{esc(p["topics"] or "none")}</span></li>'
+            f'<li>Created on {display_date(p["created_at"])}</li></ul>'
+            f'<section class="clone-panel"><h2>Clone</h2>'
+            f'<label for="ssh_project_clone">Clone with SSH</label>'
+            f'<input type="text" id="ssh_project_clone" readonly value="{esc(ssh)}"><code class="clone-ssh">'
+            f'{esc(ssh)}</code><label for="http_project_clone">Clone with HTTPS</label>'
+            f'<input type="text" id="http_project_clone" readonly value="{esc(https)}"><code class="clone-http">'
+            f'{esc(https)}</code></section>{last}'
+            f'<p class="repo-actions"><a href="{base}/-/new/{quote(branch)}/">New file</a> '
+            f'<a href="{base}/-/tree/{quote(branch)}">Browse files</a></p>'
+            f'{tree_table(p, branch, "", files)}{readme_html}')
+    return project_page(ctx, p, "Project", main)
 
 
 def _settings_form(p: sqlite3.Row, values: dict[str, str]) -> str:
@@ -290,110 +267,90 @@ def _settings_form(p: sqlite3.Row, values: dict[str, str]) -> str:
             + '<p><button type="submit">Save changes</button></p></form>')
 
 
-async def project_settings(store: InstanceStore, request: Request) -> Response:
+@login_required
+def project_settings(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET/POST `/<ns>/<proj>/-/edit`: name, description and visibility (Maintainers and Owners)."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        p = _project_or_404(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        if member_level(conn, p["id"], ctx.user_id) < 40:
-            return project_page(ctx, p, "Forbidden", "<h1>403: Forbidden</h1><p>Only Maintainers and Owners can "
-                                "change the project settings.</p>", status_code=403)
-        head = "<h1>General settings</h1>"
-        if form is None:
-            return project_page(ctx, p, "General settings", head + _settings_form(p, {}))
-        name = form.get("project[name]", "").strip()
-        visibility = form.get("project[visibility]", p["visibility"])
-        error = ("Project name can't be blank." if not name else
-                 f"Visibility {visibility!r} is invalid: choose private, internal or public."
-                 if visibility not in dict(_VISIBILITY) else "")
-        if error:
-            alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
-            return project_page(ctx, p, "General settings", head + alert + _settings_form(p, form), status_code=422)
-        conn.execute("UPDATE gitlab_projects SET name = ?, description = ?, visibility = ?, last_activity_at = ? "
-                     "WHERE id = ?", (name, form.get("project[description]", "").strip(), visibility,
-                                      site_now(conn), p["id"]))
-        return redirect(project_base(p))
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    if member_level(ctx.conn, p["id"], ctx.user_id) < 40:
+        return project_page(ctx, p, "Forbidden", "<h1>403: Forbidden</h1><p>Only Maintainers and Owners can "
+                            "change the project settings.</p>", status_code=403)
+    head = "<h1>General settings</h1>"
+    if not ctx.posted:
+        return project_page(ctx, p, "General settings", head + _settings_form(p, {}))
+    name = ctx.form.get("project[name]", "").strip()
+    visibility = ctx.form.get("project[visibility]", p["visibility"])
+    error = ("Project name can't be blank." if not name else
+             f"Visibility {visibility!r} is invalid: choose private, internal or public."
+             if visibility not in dict(_VISIBILITY) else "")
+    if error:
+        alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
+        return project_page(ctx, p, "General settings", head + alert + _settings_form(p, ctx.form), status_code=422)
+    ctx.conn.execute("UPDATE gitlab_projects SET name = ?, description = ?, visibility = ?, last_activity_at = ? "
+                     "WHERE id = ?", (name, ctx.form.get("project[description]", "").strip(), visibility,
+                                      site_now(ctx.conn), p["id"]))
+    return redirect(project_base(p))
 
 
-def star(store: InstanceStore, request: Request) -> Response:
+@login_required
+def star(ctx: Ctx, namespace: str, project: str) -> Response:
     """POST `/<ns>/<proj>/-/star`: star the project, or unstar it when already starred."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        p = _project_or_404(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        done = conn.execute("DELETE FROM gitlab_stars WHERE user_id = ? AND project_id = ?", (ctx.user_id, p["id"]))
-        if done.rowcount == 0:
-            conn.execute("INSERT INTO gitlab_stars (user_id, project_id, created_at) VALUES (?,?,?)",
-                         (ctx.user_id, p["id"], site_now(conn)))
-        return redirect(project_base(p))
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    done = ctx.conn.execute("DELETE FROM gitlab_stars WHERE user_id = ? AND project_id = ?", (ctx.user_id, p["id"]))
+    if done.rowcount == 0:
+        ctx.conn.execute("INSERT INTO gitlab_stars (user_id, project_id, created_at) VALUES (?,?,?)",
+                         (ctx.user_id, p["id"], site_now(ctx.conn)))
+    return redirect(project_base(p))
 
 
-def starrers(store: InstanceStore, request: Request) -> Response:
+def starrers(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET `/<ns>/<proj>/-/starrers`: who starred the project."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p = _project_or_404(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        rows = conn.execute("SELECT u.username, u.name, s.created_at FROM gitlab_stars s JOIN gitlab_users u "
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    rows = ctx.conn.execute("SELECT u.username, u.name, s.created_at FROM gitlab_stars s JOIN gitlab_users u "
                             "ON u.id = s.user_id WHERE s.project_id = ? ORDER BY s.created_at DESC",
                             (p["id"],)).fetchall()
-        items = "".join(f'<li class="starrer">{user_link(r["username"], r["name"])} @{esc(r["username"])} '
-                        f'starred on {display_date(r["created_at"])}</li>' for r in rows)
-        main = f'<h1>Starrers</h1><p class="count">{len(rows)} stars</p><ul class="starrers">{items}</ul>'
-        return project_page(ctx, p, "Starrers", main)
+    items = "".join(f'<li class="starrer">{user_link(r["username"], r["name"])} @{esc(r["username"])} '
+                    f'starred on {display_date(r["created_at"])}</li>' for r in rows)
+    main = f'<h1>Starrers</h1><p class="count">{len(rows)} stars</p><ul class="starrers">{items}</ul>'
+    return project_page(ctx, p, "Starrers", main)
 
 
-def forks(store: InstanceStore, request: Request) -> Response:
+def forks(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET `/<ns>/<proj>/-/forks`: the project's forks."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p = _project_or_404(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        rows = [r for r in project_list(conn, viewer_id=ctx.user_id, sort="created") if r["forked_from_id"] == p["id"]]
-        return project_page(ctx, p, "Forks", f"<h1>Forks</h1>{project_rows(rows)}")
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    rows = [r for r in project_list(ctx.conn, viewer_id=ctx.user_id, sort="created") if r["forked_from_id"] == p["id"]]
+    return project_page(ctx, p, "Forks", f"<h1>Forks</h1>{project_rows(rows)}")
 
 
-async def fork_new(store: InstanceStore, request: Request) -> Response:
+@login_required
+def fork_new(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET/POST `/<ns>/<proj>/-/forks/new`: fork the project into the user's namespace."""
-    posted = request.method == "POST"
-    if posted:
-        await read_form(request)
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        need = login_required(ctx)
-        if need:
-            return need
-        p = _project_or_404(ctx, request)
-        if p is None:
-            return not_found(ctx)
-        form = (f'<h1>Fork project</h1><p>Fork {esc(p["namespace"])} / {esc(p["name"])} into your namespace '
-                f'{esc(ctx.user["username"])}.</p><form action="{project_base(p)}/-/forks/new" method="post">'
-                '<button type="submit">Fork project</button></form>')
-        if not posted:
-            return project_page(ctx, p, "Fork project", form)
-        if conn.execute("SELECT 1 FROM gitlab_projects WHERE namespace = ? AND path = ?",
-                        (ctx.user["username"], p["path"])).fetchone():
-            alert = (f'<div class="flash-alert" role="alert">You already have a project named {esc(p["path"])}; '
-                     "rename or delete it before forking.</div>")
-            return project_page(ctx, p, "Fork project", alert + form, status_code=422)
-        now = site_now(conn)
-        new_id = conn.execute(
-            "INSERT INTO gitlab_projects (namespace, path, name, description, language, license, topics, visibility, "
-            "default_branch, forked_from_id, creator_id, created_at, last_activity_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (ctx.user["username"], p["path"], p["name"], p["description"], p["language"], p["license"], p["topics"],
-             p["visibility"], p["default_branch"], p["id"], ctx.user_id, now, now)).lastrowid
-        fork_project_contents(conn, p["id"], new_id, p["default_branch"], ctx.user_id, now)
-        return redirect(f"/{quote(ctx.user['username'])}/{quote(p['path'])}")
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    form_html = (f'<h1>Fork project</h1><p>Fork {esc(p["namespace"])} / {esc(p["name"])} into your namespace '
+                 f'{esc(ctx.account["username"])}.</p><form action="{project_base(p)}/-/forks/new" method="post">'
+                 '<button type="submit">Fork project</button></form>')
+    if not ctx.posted:
+        return project_page(ctx, p, "Fork project", form_html)
+    if ctx.conn.execute("SELECT 1 FROM gitlab_projects WHERE namespace = ? AND path = ?",
+                        (ctx.account["username"], p["path"])).fetchone():
+        alert = (f'<div class="flash-alert" role="alert">You already have a project named {esc(p["path"])}; '
+                 "rename or delete it before forking.</div>")
+        return project_page(ctx, p, "Fork project", alert + form_html, status_code=422)
+    now = site_now(ctx.conn)
+    new_id = ctx.conn.execute(
+        "INSERT INTO gitlab_projects (namespace, path, name, description, language, license, topics, visibility, "
+        "default_branch, forked_from_id, creator_id, created_at, last_activity_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (ctx.account["username"], p["path"], p["name"], p["description"], p["language"], p["license"], p["topics"],
+         p["visibility"], p["default_branch"], p["id"], ctx.user_id, now, now)).lastrowid
+    fork_project_contents(ctx.conn, p["id"], new_id, p["default_branch"], ctx.user_id, now)
+    return redirect(f"/{quote(ctx.account['username'])}/{quote(p['path'])}")

@@ -11,15 +11,13 @@ import sqlite3
 from typing import Optional
 from urllib.parse import quote
 
-from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from agentenv_webarena.sites.common import db, esc, read_form, redirect
+from agentenv_webarena.sites.common import esc, login_required, redirect
 from agentenv_webarena.sites.gitlab.layout import (
     Ctx,
     area_field,
     load_project,
-    login_required,
     markdown,
     not_found,
     project_base,
@@ -35,7 +33,6 @@ from agentenv_webarena.sites.gitlab.model import (
     member_level,
     site_now,
 )
-from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["tree_table", "commit_file", "tree", "blob", "raw", "commits", "commit_page", "branches",
            "contributors", "new_file", "new_dir", "edit_file", "contributor_counts"]
@@ -99,12 +96,12 @@ def tree_table(p: sqlite3.Row, branch: str, directory: str, files: list[sqlite3.
             f'<th>Last update</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
 
 
-def _load(ctx: Ctx, request: Request) -> tuple[Optional[sqlite3.Row], Optional[tuple[str, str]]]:
-    p = load_project(ctx, request.path_params["namespace"], request.path_params["project"])
+def _load(ctx: Ctx, namespace: str, project: str,
+          ref: str) -> tuple[Optional[sqlite3.Row], Optional[tuple[str, str]]]:
+    p = load_project(ctx, namespace, project)
     if p is None:
         return None, None
-    ref = request.path_params.get("ref", "") or p["default_branch"]
-    return p, _split_ref(ctx.conn, p["id"], ref)
+    return p, _split_ref(ctx.conn, p["id"], ref or p["default_branch"])
 
 
 def _branch_nav(conn: sqlite3.Connection, p: sqlite3.Row, current: str, kind: str) -> str:
@@ -116,138 +113,126 @@ def _branch_nav(conn: sqlite3.Connection, p: sqlite3.Row, current: str, kind: st
     return f'<nav aria-label="Switch branch" class="branch-nav">Branch: {links}</nav>'
 
 
-def tree(store: InstanceStore, request: Request) -> Response:
+def tree(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     """GET `/<ns>/<proj>/-/tree/<branch>[/<dir>]`: a directory of a branch."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, ref = _load(ctx, request)
-        if p is None or ref is None:
-            return not_found(ctx)
-        branch, directory = ref
-        files = branch_files(conn, p["id"], branch)
-        if directory and not any(f["path"].startswith(directory + "/") for f in files):
-            return not_found(ctx, f"There is no directory {directory} on branch {branch}.")
-        base = project_base(p)
-        actions = (f'<p class="tree-actions"><a href="{base}/-/new/{quote(branch)}/{quote(directory)}">New file</a> '
-                   f'<a href="{base}/-/create_dir/{quote(branch)}/{quote(directory)}">New directory</a></p>')
-        readme = next((f for f in files if f["path"] == (directory + "/" if directory else "") + "README.md"), None)
-        readme_html = (f'<article class="readme"><h2>README.md</h2>{markdown(readme["content"])}</article>'
-                       if readme else "")
-        main = (f'<h1 class="tree-title">{esc(p["name"])}{" / " + esc(directory) if directory else ""}</h1>'
-                f'{_branch_nav(conn, p, branch, "tree")}{actions}{tree_table(p, branch, directory, files)}'
-                f"{readme_html}")
-        return project_page(ctx, p, "Files", main)
+    p, ref = _load(ctx, namespace, project, ref)
+    if p is None or ref is None:
+        return not_found(ctx)
+    branch, directory = ref
+    files = branch_files(ctx.conn, p["id"], branch)
+    if directory and not any(f["path"].startswith(directory + "/") for f in files):
+        return not_found(ctx, f"There is no directory {directory} on branch {branch}.")
+    base = project_base(p)
+    actions = (f'<p class="tree-actions"><a href="{base}/-/new/{quote(branch)}/{quote(directory)}">New file</a> '
+               f'<a href="{base}/-/create_dir/{quote(branch)}/{quote(directory)}">New directory</a></p>')
+    readme = next((f for f in files if f["path"] == (directory + "/" if directory else "") + "README.md"), None)
+    readme_html = (f'<article class="readme"><h2>README.md</h2>{markdown(readme["content"])}</article>'
+                   if readme else "")
+    main = (f'<h1 class="tree-title">{esc(p["name"])}{" / " + esc(directory) if directory else ""}</h1>'
+            f'{_branch_nav(ctx.conn, p, branch, "tree")}{actions}{tree_table(p, branch, directory, files)}'
+            f"{readme_html}")
+    return project_page(ctx, p, "Files", main)
 
 
 def _file(conn: sqlite3.Connection, p: sqlite3.Row, branch: str, path: str) -> Optional[sqlite3.Row]:
     return next((f for f in branch_files(conn, p["id"], branch) if f["path"] == path), None)
 
 
-def blob(store: InstanceStore, request: Request) -> Response:
+def blob(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     """GET `/<ns>/<proj>/-/blob/<branch>/<path>`: a file with its last commit."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, ref = _load(ctx, request)
-        if p is None or ref is None:
-            return not_found(ctx)
-        branch, path = ref
-        f = _file(conn, p, branch, path)
-        if f is None:
-            return not_found(ctx, f"There is no file {path} on branch {branch}.")
-        base = project_base(p)
-        body = (f'<div class="file-content md">{markdown(f["content"])}</div>' if path.lower().endswith(".md")
-                else f'<pre class="file-content code">{esc(f["content"])}</pre>')
-        main = (f'<h1 class="file-title-name">{esc(path.rsplit("/", 1)[-1])}</h1>'
-                f'<p class="file-path">{esc(branch)} / {esc(path)}</p>'
-                f'<p class="last-commit">Last commit: {esc(f["commit_title"])} on {display_date(f["commit_at"])}</p>'
-                f'<p class="file-actions"><a href="{base}/-/raw/{quote(branch)}/{quote(path)}">Open raw</a> '
-                f'<a href="{base}/-/edit/{quote(branch)}/{quote(path)}">Edit</a></p>{body}')
-        return project_page(ctx, p, path, main)
+    p, ref = _load(ctx, namespace, project, ref)
+    if p is None or ref is None:
+        return not_found(ctx)
+    branch, path = ref
+    f = _file(ctx.conn, p, branch, path)
+    if f is None:
+        return not_found(ctx, f"There is no file {path} on branch {branch}.")
+    base = project_base(p)
+    body = (f'<div class="file-content md">{markdown(f["content"])}</div>' if path.lower().endswith(".md")
+            else f'<pre class="file-content code">{esc(f["content"])}</pre>')
+    main = (f'<h1 class="file-title-name">{esc(path.rsplit("/", 1)[-1])}</h1>'
+            f'<p class="file-path">{esc(branch)} / {esc(path)}</p>'
+            f'<p class="last-commit">Last commit: {esc(f["commit_title"])} on {display_date(f["commit_at"])}</p>'
+            f'<p class="file-actions"><a href="{base}/-/raw/{quote(branch)}/{quote(path)}">Open raw</a> '
+            f'<a href="{base}/-/edit/{quote(branch)}/{quote(path)}">Edit</a></p>{body}')
+    return project_page(ctx, p, path, main)
 
 
-def raw(store: InstanceStore, request: Request) -> Response:
+def raw(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     """GET `/<ns>/<proj>/-/raw/<branch>/<path>`: a file's text."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, ref = _load(ctx, request)
-        f = _file(conn, p, *ref) if p is not None and ref is not None else None
-        if f is None:
-            return PlainTextResponse("404 File Not Found", status_code=404)
-        return PlainTextResponse(f["content"])
+    p, ref = _load(ctx, namespace, project, ref)
+    f = _file(ctx.conn, p, *ref) if p is not None and ref is not None else None
+    if f is None:
+        return PlainTextResponse("404 File Not Found", status_code=404)
+    return PlainTextResponse(f["content"])
 
 
-def commits(store: InstanceStore, request: Request) -> Response:
+def commits(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     """GET `/<ns>/<proj>/-/commits/<branch>[?author=<username>]`: a branch's commits grouped by day."""
-    author = request.query_params.get("author", "")
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, ref = _load(ctx, request)
-        if p is None or ref is None:
-            return not_found(ctx)
-        branch = ref[0]
-        rows = [c for c in branch_commits(conn, p["id"], branch)
-                if not author or c["author_username"].lower() == author.lower()]
-        base = project_base(p)
-        days: dict[str, list[sqlite3.Row]] = {}
-        for c in rows:
-            days.setdefault(c["created_at"][:10], []).append(c)
-        blocks = []
-        for day, items in days.items():
-            lis = "".join(
-                f'<li class="commit"><a href="{base}/-/commit/{c["sha"]}" class="commit-row-message">'
-                f'{esc(c["title"])}</a><p class="committer">{user_link(c["author_username"], c["author_name"])} '
-                f'authored on {display_date(c["created_at"])}</p><code class="commit-sha">{c["sha"][:8]}</code></li>'
-                for c in items)
-            n = len(items)
-            blocks.append('<section class="commits-day"><h2 class="day-commits-title">'
-                          f'{display_date(day + " 00:00:00")}'
-                          f' <span class="day-count">{n} commit{"" if n == 1 else "s"}</span></h2>'
-                          f'<ul class="commit-list">{lis}</ul></section>')
-        filt = (f'<form action="{base}/-/commits/{quote(branch)}" method="get"><input type="search" name="author" '
-                f'value="{esc(author)}" aria-label="Author username" placeholder="Author username"></form>')
-        main = (f'<h1>Commits</h1>{_branch_nav(conn, p, branch, "commits")}{filt}'
-                f'<p class="commit-count">{len(rows)} commits</p>{"".join(blocks)}')
-        return project_page(ctx, p, "Commits", main)
+    author = ctx.q.get("author", "")
+    p, ref = _load(ctx, namespace, project, ref)
+    if p is None or ref is None:
+        return not_found(ctx)
+    branch = ref[0]
+    rows = [c for c in branch_commits(ctx.conn, p["id"], branch)
+            if not author or c["author_username"].lower() == author.lower()]
+    base = project_base(p)
+    days: dict[str, list[sqlite3.Row]] = {}
+    for c in rows:
+        days.setdefault(c["created_at"][:10], []).append(c)
+    blocks = []
+    for day, items in days.items():
+        lis = "".join(
+            f'<li class="commit"><a href="{base}/-/commit/{c["sha"]}" class="commit-row-message">'
+            f'{esc(c["title"])}</a><p class="committer">{user_link(c["author_username"], c["author_name"])} '
+            f'authored on {display_date(c["created_at"])}</p><code class="commit-sha">{c["sha"][:8]}</code></li>'
+            for c in items)
+        n = len(items)
+        blocks.append('<section class="commits-day"><h2 class="day-commits-title">'
+                      f'{display_date(day + " 00:00:00")}'
+                      f' <span class="day-count">{n} commit{"" if n == 1 else "s"}</span></h2>'
+                      f'<ul class="commit-list">{lis}</ul></section>')
+    filt = (f'<form action="{base}/-/commits/{quote(branch)}" method="get"><input type="search" name="author" '
+            f'value="{esc(author)}" aria-label="Author username" placeholder="Author username"></form>')
+    main = (f'<h1>Commits</h1>{_branch_nav(ctx.conn, p, branch, "commits")}{filt}'
+            f'<p class="commit-count">{len(rows)} commits</p>{"".join(blocks)}')
+    return project_page(ctx, p, "Commits", main)
 
 
-def commit_page(store: InstanceStore, request: Request) -> Response:
+def commit_page(ctx: Ctx, namespace: str, project: str, sha: str) -> Response:
     """GET `/<ns>/<proj>/-/commit/<sha>`: one commit."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p = load_project(ctx, request.path_params["namespace"], request.path_params["project"])
-        if p is None:
-            return not_found(ctx)
-        c = conn.execute("SELECT c.*, u.username, u.name FROM gitlab_commits c JOIN gitlab_users u "
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    c = ctx.conn.execute("SELECT c.*, u.username, u.name FROM gitlab_commits c JOIN gitlab_users u "
                          "ON u.id = c.author_id WHERE c.project_id = ? AND c.sha LIKE ?",
-                         (p["id"], request.path_params["sha"] + "%")).fetchone()
-        if c is None:
-            return not_found(ctx, "There is no such commit.")
-        files = conn.execute("SELECT path FROM gitlab_files WHERE commit_id = ? ORDER BY path", (c["id"],)).fetchall()
-        changed = "".join(f"<li>{esc(f['path'])}</li>" for f in files)
-        main = (f'<h1 class="commit-title">{esc(c["title"])}</h1><p>Commit <code>{c["sha"]}</code> authored by '
-                f'{user_link(c["username"], c["name"])} on {display_date(c["created_at"])} in branch '
-                f'{esc(c["branch"])}</p><h2>Changed files</h2><ul>{changed}</ul>')
-        return project_page(ctx, p, c["title"], main)
+                         (p["id"], sha + "%")).fetchone()
+    if c is None:
+        return not_found(ctx, "There is no such commit.")
+    files = ctx.conn.execute("SELECT path FROM gitlab_files WHERE commit_id = ? ORDER BY path", (c["id"],)).fetchall()
+    changed = "".join(f"<li>{esc(f['path'])}</li>" for f in files)
+    main = (f'<h1 class="commit-title">{esc(c["title"])}</h1><p>Commit <code>{c["sha"]}</code> authored by '
+            f'{user_link(c["username"], c["name"])} on {display_date(c["created_at"])} in branch '
+            f'{esc(c["branch"])}</p><h2>Changed files</h2><ul>{changed}</ul>')
+    return project_page(ctx, p, c["title"], main)
 
 
-def branches(store: InstanceStore, request: Request) -> Response:
+def branches(ctx: Ctx, namespace: str, project: str) -> Response:
     """GET `/<ns>/<proj>/-/branches`: every branch with its newest commit."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p = load_project(ctx, request.path_params["namespace"], request.path_params["project"])
-        if p is None:
-            return not_found(ctx)
-        names = [r[0] for r in conn.execute("SELECT name FROM gitlab_branches WHERE project_id = ? ORDER BY name",
+    p = load_project(ctx, namespace, project)
+    if p is None:
+        return not_found(ctx)
+    names = [r[0] for r in ctx.conn.execute("SELECT name FROM gitlab_branches WHERE project_id = ? ORDER BY name",
                                             (p["id"],))]
-        items = []
-        for name in names:
-            cs = branch_commits(conn, p["id"], name)
-            last = f'{esc(cs[0]["title"])} · {display_date(cs[0]["created_at"])}' if cs else "no commits"
-            badge = ' <span class="badge">default</span>' if name == p["default_branch"] else ""
-            items.append(f'<li class="branch-item"><a href="{project_base(p)}/-/tree/{quote(name)}" '
-                         f'class="branch-name">{esc(name)}</a>{badge} <span class="branch-commit">{last}</span></li>')
-        main = f'<h1>Branches</h1><p>{len(names)} branches</p><ul class="branches">{"".join(items)}</ul>'
-        return project_page(ctx, p, "Branches", main)
+    items = []
+    for name in names:
+        cs = branch_commits(ctx.conn, p["id"], name)
+        last = f'{esc(cs[0]["title"])} · {display_date(cs[0]["created_at"])}' if cs else "no commits"
+        badge = ' <span class="badge">default</span>' if name == p["default_branch"] else ""
+        items.append(f'<li class="branch-item"><a href="{project_base(p)}/-/tree/{quote(name)}" '
+                     f'class="branch-name">{esc(name)}</a>{badge} <span class="branch-commit">{last}</span></li>')
+    main = f'<h1>Branches</h1><p>{len(names)} branches</p><ul class="branches">{"".join(items)}</ul>'
+    return project_page(ctx, p, "Branches", main)
 
 
 def contributor_counts(conn: sqlite3.Connection, project_id: int, branch: str) -> list[dict]:
@@ -260,28 +245,23 @@ def contributor_counts(conn: sqlite3.Connection, project_id: int, branch: str) -
     return sorted(counts.values(), key=lambda r: (-r["commits"], r["name"].lower()))
 
 
-def contributors(store: InstanceStore, request: Request) -> Response:
+def contributors(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     """GET `/<ns>/<proj>/-/graphs/<branch>`: contributors ranked by commits."""
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, ref = _load(ctx, request)
-        if p is None or ref is None:
-            return not_found(ctx)
-        rows = contributor_counts(conn, p["id"], ref[0])
-        body = "".join(f'<tr class="contributor"><td>{esc(r["name"])}</td><td>@{esc(r["username"])}</td>'
-                       f'<td>{esc(r["email"])}</td><td>{r["commits"]} commits</td></tr>' for r in rows)
-        main = (f'<h1>Contributors</h1>{_branch_nav(conn, p, ref[0], "graphs")}'
-                '<table class="contributors" aria-label="Contributors"><thead><tr><th>Name</th><th>Username</th>'
-                f'<th>Email</th><th>Commits</th></tr></thead><tbody>{body}</tbody></table>')
-        return project_page(ctx, p, "Contributors", main)
+    p, ref = _load(ctx, namespace, project, ref)
+    if p is None or ref is None:
+        return not_found(ctx)
+    rows = contributor_counts(ctx.conn, p["id"], ref[0])
+    body = "".join(f'<tr class="contributor"><td>{esc(r["name"])}</td><td>@{esc(r["username"])}</td>'
+                   f'<td>{esc(r["email"])}</td><td>{r["commits"]} commits</td></tr>' for r in rows)
+    main = (f'<h1>Contributors</h1>{_branch_nav(ctx.conn, p, ref[0], "graphs")}'
+            '<table class="contributors" aria-label="Contributors"><thead><tr><th>Name</th><th>Username</th>'
+            f'<th>Email</th><th>Commits</th></tr></thead><tbody>{body}</tbody></table>')
+    return project_page(ctx, p, "Contributors", main)
 
 
-def _writable(ctx: Ctx, request: Request):
+def _writable(ctx: Ctx, namespace: str, project: str, ref: str):
     """(project, (branch, path), error response) for the editor pages: Developers and above only."""
-    need = login_required(ctx)
-    if need:
-        return None, None, need
-    p, ref = _load(ctx, request)
+    p, ref = _load(ctx, namespace, project, ref)
     if p is None or ref is None:
         return None, None, not_found(ctx)
     if member_level(ctx.conn, p["id"], ctx.user_id) < 30:
@@ -304,79 +284,73 @@ def _editor(action: str, heading: str, fields: str, button: str, error: str = ""
             + f'<p><button type="submit">{esc(button)}</button></p></form>')
 
 
-async def new_file(store: InstanceStore, request: Request) -> Response:
+@login_required
+def new_file(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     """GET/POST `/<ns>/<proj>/-/new/<branch>[/<dir>]`: create a file (`file_name`, `content`, `commit_message`)."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, ref, err = _writable(ctx, request)
-        if err:
-            return err
-        branch, directory = ref
-        action = f"{project_base(p)}/-/new/{quote(branch)}/{quote(directory)}"
-        values = form or {}
-        fields = (text_field("file_name", "file_name", "File name", values.get("file_name", ""), required=True)
-                  + area_field("file_content", "content", "File content", values.get("content", ""), rows=10))
-        if form is None:
-            return project_page(ctx, p, "New file", _editor(action, f"New file in {directory or '/'}", fields,
-                                                            "Commit changes"))
-        name = form.get("file_name", "").strip().strip("/")
-        path = f"{directory}/{name}" if directory else name
-        problem = _bad_name(name)
-        error = f"File name {name!r} {problem}." if problem else (
-            f"A file named {path} already exists on {branch}." if _file(conn, p, branch, path) else "")
-        if error:
-            return project_page(ctx, p, "New file", _editor(action, "New file", fields, "Commit changes", error),
-                                status_code=422)
-        commit_file(conn, p["id"], branch, path, form.get("content", ""),
-                    form.get("commit_message", "").strip() or f"Add new file {name}", ctx.user_id)
-        return redirect(f"{project_base(p)}/-/blob/{quote(branch)}/{quote(path)}")
+    p, ref, err = _writable(ctx, namespace, project, ref)
+    if err:
+        return err
+    branch, directory = ref
+    action = f"{project_base(p)}/-/new/{quote(branch)}/{quote(directory)}"
+    values = ctx.form
+    fields = (text_field("file_name", "file_name", "File name", values.get("file_name", ""), required=True)
+              + area_field("file_content", "content", "File content", values.get("content", ""), rows=10))
+    if not ctx.posted:
+        return project_page(ctx, p, "New file", _editor(action, f"New file in {directory or '/'}", fields,
+                                                        "Commit changes"))
+    name = ctx.form.get("file_name", "").strip().strip("/")
+    path = f"{directory}/{name}" if directory else name
+    problem = _bad_name(name)
+    error = f"File name {name!r} {problem}." if problem else (
+        f"A file named {path} already exists on {branch}." if _file(ctx.conn, p, branch, path) else "")
+    if error:
+        return project_page(ctx, p, "New file", _editor(action, "New file", fields, "Commit changes", error),
+                            status_code=422)
+    commit_file(ctx.conn, p["id"], branch, path, ctx.form.get("content", ""),
+                ctx.form.get("commit_message", "").strip() or f"Add new file {name}", ctx.user_id)
+    return redirect(f"{project_base(p)}/-/blob/{quote(branch)}/{quote(path)}")
 
 
-async def new_dir(store: InstanceStore, request: Request) -> Response:
+@login_required
+def new_dir(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     """GET/POST `/<ns>/<proj>/-/create_dir/<branch>[/<dir>]`: create a directory (holding `.gitkeep`)."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, ref, err = _writable(ctx, request)
-        if err:
-            return err
-        branch, directory = ref
-        action = f"{project_base(p)}/-/create_dir/{quote(branch)}/{quote(directory)}"
-        fields = text_field("dir_name", "dir_name", "Directory name", (form or {}).get("dir_name", ""), required=True)
-        if form is None:
-            return project_page(ctx, p, "New directory", _editor(action, "Create new directory", fields,
-                                                                 "Create directory"))
-        name = form.get("dir_name", "").strip().strip("/")
-        path = f"{directory}/{name}" if directory else name
-        problem = _bad_name(name)
-        exists = any(f["path"].startswith(path + "/") or f["path"] == path for f in branch_files(conn, p["id"], branch))
-        error = f"Directory name {name!r} {problem}." if problem else (
-            f"{path} already exists on {branch}." if exists else "")
-        if error:
-            return project_page(ctx, p, "New directory", _editor(action, "Create new directory", fields,
-                                                                 "Create directory", error), status_code=422)
-        commit_file(conn, p["id"], branch, f"{path}/.gitkeep", "",
-                    form.get("commit_message", "").strip() or f"Add new directory {name}", ctx.user_id)
-        return redirect(f"{project_base(p)}/-/tree/{quote(branch)}/{quote(path)}")
+    p, ref, err = _writable(ctx, namespace, project, ref)
+    if err:
+        return err
+    branch, directory = ref
+    action = f"{project_base(p)}/-/create_dir/{quote(branch)}/{quote(directory)}"
+    fields = text_field("dir_name", "dir_name", "Directory name", ctx.form.get("dir_name", ""), required=True)
+    if not ctx.posted:
+        return project_page(ctx, p, "New directory", _editor(action, "Create new directory", fields,
+                                                             "Create directory"))
+    name = ctx.form.get("dir_name", "").strip().strip("/")
+    path = f"{directory}/{name}" if directory else name
+    problem = _bad_name(name)
+    exists = any(f["path"].startswith(path + "/") or f["path"] == path for f in branch_files(ctx.conn, p["id"], branch))
+    error = f"Directory name {name!r} {problem}." if problem else (
+        f"{path} already exists on {branch}." if exists else "")
+    if error:
+        return project_page(ctx, p, "New directory", _editor(action, "Create new directory", fields,
+                                                             "Create directory", error), status_code=422)
+    commit_file(ctx.conn, p["id"], branch, f"{path}/.gitkeep", "",
+                ctx.form.get("commit_message", "").strip() or f"Add new directory {name}", ctx.user_id)
+    return redirect(f"{project_base(p)}/-/tree/{quote(branch)}/{quote(path)}")
 
 
-async def edit_file(store: InstanceStore, request: Request) -> Response:
+@login_required
+def edit_file(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     """GET/POST `/<ns>/<proj>/-/edit/<branch>/<path>`: replace a file's content (`content`, `commit_message`)."""
-    form = await read_form(request) if request.method == "POST" else None
-    with db(store, request) as conn:
-        ctx = Ctx(request, conn)
-        p, ref, err = _writable(ctx, request)
-        if err:
-            return err
-        branch, path = ref
-        f = _file(conn, p, branch, path)
-        if f is None:
-            return not_found(ctx, f"There is no file {path} on branch {branch}.")
-        action = f"{project_base(p)}/-/edit/{quote(branch)}/{quote(path)}"
-        fields = area_field("file_content", "content", "File content", f["content"], rows=14)
-        if form is None:
-            return project_page(ctx, p, f"Edit {path}", _editor(action, f"Edit {path}", fields, "Commit changes"))
-        commit_file(conn, p["id"], branch, path, form.get("content", ""),
-                    form.get("commit_message", "").strip() or f"Update {path}", ctx.user_id)
-        return redirect(f"{project_base(p)}/-/blob/{quote(branch)}/{quote(path)}")
+    p, ref, err = _writable(ctx, namespace, project, ref)
+    if err:
+        return err
+    branch, path = ref
+    f = _file(ctx.conn, p, branch, path)
+    if f is None:
+        return not_found(ctx, f"There is no file {path} on branch {branch}.")
+    action = f"{project_base(p)}/-/edit/{quote(branch)}/{quote(path)}"
+    fields = area_field("file_content", "content", "File content", f["content"], rows=14)
+    if not ctx.posted:
+        return project_page(ctx, p, f"Edit {path}", _editor(action, f"Edit {path}", fields, "Commit changes"))
+    commit_file(ctx.conn, p["id"], branch, path, ctx.form.get("content", ""),
+                ctx.form.get("commit_message", "").strip() or f"Update {path}", ctx.user_id)
+    return redirect(f"{project_base(p)}/-/blob/{quote(branch)}/{quote(path)}")

@@ -1,7 +1,7 @@
 """The map's Starlette app: every route of the map, bound to an `InstanceStore`.
 
-Owns the URL table (OpenStreetMap's paths) and binds each handler of `pages` to the store; any
-other path gets the map's 404 page.
+Owns the URL table (OpenStreetMap's paths) and binds each handler of `pages` to the store
+(`sites.common.page`); any other path gets the map's 404 page.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agentenv_webarena.sites.common import bind_handler
+from agentenv_webarena.sites.common import RequestContext, page
 from agentenv_webarena.sites.map import pages
 from agentenv_webarena.sites.store import InstanceStore
 
@@ -30,7 +30,7 @@ def create_app(store: InstanceStore) -> Starlette:
     """The map's Starlette app over `store` (every request uses its `X-Webarena-Instance` DB)."""
 
     def bind(handler: Callable) -> Callable:
-        return bind_handler(store, handler)
+        return page(store, RequestContext, handler)
 
     element = "/{kind:str}/{id:int}"
     routes = [

@@ -1,10 +1,10 @@
 """The map's pages: home, search, place / town pages, directions, My places, notes and the tag editor.
 
-Owns every handler (`fn(store, request) -> Response`, bound by `map.app`) and their markup: plain
-server-rendered HTML whose forms work without scripts, with OSM's element ids and classes where
-WebArena's checks read them (`div#content`, `#sidebar_content`, `select.routing_engines`, inputs
-`route_from` / `route_to`). Bad input gets a 4xx page that says what was wrong; an unknown element
-gets a 404 page saying so.
+Owns every handler (`fn(ctx, **path_params) -> Response`, bound by `map.app` through
+`sites.common.page`) and their markup: plain server-rendered HTML whose forms work without scripts,
+with OSM's element ids and classes where WebArena's checks read them (`div#content`, `#sidebar_content`,
+`select.routing_engines`, inputs `route_from` / `route_to`). Bad input gets a 4xx page that says what was
+wrong; an unknown element gets a 404 page saying so.
 """
 from __future__ import annotations
 
@@ -12,11 +12,10 @@ import re
 from typing import Optional
 from urllib.parse import quote
 
-from starlette.requests import Request
 from starlette.responses import Response
 
 from agentenv_webarena.sites import world
-from agentenv_webarena.sites.common import db, esc, html_page, read_form, redirect, to_int
+from agentenv_webarena.sites.common import RequestContext, esc, html_page, redirect, to_int
 from agentenv_webarena.sites.map import model
 from agentenv_webarena.sites.map.roads import ENGINES, MODE_LABELS, node_key, route
 from agentenv_webarena.sites.map.search import (
@@ -33,7 +32,6 @@ from agentenv_webarena.sites.map.search import (
     snap,
     town_by_id,
 )
-from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["home", "search_page", "element_page", "directions", "my_places", "save_place", "remove_place",
            "add_note", "note_page", "resolve_note", "edit_tags", "not_found", "error_page", "DEFAULT_ENGINE",
@@ -73,7 +71,7 @@ def directions_url(a: Optional[Located], b: Optional[Located], engine: str = DEF
     return f"/directions?engine={engine}&route={quote(route_param(a, b), safe='')}"
 
 
-def home(store: InstanceStore, request: Request) -> Response:
+def home(ctx: RequestContext) -> Response:
     """The front page: search box, links, and the towns of the map."""
     towns = "".join(f'<li><a href="{element_path(t)}">{esc(t.name)}</a></li>' for t in world.TOWNS if not t.parent)
     main = ('<div id="sidebar_content"><h1>Welcome to OpenStreetMap</h1>'
@@ -92,12 +90,12 @@ def _hit_line(hit) -> str:
     return f'<li><a href="{element_path(obj)}">{esc(obj.name)}</a> <span class="details">{esc(what)}</span>{away}</li>'
 
 
-def search_page(store: InstanceStore, request: Request) -> Response:
+def search_page(ctx: RequestContext) -> Response:
     """GET /search?query=...: results as links (names, addresses, distances for "X near Y")."""
-    query = request.query_params.get("query", "")
+    query = ctx.q.get("query", "")
     if not query.strip():
         return error_page("Search", "Type a place, an address, or e.g. 'pharmacy near Carnegie Mellon University'.",
-                        400)
+                          400)
     result = search(query)
     heading = "Search results"
     if result.kind == "near" and result.anchor is not None:
@@ -126,19 +124,18 @@ def _place(kind: str, element_id: int) -> tuple[Optional[world.Place], Optional[
     return place, None
 
 
-def element_page(store: InstanceStore, request: Request) -> Response:
+def element_page(ctx: RequestContext, kind: str, id: int) -> Response:
     """GET /node/<id>, /way/<id> (a place) or /relation/<id> (a town)."""
-    kind, element_id = request.path_params["kind"], request.path_params["id"]
+    kind, element_id = kind, id
     if kind == "relation":
         town = town_by_id(element_id)
         return not_found(f"There is no relation {element_id} on the map.") if town is None else _town_page(town)
     place, error = _place(kind, element_id)
     if error:
         return error
-    with db(store, request) as conn:
-        tags = model.tags_of(conn, place.id)
-        notes = model.notes_of(conn, place.id)
-        saved = conn.execute("SELECT 1 FROM map_saved WHERE place_id = ?", (place.id,)).fetchone() is not None
+    tags = model.tags_of(ctx.conn, place.id)
+    notes = model.notes_of(ctx.conn, place.id)
+    saved = ctx.conn.execute("SELECT 1 FROM map_saved WHERE place_id = ?", (place.id,)).fetchone() is not None
     rows = [_row("Category", CATEGORY_LABELS[place.category]), _row("Address", place.address),
             _row("Coordinates", f"{format_coord(place.lat)}, {format_coord(place.lon)}", "coordinates"),
             _row("Opened" if place.category not in ("university", "school") else "Founded", place.founded)]
@@ -205,10 +202,10 @@ def _directions_form(engine: str, a_text: str, b_text: str) -> str:
             '<button type="submit">Go</button></form>')
 
 
-def directions(store: InstanceStore, request: Request) -> Response:
+def directions(ctx: RequestContext) -> Response:
     """GET /directions: the form; with route_from / route_to (the form) geocode and redirect to
     ?engine=...&route=lat1,lon1;lat2,lon2, which shows the fastest route's distance and time."""
-    q = request.query_params
+    q = ctx.q
     engine = q.get("engine", DEFAULT_ENGINE) or DEFAULT_ENGINE
     if engine not in ENGINES:
         return error_page("Directions", f"Unknown engine {engine!r}; choose one of {', '.join(ENGINES)}.", 400)
@@ -252,10 +249,9 @@ def _route_panel(a: Located, b: Located, engine: str) -> str:
             f'<p id="route_time">Time: {found.time_text}</p><ol class="route_steps">{steps}</ol></div>')
 
 
-def my_places(store: InstanceStore, request: Request) -> Response:
+def my_places(ctx: RequestContext) -> Response:
     """GET /my_places: the saved places, each with a Remove button."""
-    with db(store, request) as conn:
-        saved = model.saved_places(conn)
+    saved = model.saved_places(ctx.conn)
     items = []
     for s in saved:
         p = world.place_by_id(s["place_id"])
@@ -267,49 +263,44 @@ def my_places(store: InstanceStore, request: Request) -> Response:
     return _page("My places", f'<div id="sidebar_content"><h2>My places ({len(items)})</h2>{body}</div>')
 
 
-async def save_place(store: InstanceStore, request: Request) -> Response:
+def save_place(ctx: RequestContext) -> Response:
     """POST /my_places/add (place_id): save a place (saving twice keeps one entry)."""
-    form = await read_form(request)
-    place_id = to_int(form.get("place_id"), -1)
+    place_id = to_int(ctx.form.get("place_id"), -1)
     try:
         world.place_by_id(place_id)
     except KeyError:
-        return error_page("My places", f"place_id {form.get('place_id')!r} is not a place on the map.", 400)
-    with db(store, request) as conn:
-        conn.execute("INSERT OR IGNORE INTO map_saved (place_id, saved_at) VALUES (?,?)",
-                     (place_id, model.next_timestamp(conn)))
+        return error_page("My places", f"place_id {ctx.form.get('place_id')!r} is not a place on the map.", 400)
+    ctx.conn.execute("INSERT OR IGNORE INTO map_saved (place_id, saved_at) VALUES (?,?)",
+                     (place_id, model.next_timestamp(ctx.conn)))
     return redirect("/my_places")
 
 
-def remove_place(store: InstanceStore, request: Request) -> Response:
+def remove_place(ctx: RequestContext, id: int) -> Response:
     """POST /my_places/<place id>/remove."""
-    place_id = request.path_params["id"]
-    with db(store, request) as conn:
-        gone = conn.execute("DELETE FROM map_saved WHERE place_id = ?", (place_id,)).rowcount
+    place_id = id
+    gone = ctx.conn.execute("DELETE FROM map_saved WHERE place_id = ?", (place_id,)).rowcount
     return redirect("/my_places") if gone else not_found(f"Place {place_id} is not in My places.")
 
 
-async def add_note(store: InstanceStore, request: Request) -> Response:
+def add_note(ctx: RequestContext, kind: str, id: int) -> Response:
     """POST /<node|way>/<id>/note (text): add an open note to a place."""
-    place, error = _place(request.path_params["kind"], request.path_params["id"])
+    place, error = _place(kind, id)
     if error:
         return error
-    text = (await read_form(request)).get("text", "").strip()
+    text = ctx.form.get("text", "").strip()
     if not text or len(text) > _MAX_NOTE:
         return error_page("Add a note", f"A note needs 1 to {_MAX_NOTE} characters of text; got {len(text)}.", 400)
-    with db(store, request) as conn:
-        new_id = conn.execute("SELECT MAX(id) FROM map_notes").fetchone()[0] + 1
-        conn.execute("INSERT INTO map_notes (id, place_id, body, author, status, created_at) VALUES (?,?,?,?,?,?)",
-                     (new_id, place.id, text, "Anonymous", "open", model.next_timestamp(conn)))
+    new_id = ctx.conn.execute("SELECT MAX(id) FROM map_notes").fetchone()[0] + 1
+    ctx.conn.execute("INSERT INTO map_notes (id, place_id, body, author, status, created_at) VALUES (?,?,?,?,?,?)",
+                     (new_id, place.id, text, "Anonymous", "open", model.next_timestamp(ctx.conn)))
     return redirect(element_path(place))
 
 
-def note_page(store: InstanceStore, request: Request) -> Response:
+def note_page(ctx: RequestContext, id: int) -> Response:
     """GET /note/<id>: one note, its place and status, with a Resolve button while open."""
-    with db(store, request) as conn:
-        n = model.note(conn, request.path_params["id"])
+    n = model.note(ctx.conn, id)
     if n is None:
-        return not_found(f"There is no note {request.path_params['id']}.")
+        return not_found(f"There is no note {id}.")
     p = world.place_by_id(n["place_id"])
     status = "open" if n["status"] == "open" else f"resolved {n['closed_at']}"
     action = (f'<form method="post" action="/note/{n["id"]}/resolve"><button type="submit">Resolve</button></form>'
@@ -320,16 +311,15 @@ def note_page(store: InstanceStore, request: Request) -> Response:
     return _page(f"Note #{n['id']}", main)
 
 
-def resolve_note(store: InstanceStore, request: Request) -> Response:
+def resolve_note(ctx: RequestContext, id: int) -> Response:
     """POST /note/<id>/resolve: close an open note."""
-    note_id = request.path_params["id"]
-    with db(store, request) as conn:
-        n = model.note(conn, note_id)
-        if n is None:
-            return not_found(f"There is no note {note_id}.")
-        if n["status"] == "open":
-            conn.execute("UPDATE map_notes SET status = 'closed', closed_at = ? WHERE id = ?",
-                         (model.next_timestamp(conn), note_id))
+    note_id = id
+    n = model.note(ctx.conn, note_id)
+    if n is None:
+        return not_found(f"There is no note {note_id}.")
+    if n["status"] == "open":
+        ctx.conn.execute("UPDATE map_notes SET status = 'closed', closed_at = ? WHERE id = ?",
+                         (model.next_timestamp(ctx.conn), note_id))
     return redirect(f"/note/{note_id}")
 
 
@@ -359,25 +349,22 @@ def _check_tags(values: dict[str, str]) -> str:
     return ""
 
 
-async def edit_tags(store: InstanceStore, request: Request) -> Response:
+def edit_tags(ctx: RequestContext, kind: str, id: int) -> Response:
     """GET/POST /<node|way>/<id>/edit: change a place's phone, website, opening hours, wheelchair access
     (an empty field removes the tag)."""
-    place, error = _place(request.path_params["kind"], request.path_params["id"])
+    place, error = _place(kind, id)
     if error:
         return error
-    if request.method == "GET":
-        with db(store, request) as conn:
-            return _page(f"Edit {place.name}", _edit_form(place, model.tags_of(conn, place.id)))
-    form = await read_form(request)
-    values = {k: form.get(k, "").strip() for k in model.TAG_KEYS}
+    if ctx.request.method == "GET":
+        return _page(f"Edit {place.name}", _edit_form(place, model.tags_of(ctx.conn, place.id)))
+    values = {k: ctx.form.get(k, "").strip() for k in model.TAG_KEYS}
     problem = _check_tags(values)
     if problem:
         return _page(f"Edit {place.name}", _edit_form(place, values, problem), status_code=400)
-    with db(store, request) as conn:
-        for key, value in values.items():
-            if value:
-                conn.execute("INSERT OR REPLACE INTO map_tags (place_id, key, value) VALUES (?,?,?)",
+    for key, value in values.items():
+        if value:
+            ctx.conn.execute("INSERT OR REPLACE INTO map_tags (place_id, key, value) VALUES (?,?,?)",
                              (place.id, key, value))
-            elif key != "wheelchair":  # an unticked radio group leaves wheelchair as it was
-                conn.execute("DELETE FROM map_tags WHERE place_id = ? AND key = ?", (place.id, key))
+        elif key != "wheelchair":  # an unticked radio group leaves wheelchair as it was
+            ctx.conn.execute("DELETE FROM map_tags WHERE place_id = ? AND key = ?", (place.id, key))
     return redirect(element_path(place))

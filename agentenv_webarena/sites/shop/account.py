@@ -12,7 +12,7 @@ from typing import Optional
 
 from starlette.responses import Response
 
-from agentenv_webarena.sites.common import esc, redirect, to_int
+from agentenv_webarena.sites.common import esc, login_required, redirect, to_int
 from agentenv_webarena.sites.shop.layout import (
     ADDRESS_FIELDS,
     Ctx,
@@ -20,7 +20,6 @@ from agentenv_webarena.sites.shop.layout import (
     address_inputs,
     address_lines,
     default_address,
-    login_required,
     not_found,
     render_page,
     star_text,
@@ -55,11 +54,9 @@ def _order_table(orders: list[sqlite3.Row]) -> str:
             f'<tbody>{rows}</tbody></table>')
 
 
+@login_required
 def order_history(ctx: Ctx) -> Response:
     """GET `/sales/order/history/`: the customer's orders, newest first, 10 a page."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     orders = ctx.conn.execute("SELECT * FROM shop_orders WHERE customer_id = ? ORDER BY created_at DESC, id DESC",
                               (ctx.customer["id"],)).fetchall()
     if not orders:
@@ -84,11 +81,9 @@ def _options_paragraph(item: sqlite3.Row) -> str:
     return f'<p>{esc(option_text(item["size"], item["color"]))}</p>' if item["size"] or item["color"] else ""
 
 
+@login_required
 def order_view(ctx: Ctx, order_id: int) -> Response:
     """GET `/sales/order/view/order_id/<id>/`: one of the customer's orders."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     order = ctx.conn.execute("SELECT * FROM shop_orders WHERE id = ? AND customer_id = ?",
                              (order_id, ctx.customer["id"])).fetchone()
     if order is None:
@@ -110,11 +105,9 @@ def order_view(ctx: Ctx, order_id: int) -> Response:
     return account_page(ctx, f'Order # {order["increment_id"]}', main)
 
 
+@login_required
 def dashboard(ctx: Ctx) -> Response:
     """GET `/customer/account/`: contact information, default address and recent orders."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     c = ctx.customer
     address = default_address(ctx)
     recent = ctx.conn.execute("SELECT * FROM shop_orders WHERE customer_id = ? ORDER BY created_at DESC, id DESC "
@@ -130,11 +123,9 @@ def dashboard(ctx: Ctx) -> Response:
     return account_page(ctx, "My Account", main)
 
 
+@login_required
 def account_edit(ctx: Ctx) -> Response:
     """GET `/customer/account/edit/`: the name and email form."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     c = ctx.customer
     main = ('<form method="post" action="/customer/account/editPost/"><fieldset><legend>Account Information</legend>'
             f'<div class="field"><label for="firstname">First Name</label><input id="firstname" type="text" '
@@ -145,11 +136,9 @@ def account_edit(ctx: Ctx) -> Response:
     return account_page(ctx, "Edit Account Information", main)
 
 
+@login_required
 def account_edit_post(ctx: Ctx) -> Response:
     """POST `/customer/account/editPost/`: save the name and email."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     first, last = ctx.form.get("firstname", "").strip(), ctx.form.get("lastname", "").strip()
     email = ctx.form.get("email", "").strip() or ctx.customer["email"]
     if not first or not last:
@@ -166,11 +155,9 @@ def account_edit_post(ctx: Ctx) -> Response:
     return redirect("/customer/account/")
 
 
+@login_required
 def address_book(ctx: Ctx) -> Response:
     """GET `/customer/address/`: the default shipping address."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     address = default_address(ctx)
     if address is None:
         return account_page(ctx, "Address Book", "<p>You have no addresses.</p>")
@@ -180,16 +167,15 @@ def address_book(ctx: Ctx) -> Response:
     return account_page(ctx, "Address Book", main)
 
 
+@login_required
 def _owned_address(ctx: Ctx, address_id: int) -> "sqlite3.Row | Response":
     """The signed-in customer's address `address_id`, or the response to send instead (login / 404)."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     address = ctx.conn.execute("SELECT * FROM shop_addresses WHERE id = ? AND customer_id = ?",
                                (address_id, ctx.customer["id"])).fetchone()
     return not_found(ctx) if address is None else address
 
 
+@login_required
 def address_edit(ctx: Ctx, address_id: int) -> Response:
     """GET `/customer/address/edit/id/<id>/`: the address form."""
     address = _owned_address(ctx, address_id)
@@ -220,9 +206,6 @@ def address_save(ctx: Ctx, address_id: int) -> Response:
 
 def wishlist_page(ctx: Ctx) -> Response:
     """GET `/wishlist/`: the wish list."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     rows = ctx.conn.execute("SELECT w.id AS item_id, p.* FROM shop_wishlist w JOIN shop_products p ON p.id = "
                             "w.product_id WHERE w.customer_id = ? ORDER BY w.id", (ctx.customer["id"],)).fetchall()
     if not rows:
@@ -238,11 +221,9 @@ def wishlist_page(ctx: Ctx) -> Response:
     return account_page(ctx, "My Wish List", f'<ol id="wishlist-items">{items}</ol>')
 
 
+@login_required
 def wishlist_add(ctx: Ctx) -> Response:
     """POST `/wishlist/index/add/`: add a product to the wish list."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     product = ctx.conn.execute("SELECT * FROM shop_products WHERE id = ? AND enabled = 1",
                                (to_int(ctx.form.get("product")),)).fetchone()
     if product is None:
@@ -262,11 +243,9 @@ def _wishlist_item(ctx: Ctx) -> Optional[sqlite3.Row]:
                             (to_int(ctx.form.get("item")), ctx.customer["id"])).fetchone()
 
 
+@login_required
 def wishlist_remove(ctx: Ctx) -> Response:
     """POST `/wishlist/index/remove/`: remove a wish-list item."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     item = _wishlist_item(ctx)
     if item is not None:
         ctx.conn.execute("DELETE FROM shop_wishlist WHERE id = ?", (item["item_id"],))
@@ -274,11 +253,9 @@ def wishlist_remove(ctx: Ctx) -> Response:
     return redirect("/wishlist/")
 
 
+@login_required
 def wishlist_to_cart(ctx: Ctx) -> Response:
     """POST `/wishlist/index/cart/`: move a wish-list item (without options) to the cart."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     item = _wishlist_item(ctx)
     if item is None:
         return redirect("/wishlist/")
@@ -292,11 +269,9 @@ def wishlist_to_cart(ctx: Ctx) -> Response:
     return redirect("/checkout/cart/")
 
 
+@login_required
 def my_reviews(ctx: Ctx) -> Response:
     """GET `/review/customer/`: the customer's reviews, any status, newest first (summary and full text)."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     rows = ctx.conn.execute("SELECT r.*, p.name, p.slug FROM shop_reviews r JOIN shop_products p "
                             "ON p.id = r.product_id WHERE r.customer_id = ? ORDER BY r.created_at DESC, r.id DESC",
                             (ctx.customer["id"],)).fetchall()
@@ -335,7 +310,7 @@ def login_post(ctx: Ctx) -> Response:
     guest_cart = ctx.cart_id() if ctx.customer is None and ctx.token else None
     ctx.ensure_session()
     ctx.conn.execute("UPDATE shop_sessions SET customer_id = ? WHERE token = ?", (customer["id"], ctx.token))
-    ctx.customer = customer
+    ctx.account = customer
     if guest_cart is not None:  # Magento merges the guest cart into the customer's
         mine = ctx.cart_id(create=True)
         ctx.conn.execute("UPDATE shop_cart_items SET cart_id = ? WHERE cart_id = ?", (mine, guest_cart))
@@ -347,6 +322,6 @@ def logout(ctx: Ctx) -> Response:
     """GET or POST `/customer/account/logout/`: sign out."""
     if ctx.token:
         ctx.conn.execute("UPDATE shop_sessions SET customer_id = NULL WHERE token = ?", (ctx.token,))
-        ctx.customer = None
+        ctx.account = None
     return render_page(ctx, "You are signed out", "<h1>You are signed out</h1><p>You have signed out and will go "
                        'to our homepage.</p><p><a href="/">Continue Shopping</a></p>')

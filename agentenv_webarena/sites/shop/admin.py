@@ -35,17 +35,16 @@ import sqlite3
 from typing import Any, Callable, Iterable, Optional
 
 from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from agentenv_webarena.sites.common import (
     RequestContext,
-    db,
+    SessionTable,
     esc,
-    form_fields,
     html_page,
-    new_token,
+    login_required,
+    page,
     query_url,
     redirect,
     slash_routes,
@@ -141,19 +140,16 @@ _CSS = (
 
 
 class _Ctx(RequestContext):
-    """One admin request: its instance DB, form fields and the signed-in admin (or None)."""
+    """One admin request: its instance DB, form fields and the signed-in admin (`admin`, or None)."""
 
-    def __init__(self, request: Request, conn: sqlite3.Connection, form: dict[str, str]):
-        super().__init__(request, conn, form, COOKIE)
-        self.admin: Optional[sqlite3.Row] = None
-        self.new_token: Optional[str] = None
-        if self.token:
-            self.admin = conn.execute("SELECT u.* FROM shop_admin_sessions s JOIN shop_admin_users u ON u.id = "
-                                      "s.admin_id WHERE s.token = ?", (self.token,)).fetchone()
+    SESSIONS = SessionTable(cookie=COOKIE, table="shop_admin_sessions", accounts="shop_admin_users",
+                            account_column="admin_id", cookie_path=PREFIX)
+    LOGIN_URL = f"{PREFIX}/"
 
     @property
-    def q(self):
-        return self.request.query_params
+    def admin(self) -> Optional[sqlite3.Row]:
+        """The signed-in admin user, or None."""
+        return self.account
 
     def flash(self, message: str, kind: str = "success") -> None:
         self.conn.execute("UPDATE shop_admin_sessions SET flash = ?, flash_kind = ? WHERE token = ?",
@@ -245,20 +241,17 @@ def _index(ctx: _Ctx) -> Response:
 def _login_post(ctx: _Ctx) -> Response:
     user = ctx.conn.execute("SELECT * FROM shop_admin_users WHERE username = ?",
                             (ctx.form.get("login[username]", "").strip(),)).fetchone()
-    if user is None or user["password_hash"] != hash_password(ctx.form.get("login[password]", "")):
+    if not ctx.sign_in(user, ctx.form.get("login[password]", ""), hash_password):
         return redirect(f"{PREFIX}/login?error=1")
-    token = new_token()
-    ctx.conn.execute("INSERT INTO shop_admin_sessions (token, admin_id) VALUES (?, ?)", (token, user["id"]))
-    ctx.new_token = token
     return redirect(f"{PREFIX}/dashboard/")
 
 
 def _logout(ctx: _Ctx) -> Response:
-    if ctx.token:
-        ctx.conn.execute("DELETE FROM shop_admin_sessions WHERE token = ?", (ctx.token,))
+    ctx.end_session()
     return redirect(f"{PREFIX}/")
 
 
+@login_required
 def _dashboard(ctx: _Ctx) -> Response:
     totals = ctx.conn.execute("SELECT COUNT(*), COALESCE(SUM(grand_total), 0) FROM shop_orders "
                               "WHERE status != 'canceled'").fetchone()
@@ -297,6 +290,7 @@ def _dashboard(ctx: _Ctx) -> Response:
     return _page(ctx, "Dashboard", main)
 
 
+@login_required
 def _orders(ctx: _Ctx) -> Response:
     status = ctx.q.get("status", "")
     keyword = ctx.q.get("q", "").strip()
@@ -334,6 +328,7 @@ def _order_row(ctx: _Ctx, order_id: int) -> Optional[sqlite3.Row]:
                             "c.id = o.customer_id WHERE o.id = ?", (order_id,)).fetchone()
 
 
+@login_required
 def _order_view(ctx: _Ctx, order_id: int) -> Response:
     o = _order_row(ctx, order_id)
     if o is None:
@@ -376,6 +371,7 @@ def _order_view(ctx: _Ctx, order_id: int) -> Response:
     return _page(ctx, f'# {o["increment_id"]}', main)
 
 
+@login_required
 def _order_action(ctx: _Ctx, action: str, order_id: int) -> Response:
     o = _order_row(ctx, order_id)
     if o is None or action not in ORDER_ACTIONS:
@@ -390,6 +386,7 @@ def _order_action(ctx: _Ctx, action: str, order_id: int) -> Response:
     return redirect(f"{PREFIX}/sales/order/view/order_id/{o['id']}/")
 
 
+@login_required
 def _order_comment(ctx: _Ctx, order_id: int) -> Response:
     o = _order_row(ctx, order_id)
     if o is None:
@@ -404,6 +401,7 @@ def _order_comment(ctx: _Ctx, order_id: int) -> Response:
     return redirect(f"{PREFIX}/sales/order/view/order_id/{o['id']}/")
 
 
+@login_required
 def _products(ctx: _Ctx) -> Response:
     keyword = ctx.q.get("q", "").strip()
     sql = "SELECT * FROM shop_products"
@@ -422,6 +420,7 @@ def _products(ctx: _Ctx) -> Response:
     return _page(ctx, "Products", _search_form("/catalog/product/", keyword) + grid)
 
 
+@login_required
 def _product_edit(ctx: _Ctx, product_id: int) -> Response:
     p = ctx.conn.execute("SELECT p.*, c.name AS category FROM shop_products p JOIN shop_categories c ON "
                          "c.id = p.category_id WHERE p.id = ?", (product_id,)).fetchone()
@@ -451,6 +450,7 @@ def _product_edit(ctx: _Ctx, product_id: int) -> Response:
     return _page(ctx, p["name"], main)
 
 
+@login_required
 def _product_save(ctx: _Ctx, product_id: int) -> Response:
     p = ctx.conn.execute("SELECT * FROM shop_products WHERE id = ?", (product_id,)).fetchone()
     if p is None:
@@ -477,6 +477,7 @@ def _product_save(ctx: _Ctx, product_id: int) -> Response:
     return back
 
 
+@login_required
 def _reviews(ctx: _Ctx, pending_only: bool = False) -> Response:
     keyword = ctx.q.get("q", "").strip()
     sql = ("SELECT r.*, p.name AS product, p.sku FROM shop_reviews r JOIN shop_products p ON p.id = r.product_id "
@@ -501,6 +502,7 @@ def _reviews(ctx: _Ctx, pending_only: bool = False) -> Response:
     return _page(ctx, "Pending Reviews" if pending_only else "Reviews", _search_form(path, keyword) + grid)
 
 
+@login_required
 def _review_edit(ctx: _Ctx, review_id: int) -> Response:
     r = ctx.conn.execute("SELECT r.*, p.name AS product, p.sku FROM shop_reviews r JOIN shop_products p ON "
                          "p.id = r.product_id WHERE r.id = ?", (review_id,)).fetchone()
@@ -527,6 +529,7 @@ def _review_edit(ctx: _Ctx, review_id: int) -> Response:
     return _page(ctx, f'Edit Review "{r["title"]}"', main)
 
 
+@login_required
 def _review_save(ctx: _Ctx, review_id: int) -> Response:
     r = ctx.conn.execute("SELECT * FROM shop_reviews WHERE id = ?", (review_id,)).fetchone()
     if r is None:
@@ -541,12 +544,14 @@ def _review_save(ctx: _Ctx, review_id: int) -> Response:
     return redirect(f"{PREFIX}/review/product/edit/id/{r['id']}/")
 
 
+@login_required
 def _review_delete(ctx: _Ctx, review_id: int) -> Response:
     ctx.conn.execute("DELETE FROM shop_reviews WHERE id = ?", (review_id,))
     ctx.flash("The review has been deleted.")
     return redirect(f"{PREFIX}/review/product/")
 
 
+@login_required
 def _customers(ctx: _Ctx) -> Response:
     keyword = ctx.q.get("q", "").strip()
     sql = ("SELECT c.*, a.telephone, a.postcode, a.region FROM shop_customers c LEFT JOIN shop_addresses a ON "
@@ -568,6 +573,7 @@ def _customers(ctx: _Ctx) -> Response:
     return _page(ctx, "Customers", _search_form("/customer/index/", keyword) + grid)
 
 
+@login_required
 def _customer_view(ctx: _Ctx, customer_id: int) -> Response:
     c = ctx.conn.execute("SELECT * FROM shop_customers WHERE id = ?", (customer_id,)).fetchone()
     if c is None:
@@ -619,6 +625,7 @@ def _report_filters(ctx: _Ctx, path: str, periods: Iterable[str], default: str) 
     return form, period, date_from, date_to
 
 
+@login_required
 def _sales_report(ctx: _Ctx) -> Response:
     form, period, date_from, date_to = _report_filters(ctx, "/reports/report_sales/sales/", ("day", "month", "year"),
                                                        "day")
@@ -633,6 +640,7 @@ def _sales_report(ctx: _Ctx) -> Response:
     return _page(ctx, "Orders Report", form + table)
 
 
+@login_required
 def _bestsellers_report(ctx: _Ctx) -> Response:
     form, period, date_from, date_to = _report_filters(ctx, "/reports/report_sales/bestsellers/", ("month", "year"),
                                                        "year")
@@ -649,45 +657,33 @@ def _bestsellers_report(ctx: _Ctx) -> Response:
 def create_app(store: InstanceStore) -> Starlette:
     """The admin's Starlette app over `store`; mount it at `/admin` (its links carry that prefix)."""
 
-    def page(handler: Callable[..., Response], public: bool = False, **fixed: Any) -> Callable:
-        async def endpoint(request: Request) -> Response:
-            form = form_fields(await request.body()) if request.method == "POST" else {}
-            with db(store, request) as conn:
-                ctx = _Ctx(request, conn, form)
-                if ctx.admin is None and not public:
-                    response: Response = redirect(f"{PREFIX}/")
-                else:
-                    response = handler(ctx, **fixed, **request.path_params)
-                new = ctx.new_token
-            if new:
-                response.set_cookie(COOKIE, new, httponly=True, samesite="lax", path=PREFIX)
-            return response
-        return endpoint
+    def bind(handler: Callable[..., Response], **fixed: Any) -> Callable:
+        return page(store, _Ctx, handler, **fixed)
 
-    routes = [Route("/", page(_index, public=True)), Route("/login", page(_index, public=True), methods=["GET"]),
-              Route("/login", page(_login_post, public=True), methods=["POST"]),
-              Route("/logout", page(_logout, public=True), methods=["GET", "POST"])]
+    routes = [Route("/", bind(_index)), Route("/login", bind(_index), methods=["GET"]),
+              Route("/login", bind(_login_post), methods=["POST"]),
+              Route("/logout", bind(_logout), methods=["GET", "POST"])]
     for path, endpoint, methods in (
-        ("/dashboard/", page(_dashboard), ("GET",)),
-        ("/admin/dashboard/", page(_dashboard), ("GET",)),
-        ("/sales/order/", page(_orders), ("GET",)),
-        ("/sales/order/view/order_id/{order_id:int}/", page(_order_view), ("GET",)),
-        ("/sales/order/addComment/order_id/{order_id:int}/", page(_order_comment), ("POST",)),
-        ("/catalog/product/", page(_products), ("GET",)),
-        ("/catalog/product/edit/id/{product_id:int}/", page(_product_edit), ("GET",)),
-        ("/catalog/product/save/id/{product_id:int}/", page(_product_save), ("POST",)),
-        ("/review/product/", page(_reviews), ("GET",)),
-        ("/review/product/pending/", page(_reviews, pending_only=True), ("GET",)),
-        ("/review/product/edit/id/{review_id:int}/", page(_review_edit), ("GET",)),
-        ("/review/product/save/id/{review_id:int}/", page(_review_save), ("POST",)),
-        ("/review/product/delete/id/{review_id:int}/", page(_review_delete), ("POST",)),
-        ("/customer/index/", page(_customers), ("GET",)),
-        ("/customer/index/edit/id/{customer_id:int}/", page(_customer_view), ("GET",)),
-        ("/reports/report_sales/sales/", page(_sales_report), ("GET",)),
-        ("/reports/report_sales/bestsellers/", page(_bestsellers_report), ("GET",)),
+        ("/dashboard/", bind(_dashboard), ("GET",)),
+        ("/admin/dashboard/", bind(_dashboard), ("GET",)),
+        ("/sales/order/", bind(_orders), ("GET",)),
+        ("/sales/order/view/order_id/{order_id:int}/", bind(_order_view), ("GET",)),
+        ("/sales/order/addComment/order_id/{order_id:int}/", bind(_order_comment), ("POST",)),
+        ("/catalog/product/", bind(_products), ("GET",)),
+        ("/catalog/product/edit/id/{product_id:int}/", bind(_product_edit), ("GET",)),
+        ("/catalog/product/save/id/{product_id:int}/", bind(_product_save), ("POST",)),
+        ("/review/product/", bind(_reviews), ("GET",)),
+        ("/review/product/pending/", bind(_reviews, pending_only=True), ("GET",)),
+        ("/review/product/edit/id/{review_id:int}/", bind(_review_edit), ("GET",)),
+        ("/review/product/save/id/{review_id:int}/", bind(_review_save), ("POST",)),
+        ("/review/product/delete/id/{review_id:int}/", bind(_review_delete), ("POST",)),
+        ("/customer/index/", bind(_customers), ("GET",)),
+        ("/customer/index/edit/id/{customer_id:int}/", bind(_customer_view), ("GET",)),
+        ("/reports/report_sales/sales/", bind(_sales_report), ("GET",)),
+        ("/reports/report_sales/bestsellers/", bind(_bestsellers_report), ("GET",)),
     ):
         routes += slash_routes(path, endpoint, methods)
     for action in ORDER_ACTIONS:
         routes += slash_routes(f"/sales/order/{action}/order_id/{{order_id:int}}/",
-                               page(_order_action, action=action), ("POST",))
+                               bind(_order_action, action=action), ("POST",))
     return Starlette(routes=routes)

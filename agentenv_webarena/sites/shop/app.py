@@ -1,8 +1,8 @@
 """The storefront's Starlette app: every route of the shop, bound to an `InstanceStore`.
 
 Owns the URL table (Magento's paths, each with and without its trailing slash) and how a request
-becomes a page call (the instance DB, the form, the session cookie) or a REST call (the admin
-bearer token). The pages live in `catalog`, `checkout` and `account`, the REST subset in `rest`.
+becomes a page call (`sites.common.page`: the instance DB, the form, the session cookie) or a REST call
+(the admin bearer token). The pages live in `catalog`, `checkout` and `account`, the REST subset in `rest`.
 """
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agentenv_webarena.sites.common import db, form_fields, json_error, slash_routes
+from agentenv_webarena.sites.common import db, json_error, page, slash_routes
 from agentenv_webarena.sites.shop import account, catalog, checkout, rest
 from agentenv_webarena.sites.shop.layout import Ctx
-from agentenv_webarena.sites.shop.model import COOKIE
 from agentenv_webarena.sites.store import InstanceStore
 
 __all__ = ["create_app"]
@@ -25,17 +24,8 @@ __all__ = ["create_app"]
 def create_app(store: InstanceStore) -> Starlette:
     """The storefront's Starlette app over `store` (each request uses its `X-Webarena-Instance` DB)."""
 
-    def page(handler: Callable[..., Response]) -> Callable:
-        async def endpoint(request: Request) -> Response:
-            form = form_fields(await request.body()) if request.method == "POST" else {}
-            with db(store, request) as conn:
-                ctx = Ctx(request, conn, form)
-                response = handler(ctx, **request.path_params)
-                token, set_cookie = ctx.token, ctx.set_cookie
-            if set_cookie and token:
-                response.set_cookie(COOKIE, token, httponly=True, samesite="lax", path="/")
-            return response
-        return endpoint
+    def bind(handler: Callable[..., Response]) -> Callable:
+        return page(store, Ctx, handler)
 
     def api(handler: Callable[..., Response], auth: bool = True) -> Callable:
         async def endpoint(request: Request) -> Response:
@@ -48,7 +38,7 @@ def create_app(store: InstanceStore) -> Starlette:
                 return handler(conn, request, **request.path_params)
         return endpoint
 
-    routes = [Route("/", page(catalog.home))]
+    routes = [Route("/", bind(catalog.home))]
     for path, handler, methods in (
         ("/catalogsearch/result/", catalog.search_results, ("GET",)),
         ("/catalogsearch/result/index/", catalog.search_results, ("GET",)),
@@ -78,7 +68,7 @@ def create_app(store: InstanceStore) -> Starlette:
         ("/customer/account/loginPost/", account.login_post, ("POST",)),
         ("/customer/account/logout/", account.logout, ("GET", "POST")),
     ):
-        routes += slash_routes(path, page(handler), methods)
+        routes += slash_routes(path, bind(handler), methods)
     for prefix in ("/rest/V1", "/rest/default/V1", "/rest/all/V1"):
         routes += [
             Route(f"{prefix}/integration/admin/token", api(rest.rest_token, auth=False), methods=["POST"]),
@@ -88,5 +78,5 @@ def create_app(store: InstanceStore) -> Starlette:
             Route(f"{prefix}/products/{{sku}}", api(lambda conn, request, sku: rest.rest_product(conn, sku)),
                   methods=["GET"]),
         ]
-    routes.append(Route("/{slug}.html", page(catalog.slug_page)))
+    routes.append(Route("/{slug}.html", bind(catalog.slug_page)))
     return Starlette(routes=routes)

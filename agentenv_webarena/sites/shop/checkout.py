@@ -9,14 +9,13 @@ import re
 
 from starlette.responses import Response
 
-from agentenv_webarena.sites.common import esc, redirect, to_int
+from agentenv_webarena.sites.common import esc, login_required, redirect, to_int
 from agentenv_webarena.sites.shop.layout import (
     ADDRESS_FIELDS,
     Ctx,
     address_inputs,
     back_to_product,
     default_address,
-    login_required,
     render_page,
 )
 from agentenv_webarena.sites.shop.model import (
@@ -31,6 +30,7 @@ from agentenv_webarena.sites.shop.model import (
 __all__ = ["cart_add", "cart_page", "cart_update", "cart_delete", "checkout_page", "place_order", "success_page"]
 
 
+@login_required
 def cart_add(ctx: Ctx) -> Response:
     """POST `/checkout/cart/add/`: add a product (with its options and quantity) to the cart."""
     product = ctx.conn.execute("SELECT * FROM shop_products WHERE id = ? AND enabled = 1",
@@ -122,9 +122,6 @@ def cart_delete(ctx: Ctx) -> Response:
 
 def checkout_page(ctx: Ctx) -> Response:
     """GET `/checkout/`: the shipping address form and the order summary (signed-in customers)."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     lines = cart_lines(ctx.conn, ctx.cart_id())
     if not lines:
         return redirect("/checkout/cart/")
@@ -142,11 +139,9 @@ def checkout_page(ctx: Ctx) -> Response:
     return render_page(ctx, "Checkout", main)
 
 
+@login_required
 def place_order(ctx: Ctx) -> Response:
     """POST `/checkout/placeOrder/`: turn the cart into a pending order."""
-    denied = login_required(ctx)
-    if denied:
-        return denied
     lines = cart_lines(ctx.conn, ctx.cart_id())
     if not lines:
         return redirect("/checkout/cart/")

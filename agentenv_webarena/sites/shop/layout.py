@@ -12,10 +12,10 @@ from typing import Any, Optional
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from agentenv_webarena.sites.common import RequestContext, esc, html_page, new_token, redirect
+from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, html_page, redirect
 from agentenv_webarena.sites.shop.model import COOKIE, cart_lines
 
-__all__ = ["Ctx", "render_page", "account_page", "not_found", "login_required", "star_text", "back_to_product",
+__all__ = ["Ctx", "render_page", "account_page", "not_found", "star_text", "back_to_product",
            "ADDRESS_FIELDS", "address_inputs", "address_lines", "default_address"]
 
 _CSS = (
@@ -34,31 +34,33 @@ _CSS = (
 
 
 class Ctx(RequestContext):
-    """One request: its instance DB, form fields, session and logged-in customer (or None)."""
+    """One storefront request: its instance DB, form fields, the visitor's session (guests have one too, for
+    their cart and messages) and the signed-in customer (`customer`, or None).
+
+    As in Magento, signing in and out attaches the customer to the visitor's session and detaches it.
+    """
+
+    SESSIONS = SessionTable(cookie=COOKIE, table="shop_sessions", accounts="shop_customers",
+                            account_column="customer_id")
+    LOGIN_URL = "/customer/account/login/"
 
     def __init__(self, request: Request, conn: sqlite3.Connection, form: dict[str, str]):
-        super().__init__(request, conn, form, COOKIE)
+        super().__init__(request, conn, form)
         self.session: Optional[sqlite3.Row] = None
-        self.customer: Optional[sqlite3.Row] = None
-        self.set_cookie = False
         if self.token:
             self.session = conn.execute("SELECT * FROM shop_sessions WHERE token = ?", (self.token,)).fetchone()
             if self.session is None:
                 self.token = None
-            elif self.session["customer_id"] is not None:
-                self.customer = conn.execute("SELECT * FROM shop_customers WHERE id = ?",
-                                             (self.session["customer_id"],)).fetchone()
 
     @property
-    def q(self):
-        return self.request.query_params
+    def customer(self) -> Optional[sqlite3.Row]:
+        """The signed-in customer, or None."""
+        return self.account
 
     def ensure_session(self) -> str:
         """The session token, creating a guest session (and its cookie) when there is none."""
         if self.token is None:
-            self.token = new_token()
-            self.conn.execute("INSERT INTO shop_sessions (token) VALUES (?)", (self.token,))
-            self.set_cookie = True
+            self.start_session(None)
         return self.token
 
     def flash(self, message: str, kind: str = "success") -> None:
@@ -153,13 +155,6 @@ def not_found(ctx: Ctx) -> HTMLResponse:
     """The storefront's 404 page."""
     return render_page(ctx, "404 Not Found", "<h1>Whoops, our bad...</h1><p>The page you requested was not found.</p>",
                        status_code=404)
-
-
-def login_required(ctx: Ctx) -> Optional[Response]:
-    """The redirect to the sign-in page for a guest, else None."""
-    if ctx.customer is None:
-        return redirect("/customer/account/login/")
-    return None
 
 
 def star_text(percent: int) -> str:
