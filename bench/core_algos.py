@@ -17,8 +17,8 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-from verl.agent_trainer.config.schema import ActorConfig
 from verl.agent_trainer.ppo import core_algos as ca
+from verl.config.schema import ActorConfig
 
 
 def make_batch(bs: int, T: int, turns: int = 10, n: int = 8, seed: int = 0):

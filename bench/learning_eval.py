@@ -75,8 +75,8 @@ def _evaluate(model_path: str, url: str, goal_ids: list[int], max_tokens: int, r
     import torch
     from transformers import AutoModelForCausalLM
 
-    from verl.agent_trainer.config.generation_schema import load_generation_config
     from verl.agent_trainer.main_generation import run_generation
+    from verl.config.generation_schema import load_generation_config
     from verl.workers.rollout.base import build_rollout_engine
 
     os.makedirs(work, exist_ok=True)

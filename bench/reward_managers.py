@@ -29,7 +29,7 @@ import time
 import numpy as np
 import torch
 
-from verl.agent_trainer.config.schema import PrimeRewardConfig, RewardModelConfig
+from verl.config.schema import PrimeRewardConfig, RewardModelConfig
 from verl.protocol import DataProto
 from verl.utils.reward_score import FileScoreFn
 from verl.workers.reward_manager import NaiveRewardManager, PrimeRewardManager

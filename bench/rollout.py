@@ -366,7 +366,7 @@ def main() -> None:
 
     import torch
 
-    from verl.utils.device import resolve_device
+    from verl.config.device import resolve_device
 
     args.device = resolve_device(args.device, key="--device")
     models = (args.models or ("tiny,small,qwen0.5b" if args.device.startswith("cuda") else "tiny,small")).split(",")

@@ -79,8 +79,8 @@ def _run_steps(args, url: str, work: str, overlap: bool) -> tuple[list[dict], fl
     metrics rows (file logger) and the run's wall time."""
     from omegaconf import OmegaConf
 
-    from verl.agent_trainer.config.schema import default_config_path
     from verl.agent_trainer.main_ppo import run_ppo
+    from verl.config.schema import default_config_path
     from verl.utils.tiny_model import build_tiny_model
 
     model = build_tiny_model(os.path.join(work, "model"))
@@ -248,7 +248,7 @@ def run_actor_bench(args) -> None:
 
     import torch
 
-    from verl.agent_trainer.config.schema import ActorConfig
+    from verl.config.schema import ActorConfig
     from verl.utils import model_utils
     from verl.utils.tiny_model import build_tiny_model
     from verl.workers.agent_actor.base import MicroBatching

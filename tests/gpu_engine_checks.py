@@ -48,7 +48,7 @@ def hf_reference(model_dir: str):
 def colocated_engine(name: str, model_dir: str):
     """Rollout engine `name` (vllm | sglang) on CUDA as a colocated run builds it: sleep mode
     (`free_cache_engine`), CUDA graphs, 1 MiB weight buckets, 30% of the GPU's memory."""
-    from verl.agent_trainer.config.schema import RolloutConfig
+    from verl.config.schema import RolloutConfig
     from verl.workers.rollout.base import build_rollout_engine
 
     cfg = RolloutConfig(name=name, max_model_len=2048, max_num_seqs=16, gpu_memory_utilization=0.3,

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from agentenv.health import server_answers
-from verl.agent_trainer.config.schema import EnvServersConfig
+from verl.config.schema import EnvServersConfig
 from verl.utils.agentgym.fleet import EnvServerFleet
 
 pytestmark = pytest.mark.timeout(300)

@@ -38,7 +38,7 @@ def _two_node_config(tmp_path, address: str, *extra: str):
     """The typed config of a small GRPO run over both nodes (a rank and an env server on each)."""
     from omegaconf import OmegaConf
 
-    from verl.agent_trainer.config.schema import default_config_path, load_config
+    from verl.config.schema import default_config_path, load_config
     from verl.utils.tiny_model import build_tiny_model
 
     model = build_tiny_model(str(tmp_path / "model"))

@@ -154,7 +154,7 @@ def test_parquet_interaction_rows_give_the_same_batch_as_item_ids(webshop_url, t
     direct = _loop(ScriptedWebshopEngine(tok), tok, webshop_url)
     import dataclasses
 
-    from verl.agent_trainer.config.schema import MultiTurnConfig
+    from verl.config.schema import MultiTurnConfig
 
     rollout = dataclasses.replace(direct.rollout_config,
                                   multi_turn=MultiTurnConfig(enable=True, interaction_config_path=str(cfg)))

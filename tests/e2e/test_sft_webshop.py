@@ -56,8 +56,8 @@ def test_sft_on_expert_demos_lowers_loss_and_saves_a_loadable_model(demos, tmp_p
 
 
 def test_unknown_override_key_names_close_matches():
-    from verl.agent_trainer.config.schema import check_override_keys
-    from verl.agent_trainer.config.sft_schema import SFTConfig
+    from verl.config.schema import check_override_keys
+    from verl.config.sft_schema import SFTConfig
 
     with pytest.raises(ValueError, match="micro_batch_size"):
         check_override_keys(["data.micro_batch=2"], root=SFTConfig)
@@ -110,8 +110,8 @@ def test_lora_sft_trains_the_adapter_checkpoints_it_small_and_saves_the_merged_m
     (no base weights) and restores them, and the output is the merged model plus the adapter in PEFT's format."""
     from transformers import AutoModelForCausalLM
 
-    from verl.agent_trainer.config.models import ModelConfig
     from verl.agent_trainer.main_sft import _Checkpoint, run_sft
+    from verl.config.models import ModelConfig
     from verl.utils import lora
     from verl.utils.model_utils import build_lr_scheduler, build_optimizer, load_causal_lm
     from verl.utils.tiny_model import build_tiny_model

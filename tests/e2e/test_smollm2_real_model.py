@@ -153,7 +153,7 @@ class _IdsPage:
 def test_copy_only_multi_token_ids_are_written_only_when_shown(smollm2_dir, smol_tokenizer, smol_model):
     """rollout.copy_only_tokens with ids of ~9 tokens: every id a turn writes is one its context shows, the turns
     do write ids, and the actor's log-probs under the same rule equal the engine's (without it they do not)."""
-    from verl.agent_trainer.config.schema import ActorConfig, from_dict
+    from verl.config.schema import ActorConfig, from_dict
     from verl.protocol import DataProto
     from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
     from verl.workers.copy_only import SequenceCopyOnlyRule, copy_only_rule

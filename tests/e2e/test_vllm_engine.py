@@ -331,7 +331,7 @@ def test_shutdown_is_idempotent(engine):
 
 def test_model_override_config_reaches_vllm(model_dir, hf_model):
     """`model.override_config` builds vLLM's model like the actor's (as vLLM's hf_overrides)."""
-    from verl.agent_trainer.config.schema import ModelConfig, RolloutConfig
+    from verl.config.schema import ModelConfig, RolloutConfig
     from verl.utils import model_utils
     from verl.workers.rollout.base import build_rollout_engine
 

@@ -22,9 +22,9 @@ def test_cpu_worker_threads_follow_the_node_cores_or_the_config():
     import ray
     from ray import cloudpickle
 
-    from verl.agent_trainer.config.schema import load_config
     from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
     from verl.agent_trainer.ppo.worker_group import WorkerGroup
+    from verl.config.schema import load_config
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import a test module
     ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100_000_000, log_to_driver=False)
@@ -45,7 +45,7 @@ def test_cpu_worker_threads_follow_the_node_cores_or_the_config():
 
 
 def test_worker_cpu_threads_must_be_positive():
-    from verl.agent_trainer.config.schema import load_config
+    from verl.config.schema import load_config
 
     with pytest.raises(ValueError, match="worker_cpu_threads"):
         load_config({"ray_init": {"worker_cpu_threads": 0}}, resolve_auto=False)

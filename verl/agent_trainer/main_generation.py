@@ -45,8 +45,8 @@ import hydra
 import numpy as np
 
 from agentenv.controller.types import is_success
-from verl.agent_trainer.config.generation_schema import GenerationConfig, load_generation_config
-from verl.agent_trainer.config.schema import console_entry
+from verl.config.generation_schema import GenerationConfig, load_generation_config
+from verl.config.schema import console_entry
 from verl.utils.stats import pass_at_k
 
 __all__ = ["main", "run_generation", "load_categories", "compute_metrics", "summarize"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import hydra
 
-from verl.agent_trainer.config.schema import PPOConfig, console_entry, load_config
+from verl.config.schema import PPOConfig, console_entry, load_config
 
 __all__ = ["main", "run_ppo", "init_ray"]
 

@@ -39,9 +39,9 @@ from typing import Any, Sequence
 import hydra
 import torch
 
-from verl.agent_trainer.config.schema import console_entry
-from verl.agent_trainer.config.sft_schema import SFTConfig, load_sft_config
 from verl.agent_trainer.sft_batch import collate_sft_examples, sft_nll_sum
+from verl.config.schema import console_entry
+from verl.config.sft_schema import SFTConfig, load_sft_config
 from verl.workers.rollout.tokenizer import (
     chat_template_pieces,
     encode_text,
@@ -265,8 +265,8 @@ def run_sft(cfg: Any = None) -> dict:
         metrics dict (`steps`, `epochs`, `examples`, `first_loss`, `final_loss`, `losses`, `wall_s`,
         `output_dir`); also written to `<output_dir>/sft_metrics.json`.
     """
+    from verl.config.device import resolve_dtype
     from verl.utils import lora, model_utils
-    from verl.utils.device import resolve_dtype
     from verl.utils.tracking import Tracking
 
     config = cfg if isinstance(cfg, SFTConfig) else load_sft_config(cfg)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from agentenv.item_ids import parse_item_id
-from verl.agent_trainer.config.interaction import EnvInteractionConfig
-from verl.agent_trainer.config.loader import as_section, to_dict
+from verl.config.interaction import EnvInteractionConfig
+from verl.config.loader import as_section, to_dict
 from verl.interactions.base import BaseInteraction
 from verl.utils.agentgym.client import EnvClientPool
 

@@ -1,7 +1,7 @@
 """Build interactions from verl's interaction config: a YAML whose top-level `interaction:` list holds
 `{name, class_name (or _target_), config}` items (`actor_rollout_ref.rollout.multi_turn.interaction_config_path`).
 
-The file and its items are typed (`verl.agent_trainer.config.interaction`); an item's `config` is
+The file and its items are typed (`verl.config.interaction`); an item's `config` is
 typed by its class's `config_class` when it has one (our env-backed interactions do), else passed on
 as verl passes it, a dict. Unknown keys fail with close matches. A missing `name` is derived from the
 class (`WebshopInteraction` -> "webshop"); duplicate names and classes that cannot be imported or are
@@ -14,8 +14,8 @@ import importlib
 import re
 from typing import Any
 
-from verl.agent_trainer.config.interaction import InteractionItemConfig, InteractionsConfig
-from verl.agent_trainer.config.loader import as_section, from_dict
+from verl.config.interaction import InteractionItemConfig, InteractionsConfig
+from verl.config.loader import as_section, from_dict
 from verl.interactions.base import BaseInteraction
 
 __all__ = ["initialize_interactions_from_config", "interaction_name"]

@@ -5,7 +5,7 @@ Owns: loading a causal LM, a value model (token-classification head with one lab
 model (sequence-classification head with one label) and the tokenizer with errors that name the
 path (`model.override_config` applied before the model is built, `attn_implementation` passed to
 transformers), AdamW and its LR schedule, and the atomic HF-directory writer (tiny model, SFT
-output, checkpoint export). Does not own choosing device and dtype (`verl.utils.device`) or FSDP
+output, checkpoint export). Does not own choosing device and dtype (`verl.config.device`) or FSDP
 wrapping (`verl.workers.fsdp_workers`).
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 import torch
 
-from verl.agent_trainer.config.schema import OptimConfig, as_section
+from verl.config.schema import OptimConfig, as_section
 from verl.utils import lora
 
 __all__ = ["split_lm_head", "next_token_logits", "is_fsdp_module", "load_tokenizer", "load_causal_lm",

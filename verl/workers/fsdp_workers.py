@@ -12,7 +12,7 @@ models, tokenizers and optimizers are built by `verl.utils.model_utils`, the eng
 `verl.workers.rollout.base.build_rollout_engine`.
 
 These are plain classes; the trainer wraps them with `ray.remote(num_cpus=<fraction>)`. Their
-constructors take the typed config sections they read (`verl.agent_trainer.config.schema`), never a
+constructors take the typed config sections they read (`verl.config.schema`), never a
 raw mapping. On CPU (or one process) the model is a plain `nn.Module`; FSDP is imported only when
 CUDA is used with a world size > 1.
 """
@@ -27,7 +27,8 @@ from typing import Any
 
 import torch
 
-from verl.agent_trainer.config.schema import (
+from verl.config.device import resolve_device, resolve_dtype
+from verl.config.schema import (
     ActorRolloutRefConfig,
     AgentGymConfig,
     CheckpointConfig,
@@ -51,7 +52,6 @@ from verl.utils.checkpoint import (
     save_sharded,
     to_cpu,
 )
-from verl.utils.device import resolve_device, resolve_dtype
 from verl.workers.copy_only import copy_only_rule
 
 __all__ = ["ActorRolloutRefWorker", "CriticWorker", "RewardModelWorker"]

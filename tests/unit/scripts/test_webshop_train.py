@@ -60,7 +60,7 @@ def _run(tmp_path, env_extra: dict, *args: str, script: str = "scripts/webshop_t
 def _compose(overrides: list[str]):
     from hydra import compose, initialize_config_dir
 
-    from verl.agent_trainer.config.schema import default_config_path, load_config
+    from verl.config.schema import default_config_path, load_config
 
     with initialize_config_dir(config_dir=os.path.dirname(default_config_path()), version_base=None):
         return load_config(compose("ppo_trainer", overrides=overrides), resolve_auto=False)

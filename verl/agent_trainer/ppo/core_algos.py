@@ -17,7 +17,7 @@ signatures, behind two registries that are the only dispatch:
 
 Parameters resolve in one order: an explicit keyword argument, else the attribute on ``config``
 (the attribute must exist when a config is passed), else the default named in the docstring.
-Nothing here imports Ray or needs a GPU. It does not own configs (``agent_trainer/config``),
+Nothing here imports Ray or needs a GPU. It does not own configs (``verl/config``),
 batching (``verl.protocol``) or model code (workers).
 
 Multi-turn convention: ``response_mask`` is 1 only on tokens the model sampled; environment
@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from verl.agent_trainer.config.schema import ActorConfig, AlgoConfig
+from verl.config.schema import ActorConfig, AlgoConfig
 from verl.protocol import to_object_array
 from verl.utils import torch_functional as VF
 from verl.utils.registry import Registry

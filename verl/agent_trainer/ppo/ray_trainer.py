@@ -36,8 +36,6 @@ import numpy as np
 import torch
 
 from agentenv.controller.types import is_success
-from verl.agent_trainer.config.device import check_attn_implementation, resolve_device
-from verl.agent_trainer.config.schema import PPOConfig, to_dict
 from verl.agent_trainer.expert_probe import load_demos, per_goal_log_likelihood, probe_batch
 from verl.agent_trainer.learning_report import keep_before, load_kept_before, write_training_report
 from verl.agent_trainer.ppo import core_algos, metric_utils
@@ -45,6 +43,8 @@ from verl.agent_trainer.ppo.dynamic_sampling import GroupFilter
 from verl.agent_trainer.ppo.metric_utils import timer
 from verl.agent_trainer.ppo.rollout_overlap import RolloutOverlap, check_overlap_supported
 from verl.agent_trainer.ppo.worker_group import DPCall, WorkerGroup
+from verl.config.device import check_attn_implementation, resolve_device
+from verl.config.schema import PPOConfig, to_dict
 from verl.protocol import DataProto
 from verl.utils.agentgym.servers import env_server_metrics
 from verl.utils.checkpoint import CheckpointManager

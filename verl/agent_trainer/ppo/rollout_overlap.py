@@ -20,14 +20,14 @@ from verl.agent_trainer.ppo.worker_group import DPCall
 from verl.protocol import DataProto
 
 if TYPE_CHECKING:
-    from verl.agent_trainer.config.schema import PPOConfig
+    from verl.config.schema import PPOConfig
 
 __all__ = ["RolloutOverlap", "check_overlap_supported"]
 
 
 def check_overlap_supported(cfg: PPOConfig) -> None:
     """Refuse `trainer.rollout_overlap` with settings it cannot honour, naming the key to change."""
-    from verl.utils.device import resolve_device
+    from verl.config.device import resolve_device
 
     rollout = cfg.actor_rollout_ref.rollout
     if rollout.name == "sglang":

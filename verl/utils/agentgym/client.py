@@ -25,7 +25,7 @@ import requests
 
 from agentenv.health import wait_until_healthy
 from agentenv.registry import ENVS, EnvRecord, get_env, register_env
-from verl.agent_trainer.config.schema import AgentGymConfig, as_section
+from verl.config.schema import AgentGymConfig, as_section
 from verl.utils.agentgym.servers import EnvServerSet, EnvServerState, EnvServerUnavailable
 
 __all__ = [

@@ -20,7 +20,7 @@ from typing import Any
 
 from agentenv.health import EnvServerUnavailable, wait_until_healthy
 from agentenv.registry import ENVS
-from verl.agent_trainer.config.schema import EnvServersConfig
+from verl.config.schema import EnvServersConfig
 from verl.utils.ray_placement import alive_nodes, node_fits, node_has_gpu
 
 __all__ = ["EnvServerActor", "EnvServerFleet", "launch_command"]

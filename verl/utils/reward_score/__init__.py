@@ -21,7 +21,7 @@ import importlib.util
 import os
 from typing import Callable
 
-from verl.agent_trainer.config.schema import CodeSandboxConfig
+from verl.config.schema import CodeSandboxConfig
 from verl.utils.registry import Registry
 from verl.utils.reward_score import gsm8k, math, prime_code, prime_math
 

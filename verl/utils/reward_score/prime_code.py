@@ -13,7 +13,7 @@ import json
 import math
 import re
 
-from verl.agent_trainer.config.schema import CodeSandboxConfig
+from verl.config.schema import CodeSandboxConfig
 from verl.utils.reward_score.sandbox import run_python
 
 __all__ = ["DATA_SOURCES", "extract_code", "load_test_cases", "outputs_match", "compute_score"]

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from verl.agent_trainer.config.schema import CodeSandboxConfig
+from verl.config.schema import CodeSandboxConfig
 from verl.utils.reward_score import sandbox_child
 
 __all__ = ["SandboxResult", "run_python", "network_namespace_available"]

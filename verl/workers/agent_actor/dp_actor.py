@@ -12,8 +12,8 @@ import logging
 
 import torch
 
-from verl.agent_trainer.config.schema import ActorConfig
 from verl.agent_trainer.ppo import core_algos
+from verl.config.schema import ActorConfig
 from verl.utils.torch_functional import entropy_from_logits, logprobs_from_logits
 from verl.workers.agent_actor.base import (
     BasePPOActor,

@@ -11,8 +11,8 @@ import logging
 
 import torch
 
-from verl.agent_trainer.config.schema import CriticConfig
 from verl.agent_trainer.ppo import core_algos
+from verl.config.schema import CriticConfig
 from verl.utils.torch_functional import masked_mean
 from verl.workers.agent_actor.base import (
     MicroBatching,

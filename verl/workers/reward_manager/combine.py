@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from verl.agent_trainer.config.schema import REWARD_COMBINE_MODES
+from verl.config.schema import REWARD_COMBINE_MODES
 
 __all__ = ["combine_rm_scores", "rm_score_metrics"]
 

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from verl.agent_trainer.config.schema import RewardModelConfig, as_section
+from verl.config.schema import RewardModelConfig, as_section
 from verl.utils.reward_score import default_compute_score
 from verl.workers.reward_manager.combine import combine_rm_scores, rm_score_metrics
 from verl.workers.reward_manager.registry import register_reward_manager

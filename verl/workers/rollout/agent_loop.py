@@ -60,7 +60,7 @@ import torch
 from agentenv.controller.env import BaseEnvClient
 from agentenv.controller.tokens import HFTokenCodec
 from agentenv.controller.types import ResetResult, StepResult, is_success, needs_judge
-from verl.agent_trainer.config.schema import AgentGymConfig, DataConfig, RolloutConfig, as_section
+from verl.config.schema import AgentGymConfig, DataConfig, RolloutConfig, as_section
 from verl.protocol import DataProto, to_object_array
 from verl.utils.agentgym.client import EnvClientPool, envclient_classes
 from verl.utils.agentgym.servers import env_server_metrics

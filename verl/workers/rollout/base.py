@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
-from verl.agent_trainer.config.schema import ModelConfig, RolloutConfig, as_section
+from verl.config.schema import ModelConfig, RolloutConfig, as_section
 from verl.utils.registry import Registry
 
 __all__ = [
@@ -188,8 +188,8 @@ def get_engine_cls(name: str):
 
 def engine_dtype(dtype, rollout_dtype: str, device) -> str:
     """The engine's weights dtype: `dtype` when given, else float32 on CPU (the actor's precision
-    there) and `rollout.dtype` on GPU; one name from `verl.utils.device.resolve_dtype`."""
-    from verl.utils.device import resolve_dtype
+    there) and `rollout.dtype` on GPU; one name from `verl.config.device.resolve_dtype`."""
+    from verl.config.device import resolve_dtype
 
     if dtype is None:
         dtype = None if str(getattr(device, "type", device)) == "cpu" else rollout_dtype

@@ -62,9 +62,9 @@ from typing import Any, Callable, Iterable
 import torch
 import torch.nn.functional as F
 
-from verl.agent_trainer.config.schema import RolloutConfig, as_section
+from verl.config.device import resolve_device
+from verl.config.schema import RolloutConfig, as_section
 from verl.utils import model_utils
-from verl.utils.device import resolve_device
 from verl.workers.rollout.base import (
     GenerationOutput,
     RolloutEngine,

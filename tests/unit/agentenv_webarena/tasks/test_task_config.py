@@ -1,6 +1,6 @@
 """Task configs: loading (list file, directory of {i}.json), validation, URL substitution.
 
-(Named test_task_config.py because tests/unit/verl/agent_trainer/config/test_config.py already takes
+(Named test_task_config.py because tests/unit/verl/config/test_config.py already takes
 the basename and the suite runs without __init__.py files.)
 """
 from __future__ import annotations

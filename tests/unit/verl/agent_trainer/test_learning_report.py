@@ -120,7 +120,7 @@ def test_report_refuses_different_goal_sets():
 def test_learning_report_needs_validation_items():
     from omegaconf import OmegaConf
 
-    from verl.agent_trainer.config.schema import default_config_path, load_config
+    from verl.config.schema import default_config_path, load_config
 
     base = OmegaConf.load(default_config_path())
     assert load_config(base, resolve_auto=False).trainer.learning_report is False
@@ -204,8 +204,8 @@ def test_shipped_goal_sets_have_their_selection():
 def test_goal_sets_are_read_only_for_the_report_and_capped_like_the_held_out_goals(caplog):
     from omegaconf import OmegaConf
 
-    from verl.agent_trainer.config.schema import default_config_path, load_config
     from verl.agent_trainer.ppo.ray_trainer import _goal_sets
+    from verl.config.schema import default_config_path, load_config
     from verl.utils.dataset import AgentDataset
 
     base = OmegaConf.load(default_config_path())

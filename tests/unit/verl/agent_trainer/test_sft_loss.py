@@ -59,7 +59,7 @@ def test_padding_width_is_rounded_and_does_not_change_the_loss(model):
 
 
 def test_autocast_bfloat16_is_close_and_bad_dtypes_are_refused(model):
-    from verl.agent_trainer.config.sft_schema import load_sft_config
+    from verl.config.sft_schema import load_sft_config
 
     batch = collate_sft_examples(_examples(model.config.vocab_size), pad_id=0)
     with torch.no_grad():

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from verl.agent_trainer.config.interaction import EnvInteractionConfig
+from verl.config.interaction import EnvInteractionConfig
 from verl.interactions import BaseInteraction, WebarenaInteraction, WebshopInteraction
 from verl.interactions.registry import initialize_interactions_from_config
 

@@ -8,7 +8,7 @@ import os
 import pytest
 import torch
 
-from verl.agent_trainer.config.models import ModelConfig
+from verl.config.models import ModelConfig
 from verl.utils import lora
 from verl.utils.checkpoint import load_sharded, save_sharded, split_by_size, tensor_bytes
 from verl.utils.model_utils import load_causal_lm
@@ -52,7 +52,7 @@ def test_lora_config_keys_and_their_errors():
 def test_yaml_keys_and_export_default(tiny_path):
     from omegaconf import OmegaConf
 
-    from verl.agent_trainer.config.schema import default_config_path, load_config
+    from verl.config.schema import default_config_path, load_config
 
     base = OmegaConf.load(default_config_path())
     cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist([
@@ -164,7 +164,7 @@ def test_model_merger_writes_the_merged_model(tiny_path, tmp_path):
 
 
 def test_evaluation_refuses_lora_keys_and_says_to_merge():
-    from verl.agent_trainer.config.generation_schema import load_generation_config
+    from verl.config.generation_schema import load_generation_config
 
     with pytest.raises(ValueError, match="verl.model_merger"):
         load_generation_config({"model": {"path": "m", "lora_rank": 8}}, resolve_auto=False)

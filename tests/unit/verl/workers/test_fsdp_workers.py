@@ -10,7 +10,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from verl.agent_trainer.config.schema import PPOConfig, default_config_path, load_config
+from verl.config.schema import PPOConfig, default_config_path, load_config
 from verl.protocol import DataProto
 from verl.utils.model_utils import build_lr_scheduler
 from verl.utils.tiny_model import build_tiny_model

@@ -75,7 +75,7 @@ from typing import Any, Iterable, Iterator
 
 import torch
 
-from verl.agent_trainer.config.schema import RolloutConfig, as_section
+from verl.config.schema import RolloutConfig, as_section
 from verl.workers.rollout.base import (
     GenerationOutput,
     RolloutEngine,

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from verl.agent_trainer.config.schema import ActorConfig, PolicyLossConfig
 from verl.agent_trainer.ppo import core_algos as ca
+from verl.config.schema import ActorConfig, PolicyLossConfig
 from verl.protocol import DataProto
 from verl.utils import torch_functional as VF
 

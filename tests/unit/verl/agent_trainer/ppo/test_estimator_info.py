@@ -10,9 +10,9 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from verl.agent_trainer.config.schema import default_config_path, load_config
 from verl.agent_trainer.ppo import core_algos as ca
 from verl.agent_trainer.ppo.ray_trainer import check_config, use_critic
+from verl.config.schema import default_config_path, load_config
 
 
 def _cfg(*overrides):

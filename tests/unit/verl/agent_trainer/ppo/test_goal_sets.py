@@ -8,8 +8,8 @@ import json
 import pytest
 from omegaconf import OmegaConf
 
-from verl.agent_trainer.config.schema import default_config_path, load_config
 from verl.agent_trainer.ppo.ray_trainer import _goal_sets
+from verl.config.schema import default_config_path, load_config
 from verl.utils.dataset import AgentDataset
 
 

@@ -3,8 +3,8 @@ before any worker starts (the run itself: tests/e2e/test_rollout_overlap.py)."""
 import pytest
 from omegaconf import OmegaConf
 
-from verl.agent_trainer.config.schema import default_config_path, load_config
 from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
+from verl.config.schema import default_config_path, load_config
 
 
 def _cfg(*overrides):

@@ -3,8 +3,8 @@ engine's log-probs as pi_old and nothing else reads it."""
 import pytest
 from omegaconf import OmegaConf
 
-from verl.agent_trainer.config.schema import default_config_path, load_config
 from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
+from verl.config.schema import default_config_path, load_config
 
 
 def _stages(*overrides):

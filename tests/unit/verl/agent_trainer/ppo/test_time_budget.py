@@ -29,7 +29,7 @@ def test_the_longest_step_its_checkpoint_and_the_final_validation_count():
 
 
 def test_the_budget_must_be_positive():
-    from verl.agent_trainer.config.trainer import TrainerConfig
+    from verl.config.trainer import TrainerConfig
 
     with pytest.raises(ValueError, match=r"trainer\.time_budget_s must be > 0"):
         TrainerConfig(time_budget_s=0)

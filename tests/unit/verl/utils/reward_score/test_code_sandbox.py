@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from verl.agent_trainer.config.schema import CodeSandboxConfig
+from verl.config.schema import CodeSandboxConfig
 from verl.utils.reward_score import default_compute_score, prime_code
 from verl.utils.reward_score.sandbox import network_namespace_available, run_python
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from actor_testlib import make_batch, tiny_qwen2
 
-from verl.agent_trainer.config.schema import ActorConfig, from_dict
+from verl.config.schema import ActorConfig, from_dict
 from verl.workers.agent_actor.base import BatchTotals, batch_totals, micro_weight, padding_trim_bounds
 from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
 

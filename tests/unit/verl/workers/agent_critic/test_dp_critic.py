@@ -6,7 +6,7 @@ import copy
 import pytest
 import torch
 
-from verl.agent_trainer.config.schema import CriticConfig, from_dict
+from verl.config.schema import CriticConfig, from_dict
 from verl.protocol import DataProto
 from verl.workers.agent_actor.base import padding_trim_bounds
 from verl.workers.agent_critic.dp_critic import DataParallelPPOCritic

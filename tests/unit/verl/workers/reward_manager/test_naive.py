@@ -96,7 +96,7 @@ def _rm_batch():
     ("env_only", 1.0, lambda env, rm: env),
 ])
 def test_reward_model_scores_join_by_the_combine_rule(combine, coef, expected):
-    from verl.agent_trainer.config.schema import RewardModelConfig, RewardModelModelConfig
+    from verl.config.schema import RewardModelConfig, RewardModelModelConfig
 
     data, env, rm = _rm_batch()
     cfg = RewardModelConfig(enable=True, combine=combine, rm_coef=coef, model=RewardModelModelConfig(path="rm"))
@@ -108,7 +108,7 @@ def test_reward_model_scores_join_by_the_combine_rule(combine, coef, expected):
 
 
 def test_combine_needs_an_enabled_reward_model():
-    from verl.agent_trainer.config.schema import RewardModelConfig, RewardModelModelConfig
+    from verl.config.schema import RewardModelConfig, RewardModelModelConfig
 
     with pytest.raises(ValueError, match="reward_model.combine=rm_only"):
         RewardModelConfig(combine="rm_only")
@@ -121,7 +121,7 @@ def test_combine_needs_an_enabled_reward_model():
 def test_invalid_actions_are_penalised_in_the_signal_not_the_outcome():
     """`reward_model.invalid_action_penalty`: penalty x refused actions off each row's last model token;
     `task_scores` (reward / success) keep the env outcome; rows without model tokens are left alone."""
-    from verl.agent_trainer.config.schema import RewardModelConfig
+    from verl.config.schema import RewardModelConfig
 
     scores = torch.zeros(3, 5)
     scores[0, 3] = 1.0
@@ -144,7 +144,7 @@ def test_invalid_actions_are_penalised_in_the_signal_not_the_outcome():
 
 
 def test_invalid_action_penalty_also_applies_beside_a_reward_model():
-    from verl.agent_trainer.config.schema import RewardModelConfig, RewardModelModelConfig
+    from verl.config.schema import RewardModelConfig, RewardModelModelConfig
 
     data, env, rm = _rm_batch()
     data.non_tensor_batch["invalid_actions"] = np.array([0, 2], dtype=object)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from verl.agent_trainer.config.schema import CodeSandboxConfig, PrimeRewardConfig, RewardModelConfig
+from verl.config.schema import CodeSandboxConfig, PrimeRewardConfig, RewardModelConfig
 from verl.protocol import DataProto
 from verl.utils.reward_score import load_custom_score_fn
 from verl.workers.reward_manager import NaiveRewardManager, PrimeRewardManager, get_reward_manager_cls
@@ -126,7 +126,7 @@ def test_a_killed_scorer_takes_its_sandboxed_program_with_it(tmp_path):
 
     path = tmp_path / "scorer.py"
     path.write_text(textwrap.dedent("""
-        from verl.agent_trainer.config.schema import CodeSandboxConfig
+        from verl.config.schema import CodeSandboxConfig
         from verl.utils.reward_score.sandbox import run_python
 
         def compute_score(data_source, solution_str, ground_truth, extra_info=None):

@@ -9,7 +9,7 @@ import pytest
 import torch
 from helpers import build_tiny_reward_model, free_port
 
-from verl.agent_trainer.config.schema import ModelConfig, RewardModelConfig, RewardModelModelConfig, TrainerConfig
+from verl.config.schema import ModelConfig, RewardModelConfig, RewardModelModelConfig, TrainerConfig
 from verl.protocol import DataProto
 from verl.utils.tiny_model import build_tiny_model
 from verl.workers.fsdp_workers import RewardModelWorker
@@ -96,7 +96,7 @@ def test_scores_sit_on_the_last_model_token_and_match_hf(paths):
 def test_the_trainer_config_sections_are_read(paths):
     from omegaconf import OmegaConf
 
-    from verl.agent_trainer.config.schema import default_config_path, load_config
+    from verl.config.schema import default_config_path, load_config
 
     policy, rm = paths
     cfg = OmegaConf.merge(OmegaConf.load(default_config_path()), OmegaConf.from_dotlist([

@@ -356,7 +356,7 @@ def test_copy_only_rollout_log_probs_equal_the_actors_under_the_same_rule(tiny_m
     and the actor's log-probs under CopyOnlyRule equal the engine's (without the rule they do not)."""
     from transformers import AutoModelForCausalLM
 
-    from verl.agent_trainer.config.schema import ActorConfig, from_dict
+    from verl.config.schema import ActorConfig, from_dict
     from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
     from verl.workers.copy_only import CopyOnlyRule, copy_only_token_ids
     from verl.workers.rollout.hf_rollout import HFEngine

@@ -120,7 +120,7 @@ def test_interaction_rows_get_the_env_clients_cut(tokenizer):
 
 
 def test_the_key_is_checked():
-    from verl.agent_trainer.config.schema import AgentGymConfig
+    from verl.config.schema import AgentGymConfig
 
     assert AgentGymConfig().max_obs_tokens is None and AgentGymConfig(max_obs_tokens=0).max_obs_tokens == 0
     with pytest.raises(ValueError, match="actor_rollout_ref.agentgym.max_obs_tokens"):

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 import torch
 
-from verl.agent_trainer.config.schema import RolloutConfig
+from verl.config.schema import RolloutConfig
 from verl.workers.copy_only import BANNED_LOGIT, CopyOnlyRule, banned_in_context, copy_only_token_ids
 from verl.workers.rollout.base import SamplingParams
 from verl.workers.rollout.hf_rollout import HFEngine
@@ -132,7 +132,7 @@ def test_sequence_rule_engine_and_actor_log_probs_agree(tiny_model_dir, tokenize
     from test_agent_loop import _batch, _loop
     from transformers import AutoModelForCausalLM
 
-    from verl.agent_trainer.config.schema import ActorConfig, from_dict
+    from verl.config.schema import ActorConfig, from_dict
     from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
     from verl.workers.copy_only import SequenceCopyOnlyRule, copy_only_rule
     from verl.workers.rollout.hf_rollout import HFEngine

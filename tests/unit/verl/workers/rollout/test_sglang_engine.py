@@ -22,7 +22,7 @@ import pytest
 import torch
 from helpers import hf_greedy
 
-from verl.agent_trainer.config.schema import RolloutConfig
+from verl.config.schema import RolloutConfig
 from verl.workers.rollout.base import SamplingParams
 from verl.workers.rollout.sglang_rollout import sglang_rollout
 

@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from verl.agent_trainer.config.schema import RolloutConfig
+from verl.config.schema import RolloutConfig
 from verl.workers.rollout.agent_vllm_rollout import vllm_rollout as vr
 
 

@@ -222,8 +222,10 @@ def load_dataclass_config(root: type, cfg: Any, yaml_name: str, resolve: Optiona
 
 
 def shipped_config_path(yaml_name: str) -> str:
-    """Path of a YAML shipped in the config package (`ppo_trainer.yaml`, `sft_trainer.yaml`, ...)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), yaml_name)
+    """Path of a shipped YAML (`ppo_trainer.yaml`, `sft_trainer.yaml`, ...): they live with the entry points that
+    Hydra runs, in `verl/agent_trainer/config/`."""
+    verl_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.join(verl_dir, "agent_trainer", "config", yaml_name)
 
 
 def console_entry(root: type, hydra_main: Callable[[], None]) -> Callable[[], None]:

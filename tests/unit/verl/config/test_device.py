@@ -1,4 +1,4 @@
-"""`verl.utils.device`: the one device rule and the one dtype rule, used by the config, workers and engines."""
+"""`verl.config.device`: the one device rule and the one dtype rule, used by the config, workers and engines."""
 from __future__ import annotations
 
 import subprocess
@@ -7,11 +7,11 @@ import sys
 import pytest
 import torch
 
-from verl.utils import device as dev
+from verl.config import device as dev
 
 
 def test_one_resolve_device_everywhere():
-    from verl.agent_trainer.config import generation_schema, schema, sft_schema
+    from verl.config import generation_schema, schema, sft_schema
     from verl.utils import model_utils
     from verl.workers.rollout import hf_rollout
 
@@ -40,7 +40,7 @@ def test_resolve_device_one_behaviour(monkeypatch, has_cuda):
 def test_the_config_resolves_through_the_device_rule(monkeypatch):
     from omegaconf import OmegaConf
 
-    from verl.agent_trainer.config.schema import default_config_path, load_config
+    from verl.config.schema import default_config_path, load_config
 
     def load(device):
         return load_config(OmegaConf.merge(OmegaConf.load(default_config_path()),
@@ -65,7 +65,7 @@ def test_resolve_dtype_names_aliases_and_auto():
 
 
 def test_engines_run_float32_on_cpu_and_rollout_dtype_on_gpu():
-    from verl.agent_trainer.config.schema import RolloutConfig
+    from verl.config.schema import RolloutConfig
     from verl.workers.rollout.base import engine_dtype
 
     assert engine_dtype(None, "bfloat16", "cpu") == "float32"
@@ -81,7 +81,7 @@ def test_engines_run_float32_on_cpu_and_rollout_dtype_on_gpu():
 
 
 def test_the_config_and_device_modules_do_not_import_torch():
-    code = ("import sys, verl.utils.device, verl.agent_trainer.config.schema, verl.agent_trainer.config.sft_schema, "
-            "verl.agent_trainer.config.generation_schema; print('torch' in sys.modules)")
+    code = ("import sys, verl.config.device, verl.config.schema, verl.config.sft_schema, "
+            "verl.config.generation_schema; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

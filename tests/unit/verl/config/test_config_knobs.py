@@ -6,8 +6,8 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from verl.agent_trainer.config.schema import ActorConfig, default_config_path, from_dict, load_config
 from verl.agent_trainer.ppo import core_algos as ca
+from verl.config.schema import ActorConfig, default_config_path, from_dict, load_config
 from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
 
 
@@ -135,7 +135,7 @@ def test_group_estimators_without_a_group_fail_at_start_up(estimator):
 
 
 def test_kl_modes_are_those_core_algos_implements():
-    from verl.agent_trainer.config.schema import KL_TYPES
+    from verl.config.schema import KL_TYPES
 
     assert KL_TYPES == ca.KL_PENALTY_TYPES
     for key in ("algorithm.kl_penalty", "actor_rollout_ref.actor.kl_loss_type"):
@@ -166,7 +166,7 @@ def test_a_batch_the_ranks_cannot_share_fails_before_workers_start():
 
 
 def test_attn_implementation_is_selectable_and_reaches_the_models(tmp_path):
-    from verl.agent_trainer.config.schema import resolve_model_and_rollout
+    from verl.config.schema import resolve_model_and_rollout
     from verl.utils import model_utils
     from verl.utils.tiny_model import build_tiny_model
     from verl.workers.rollout.base import build_rollout_engine
@@ -205,8 +205,8 @@ def test_critic_attn_implementation_is_selectable_and_reaches_the_value_model():
 
 
 def test_flash_attention_2_fails_at_start_up_where_it_cannot_run(monkeypatch):
-    from verl.agent_trainer.config import device
     from verl.agent_trainer.ppo.ray_trainer import check_config
+    from verl.config import device
 
     for key in ("actor_rollout_ref.model.attn_implementation", "critic.model.attn_implementation"):
         cfg = OmegaConf.merge(OmegaConf.load(default_config_path()),

@@ -6,7 +6,7 @@ such as `bf16` and torch dtypes map to one canonical name), `check_attn_implemen
 `resolve_model_and_rollout`. All return names, so the config resolves through them without
 importing torch at import time (torch is imported inside `resolve_device`, when it is called);
 code holding tensors turns the names into objects with `torch.device(name)` / `getattr(torch, name)`.
-`verl.utils.device` re-exports the first two for workers and engines. Loading models is not here.
+`verl.config.device` re-exports the first two for workers and engines. Loading models is not here.
 """
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from verl.agent_trainer.config.loader import check_positive
-from verl.agent_trainer.config.rollout import AgentGymConfig
+from verl.config.loader import check_positive
+from verl.config.rollout import AgentGymConfig
 
 __all__ = ["InteractionsConfig", "InteractionItemConfig", "EnvInteractionConfig"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from verl.agent_trainer.config.loader import check_choice, check_positive
+from verl.config.loader import check_choice, check_positive
 
 __all__ = ["KL_TYPES", "KL_CHOICES", "KLCtrlConfig", "RoundsCtrlConfig", "GiGPOConfig", "FilterGroupsConfig",
            "AlgoConfig"]

@@ -11,29 +11,28 @@ import sys
 import pytest
 from omegaconf import OmegaConf
 
-import verl.agent_trainer.config as config_pkg
-from verl.agent_trainer.config import schema
-from verl.agent_trainer.config.schema import default_config_path, load_config
+import verl.config as config_pkg
+from verl.config import schema
+from verl.config.schema import default_config_path, load_config
 
-MODULES = ["verl.agent_trainer.config"] + [f"verl.agent_trainer.config.{m.name}"
-                                           for m in pkgutil.iter_modules(config_pkg.__path__)]
+MODULES = ["verl.config"] + [f"verl.config.{m.name}" for m in pkgutil.iter_modules(config_pkg.__path__)]
 _PROBE = ("import importlib, sys; importlib.import_module({module!r}); "
           "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith(('verl.', 'agentenv')) "
-          "and not m.startswith('verl.agent_trainer.config')))")
+          "and not m.startswith('verl.config')))")
 
 
 @pytest.mark.parametrize("module", MODULES)
 def test_importing_the_config_package_loads_nothing_above_it(module):
     out = subprocess.run([sys.executable, "-c", _PROBE.format(module=module)], capture_output=True, text=True,
                          check=True)
-    assert out.stdout.strip() == "['verl.agent_trainer']", f"{module} imports {out.stdout.strip()}"
+    assert out.stdout.strip() == "[]", f"{module} imports {out.stdout.strip()}"  # not even verl.agent_trainer
 
 
 def test_the_loader_knows_no_section():
-    code = ("import sys, verl.agent_trainer.config.loader; "
-            "print(sorted(m for m in sys.modules if m.startswith('verl.agent_trainer.config.')))")
+    code = ("import sys, verl.config.loader; "
+            "print(sorted(m for m in sys.modules if m.startswith('verl.config.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['verl.agent_trainer.config.loader']"
+    assert out.stdout.strip() == "['verl.config.loader']"
 
 
 def test_every_section_dataclass_is_importable_from_schema():
@@ -41,7 +40,7 @@ def test_every_section_dataclass_is_importable_from_schema():
     import importlib
 
     for name in ("data", "models", "rollout", "reward", "algorithm", "trainer"):
-        module = importlib.import_module(f"verl.agent_trainer.config.{name}")
+        module = importlib.import_module(f"verl.config.{name}")
         for attr in module.__all__:
             if dataclasses.is_dataclass(getattr(module, attr)):
                 assert getattr(schema, attr) is getattr(module, attr), (name, attr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional
 
-from verl.agent_trainer.config.loader import check_positive
+from verl.config.loader import check_positive
 
 __all__ = ["DataConfig"]
 

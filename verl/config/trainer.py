@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from verl.agent_trainer.config.loader import check_choice, check_positive
+from verl.config.loader import check_choice, check_positive
 
 __all__ = ["LOGGERS", "TrainerConfig", "RayInitConfig"]
 

@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, List, Optional
 
-from verl.agent_trainer.config.loader import check_choice, check_positive
-from verl.agent_trainer.config.models import DTYPES
+from verl.config.loader import check_choice, check_positive
+from verl.config.models import DTYPES
 
 __all__ = ["ValKwargsConfig", "MultiTurnConfig", "AgentLoopConfig", "RolloutConfig", "EnvServersConfig",
            "AgentGymConfig"]

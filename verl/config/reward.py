@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Optional
 
-from verl.agent_trainer.config.loader import check_choice, check_positive
-from verl.agent_trainer.config.models import ATTN_IMPLEMENTATIONS, STRATEGIES, STRATEGY_NOTE, RefFSDPConfig
+from verl.config.loader import check_choice, check_positive
+from verl.config.models import ATTN_IMPLEMENTATIONS, STRATEGIES, STRATEGY_NOTE, RefFSDPConfig
 
 __all__ = ["REWARD_COMBINE_MODES", "RewardModelModelConfig", "PrimeRewardConfig", "CodeSandboxConfig",
            "RewardModelConfig", "CustomRewardFunctionConfig"]

@@ -11,10 +11,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from verl.agent_trainer.config.device import resolve_device, resolve_model_and_rollout
-from verl.agent_trainer.config.loader import check_choice, check_positive, load_dataclass_config
-from verl.agent_trainer.config.models import ModelConfig
-from verl.agent_trainer.config.rollout import AgentGymConfig, RolloutConfig
+from verl.config.device import resolve_device, resolve_model_and_rollout
+from verl.config.loader import check_choice, check_positive, load_dataclass_config
+from verl.config.models import ModelConfig
+from verl.config.rollout import AgentGymConfig, RolloutConfig
 
 __all__ = ["GenerationDataConfig", "GenerationTrainerConfig", "GenerationConfig", "load_generation_config"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional
 
-from verl.agent_trainer.config.algorithm import KL_CHOICES
-from verl.agent_trainer.config.loader import check_choice, check_positive
+from verl.config.algorithm import KL_CHOICES
+from verl.config.loader import check_choice, check_positive
 
 __all__ = ["ATTN_IMPLEMENTATIONS", "DTYPES", "LORA_ALL_LINEAR", "LOSS_AGG_MODES", "STRATEGIES", "STRATEGY_NOTE",
            "ModelConfig", "OptimConfig", "FSDPConfig", "PolicyLossConfig", "CheckpointConfig", "ActorConfig",

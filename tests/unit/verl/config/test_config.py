@@ -4,7 +4,7 @@ import dataclasses
 import pytest
 from omegaconf import OmegaConf
 
-from verl.agent_trainer.config.schema import PPOConfig, check_override_keys, default_config_path, load_config, to_dict
+from verl.config.schema import PPOConfig, check_override_keys, default_config_path, load_config, to_dict
 
 
 def _yaml():
@@ -103,10 +103,10 @@ def test_cli_rejects_unknown_key_before_starting():
 
 
 @pytest.mark.parametrize("loader,root", [
-    ("verl.agent_trainer.config.schema:load_config", "verl.agent_trainer.config.schema:PPOConfig"),
-    ("verl.agent_trainer.config.generation_schema:load_generation_config",
-     "verl.agent_trainer.config.generation_schema:GenerationConfig"),
-    ("verl.agent_trainer.config.sft_schema:load_sft_config", "verl.agent_trainer.config.sft_schema:SFTConfig"),
+    ("verl.config.schema:load_config", "verl.config.schema:PPOConfig"),
+    ("verl.config.generation_schema:load_generation_config",
+     "verl.config.generation_schema:GenerationConfig"),
+    ("verl.config.sft_schema:load_sft_config", "verl.config.sft_schema:SFTConfig"),
 ])
 def test_each_shipped_yaml_loads_into_its_dataclasses_with_their_defaults(loader, root):
     import importlib
@@ -121,14 +121,14 @@ def test_each_shipped_yaml_loads_into_its_dataclasses_with_their_defaults(loader
 def test_compat_only_keys_warn_once_when_set_and_exist_in_the_schema(caplog):
     import typing
 
-    from verl.agent_trainer.config import schema
+    from verl.config import schema
 
     for (section, key) in schema.COMPAT_ONLY_KEYS:
         assert key in typing.get_type_hints(getattr(schema, section)), (section, key)
     schema._WARNED_COMPAT.clear()
     overrides = ["actor_rollout_ref.rollout.mode=sync", "actor_rollout_ref.model.use_remove_padding=true",
                  "actor_rollout_ref.rollout.load_format=auto"]
-    with caplog.at_level("WARNING", logger="verl.agent_trainer.config.schema"):
+    with caplog.at_level("WARNING", logger="verl.config.schema"):
         load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(overrides)), resolve_auto=False)
         load_config(OmegaConf.merge(_yaml(), OmegaConf.from_dotlist(overrides)), resolve_auto=False)
         load_config(_yaml(), resolve_auto=False)  # defaults: silent

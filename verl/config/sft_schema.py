@@ -10,10 +10,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from verl.agent_trainer.config.device import resolve_device, resolve_model_and_rollout
-from verl.agent_trainer.config.loader import check_choice, check_positive, load_dataclass_config
-from verl.agent_trainer.config.models import ModelConfig, OptimConfig
-from verl.agent_trainer.config.trainer import LOGGERS
+from verl.config.device import resolve_device, resolve_model_and_rollout
+from verl.config.loader import check_choice, check_positive, load_dataclass_config
+from verl.config.models import ModelConfig, OptimConfig
+from verl.config.trainer import LOGGERS
 
 __all__ = ["SFTDataConfig", "SFTOptimConfig", "SFTTrainerConfig", "SFTConfig", "load_sft_config"]
 

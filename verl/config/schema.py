@@ -4,7 +4,7 @@ The dataclasses follow the YAML tree field for field (same keys, same defaults) 
 per section: `data`, `models` (actor_rollout_ref.model/actor/ref, critic), `rollout` (rollout,
 agentgym), `reward`, `algorithm`, `trainer` (trainer, ray_init); this module holds the roots
 (`ActorRolloutRefConfig`, `PPOConfig`) and re-exports every section, so `from
-verl.agent_trainer.config.schema import X` works for all of them. `load_config` turns the Hydra
+verl.config.schema import X` works for all of them. `load_config` turns the Hydra
 `DictConfig` (or a plain dict) into a `PPOConfig` through the generic `loader` (unknown keys fail with
 the closest valid names, types are checked) and resolves `auto` values (`device`: device, rollout
 engine, dtype). Each `__post_init__` raises `ValueError` naming the key path, the value and the fix.
@@ -18,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from verl.agent_trainer.config.algorithm import (
+from verl.config.algorithm import (
     KL_TYPES,
     AlgoConfig,
     FilterGroupsConfig,
@@ -26,9 +26,9 @@ from verl.agent_trainer.config.algorithm import (
     KLCtrlConfig,
     RoundsCtrlConfig,
 )
-from verl.agent_trainer.config.data import DataConfig
-from verl.agent_trainer.config.device import check_attn_implementation, resolve_device, resolve_model_and_rollout
-from verl.agent_trainer.config.loader import (
+from verl.config.data import DataConfig
+from verl.config.device import check_attn_implementation, resolve_device, resolve_model_and_rollout
+from verl.config.loader import (
     _WARNED_COMPAT,  # noqa: F401  (tests reset the once-only warnings)
     as_section,
     compat_only_keys,
@@ -39,8 +39,8 @@ from verl.agent_trainer.config.loader import (
     to_dict,
     warn_compat_keys,
 )
-from verl.agent_trainer.config.loader import check_override_keys as _check_override_keys
-from verl.agent_trainer.config.models import (
+from verl.config.loader import check_override_keys as _check_override_keys
+from verl.config.models import (
     ATTN_IMPLEMENTATIONS,
     ActorConfig,
     CheckpointConfig,
@@ -53,7 +53,7 @@ from verl.agent_trainer.config.models import (
     RefConfig,
     RefFSDPConfig,
 )
-from verl.agent_trainer.config.reward import (
+from verl.config.reward import (
     REWARD_COMBINE_MODES,
     CodeSandboxConfig,
     CustomRewardFunctionConfig,
@@ -61,7 +61,7 @@ from verl.agent_trainer.config.reward import (
     RewardModelConfig,
     RewardModelModelConfig,
 )
-from verl.agent_trainer.config.rollout import (
+from verl.config.rollout import (
     AgentGymConfig,
     AgentLoopConfig,
     EnvServersConfig,
@@ -69,7 +69,7 @@ from verl.agent_trainer.config.rollout import (
     RolloutConfig,
     ValKwargsConfig,
 )
-from verl.agent_trainer.config.trainer import RayInitConfig, TrainerConfig
+from verl.config.trainer import RayInitConfig, TrainerConfig
 
 __all__ = [
     "load_dataclass_config", "resolve_model_and_rollout", "check_attn_implementation", "resolve_device",
