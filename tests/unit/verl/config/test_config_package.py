@@ -72,7 +72,7 @@ def test_strategy_is_compatibility_only_and_warns_when_it_asks_for_fsdp1(caplog)
 
 
 def test_no_code_reads_strategy_and_the_yaml_says_so():
-    root = os.path.dirname(os.path.dirname(config_pkg.__path__[0]))
+    root = os.path.dirname(config_pkg.__path__[0])  # verl/
     readers = []
     for dirpath, _, files in os.walk(root):
         if dirpath.startswith(config_pkg.__path__[0]):
