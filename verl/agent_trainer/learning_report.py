@@ -41,7 +41,8 @@ The report's files are owned here: `write_training_report` (the trainer's report
 line by line), and the validation before training kept beside the checkpoints (`keep_before`, `load_kept_before`,
 `learning_report_before.json`) so that a run resumed in a later session reports against it.
 
-`python -m verl.agent_trainer.learning_report <dir or learning_report.json>` prints the table again.
+`python -m verl.agent_trainer.learning_report <dir or learning_report.json> [--plot OUT.png]` prints the table again
+(and draws the figure: `plot_report`, `learning_report.png` at the end of training).
 """
 from __future__ import annotations
 
@@ -57,11 +58,13 @@ from verl.utils.stats import bootstrap_mean_diff_ci, mcnemar_exact_p
 
 __all__ = ["REPORT_FILE", "BEFORE_FILE", "SELECTION_FILE", "GOAL_SETS", "OUTCOME_KEYS", "build_report",
            "build_section", "compare_sections", "goal_set_selection", "write_report", "write_training_report",
-           "keep_before", "load_kept_before", "load_report", "report_sections", "format_table"]
+           "keep_before", "load_kept_before", "load_report", "report_sections", "format_table", "REPORT_FIGURE",
+           "plot_report", "draw_report_figure"]
 
 logger = logging.getLogger(__name__)
 
 REPORT_FILE = "learning_report.json"
+REPORT_FIGURE = "learning_report.png"
 BEFORE_FILE = "learning_report_before.json"  # the validation before training, kept for a resumed run
 SELECTION_FILE = "selection.json"  # {item-id file name: how its goals were chosen}, beside the item-id files
 GOAL_SETS = ("trained", "control")  # the goal sets of the training pool a report may hold, in table order
@@ -282,12 +285,79 @@ def format_table(report: dict) -> str:
     return "\n".join([title, *lines])
 
 
+def plot_report(report: dict, path: str) -> str:
+    """Bars of greedy success and mean reward before and after training for each goal set of a learning
+    report (`verl.agent_trainer.learning_report`), with their 95% CIs as error bars and the change with its
+    paired 95% CI written above each pair, and trained minus control (with its CI) in the title when the report
+    has both. Returns `path`."""
+    from matplotlib.figure import Figure
+
+    sections = report_sections(report)
+    fig = Figure(figsize=(3.2 + 2.2 * len(sections), 7.0), layout="constrained")
+    axes = fig.subplots(2, 1)[:]
+    for ax, (key, title, change_key) in zip(axes, (("success", "greedy success rate", "change_ci95"),
+                                                  ("mean_reward", "greedy mean reward", "mean_reward_change_ci95")),
+                                            strict=True):
+        value = "success_rate" if key == "success" else key
+        for offset, when, color in ((-0.2, "before", "tab:gray"), (0.2, "after", "tab:blue")):
+            xs = [i + offset for i in range(len(sections))]
+            ys = [sec[when][value] for _, sec in sections]
+            cis = [sec[when][f"{key}_ci95"] for _, sec in sections]
+            ax.bar(xs, ys, width=0.38, color=color, label=f"{when} (step {sections[0][1][when]['step']})",
+                   yerr=[[y - lo for y, (lo, _) in zip(ys, cis, strict=True)],
+                         [hi - y for y, (_, hi) in zip(ys, cis, strict=True)]], capsize=5)
+        for i, (_, sec) in enumerate(sections):
+            change = sec["after"][value] - sec["before"][value]
+            ci = sec.get(change_key)
+            text = f"{change:+.3f}" + (f"\n[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+            top = max(sec[w][f"{key}_ci95"][1] for w in ("before", "after"))
+            ax.annotate(text, (i, top), xytext=(0, 4), textcoords="offset points", ha="center", fontsize="small")
+        ax.set_xticks(range(len(sections)), [f"{label} goals ({sec['n_goals']})" for label, sec in sections])
+        ax.set_ylim(0.0, 1.25)
+        ax.set_title(f"{title} (95% CI; above: change, paired 95% CI)", fontsize="medium")
+        ax.legend(loc="upper left", fontsize="small")
+        ax.grid(axis="y", alpha=0.3)
+    if "trained_minus_control" in report:
+        d = report["trained_minus_control"]
+        fig.suptitle(f"trained minus control: success {d['success_change']:+.3f} "
+                     f"[{d['success_change_ci95'][0]:+.3f}, {d['success_change_ci95'][1]:+.3f}], mean reward "
+                     f"{d['mean_reward_change']:+.3f} [{d['mean_reward_change_ci95'][0]:+.3f}, "
+                     f"{d['mean_reward_change_ci95'][1]:+.3f}]", fontsize="medium")
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def draw_report_figure(directory: str, out_dir: str) -> str | None:
+    """`plot_report` of the report in `directory` as `<out_dir>/learning_report.png` (the trainer's, at the end of
+    `fit()`); a failure only warns, with the command that redraws it. Returns the path, or None."""
+    path = os.path.join(out_dir, REPORT_FIGURE)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        return plot_report(load_report(directory), path)
+    except Exception as exc:  # noqa: BLE001 - training is done; the figure can be redrawn from the file
+        logger.warning("learning report: drawing %s failed (%s: %s); retry with "
+                       "`python -m verl.agent_trainer.learning_report %s --plot %s`", path, type(exc).__name__, exc,
+                       directory, path)
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """CLI: print the table of a written report."""
+    """CLI: print the table of a written report (`--plot OUT.png`: and draw its figure there)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    plot = None
+    if "--plot" in args:
+        at = args.index("--plot")
+        plot = args[at + 1] if at + 1 < len(args) else None
+        del args[at:at + 2]
+        if plot is None:
+            sys.exit("--plot needs the PNG path to write")
     if len(args) != 1:
-        sys.exit("usage: python -m verl.agent_trainer.learning_report <run dir | learning_report.json>")
-    print(format_table(load_report(args[0])))
+        sys.exit("usage: python -m verl.agent_trainer.learning_report <run dir | learning_report.json> "
+                 "[--plot OUT.png]")
+    report = load_report(args[0])
+    print(format_table(report))
+    if plot:
+        print(plot_report(report, plot))
 
 
 if __name__ == "__main__":

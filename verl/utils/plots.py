@@ -1,7 +1,7 @@
 """PNG plots of a training run from the `file` logger's JSON lines (`<log_dir>/metrics.jsonl`) and its
 learning report (`learning_report.json`).
 
-    python -m verl.utils.plots <metrics.jsonl> <out_dir> [--report <learning_report.json>]
+    python -m verl.utils.plots <metrics.jsonl> <out_dir>
 
 Writes one figure per topic whose metrics the run logged (a topic with none is skipped):
 
@@ -15,10 +15,10 @@ Writes one figure per topic whose metrics the run logged (a topic with none is s
                         gradient: critic/score/zero_variance_group_frac) and of invalid actions
                         (rollout/invalid_action_rate);
 * `length_turns.png`    response_length/mean and env/num_turns/mean per step;
-* `env_errors.png`      env/error_rate and env/needs_judge_rate per step;
-* `learning_report.png` (with a report) greedy success and mean reward before and after training, per goal
-                        set (held-out, trained, control), with their 95% CIs, the paired change, and trained
-                        minus control.
+* `env_errors.png`      env/error_rate and env/needs_judge_rate per step.
+
+The learning report draws its own figure (`learning_report.png`: `verl.agent_trainer.learning_report`, which owns
+the report's files); this module knows nothing of it.
 
 Per-step training curves are drawn faintly, with their trailing moving average over `MA_WINDOW` steps
 (fewer at the start) on top: a step's value swings with the goals it drew, the average shows the trend.
@@ -36,11 +36,9 @@ from typing import Sequence
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["read_metrics", "plot_metrics", "plot_run", "plot_learning_report", "moving_average", "FIGURES",
-           "MA_WINDOW", "REPORT_FIGURE"]
+__all__ = ["read_metrics", "plot_metrics", "plot_run", "moving_average", "FIGURES", "MA_WINDOW"]
 
 MA_WINDOW = 5  # steps in the trailing moving average of per-step curves
-REPORT_FIGURE = "learning_report.png"
 
 # validation metric prefixes (the trainer's `val*/<mode>/...`) and the goal set each measures
 VAL_SETS = (("val", "held-out goals"), ("val_trained", "trained goals"), ("val_control", "control goals"))
@@ -181,56 +179,11 @@ def _draw(path: str, panels, series: dict[str, dict[int, float]]):
     return fig
 
 
-def plot_learning_report(report: dict, path: str) -> str:
-    """Bars of greedy success and mean reward before and after training for each goal set of a learning
-    report (`verl.agent_trainer.learning_report`), with their 95% CIs as error bars and the change with its
-    paired 95% CI written above each pair, and trained minus control (with its CI) in the title when the report
-    has both. Returns `path`."""
-    from matplotlib.figure import Figure
-
-    from verl.agent_trainer.learning_report import report_sections
-
-    sections = report_sections(report)
-    fig = Figure(figsize=(3.2 + 2.2 * len(sections), 7.0), layout="constrained")
-    axes = fig.subplots(2, 1)[:]
-    for ax, (key, title, change_key) in zip(axes, (("success", "greedy success rate", "change_ci95"),
-                                                  ("mean_reward", "greedy mean reward", "mean_reward_change_ci95")),
-                                            strict=True):
-        value = "success_rate" if key == "success" else key
-        for offset, when, color in ((-0.2, "before", "tab:gray"), (0.2, "after", "tab:blue")):
-            xs = [i + offset for i in range(len(sections))]
-            ys = [sec[when][value] for _, sec in sections]
-            cis = [sec[when][f"{key}_ci95"] for _, sec in sections]
-            ax.bar(xs, ys, width=0.38, color=color, label=f"{when} (step {sections[0][1][when]['step']})",
-                   yerr=[[y - lo for y, (lo, _) in zip(ys, cis, strict=True)],
-                         [hi - y for y, (_, hi) in zip(ys, cis, strict=True)]], capsize=5)
-        for i, (_, sec) in enumerate(sections):
-            change = sec["after"][value] - sec["before"][value]
-            ci = sec.get(change_key)
-            text = f"{change:+.3f}" + (f"\n[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
-            top = max(sec[w][f"{key}_ci95"][1] for w in ("before", "after"))
-            ax.annotate(text, (i, top), xytext=(0, 4), textcoords="offset points", ha="center", fontsize="small")
-        ax.set_xticks(range(len(sections)), [f"{label} goals ({sec['n_goals']})" for label, sec in sections])
-        ax.set_ylim(0.0, 1.25)
-        ax.set_title(f"{title} (95% CI; above: change, paired 95% CI)", fontsize="medium")
-        ax.legend(loc="upper left", fontsize="small")
-        ax.grid(axis="y", alpha=0.3)
-    if "trained_minus_control" in report:
-        d = report["trained_minus_control"]
-        fig.suptitle(f"trained minus control: success {d['success_change']:+.3f} "
-                     f"[{d['success_change_ci95'][0]:+.3f}, {d['success_change_ci95'][1]:+.3f}], mean reward "
-                     f"{d['mean_reward_change']:+.3f} [{d['mean_reward_change_ci95'][0]:+.3f}, "
-                     f"{d['mean_reward_change_ci95'][1]:+.3f}]", fontsize="medium")
-    fig.savefig(path, dpi=100)
-    return path
-
-
-def plot_metrics(metrics_path: str, out_dir: str, report_path: str | None = None) -> list[str]:
-    """Write the PNGs of `FIGURES` for the metrics in `metrics_path` into `out_dir`, and `REPORT_FIGURE` of the
-    learning report at `report_path` when given; returns their paths.
+def plot_metrics(metrics_path: str, out_dir: str) -> list[str]:
+    """Write the PNGs of `FIGURES` for the metrics in `metrics_path` into `out_dir`; returns their paths.
 
     Raises:
-        FileNotFoundError: `metrics_path` or `report_path` names no file.
+        FileNotFoundError: `metrics_path` names no file.
     """
     series = read_metrics(metrics_path)
     os.makedirs(out_dir, exist_ok=True)
@@ -239,49 +192,29 @@ def plot_metrics(metrics_path: str, out_dir: str, report_path: str | None = None
         path = os.path.join(out_dir, name)
         if _draw(path, panels, series) is not None:
             written.append(path)
-    if report_path is not None:
-        from verl.agent_trainer.learning_report import load_report
-
-        written.append(plot_learning_report(load_report(report_path), os.path.join(out_dir, REPORT_FIGURE)))
     return written
 
 
-def plot_run(log_dir: str, have_file_logger: bool, report_dir: str | None = None) -> list[str]:
-    """The trainer's plots at the end of `fit()`: `plot_metrics` of `<log_dir>/metrics.jsonl` (and of the learning
-    report in `report_dir`) into `<log_dir>/plots`. Training is done by then: a failure only warns, with the
-    command that redraws them."""
-    if not have_file_logger:
-        logger.info("trainer.plots: no plots without the file logger (add 'file' to trainer.logger)")
-        return []
-    from verl.agent_trainer.learning_report import REPORT_FILE
-
+def plot_run(log_dir: str) -> list[str]:
+    """The trainer's plots at the end of `fit()`: `plot_metrics` of `<log_dir>/metrics.jsonl` into
+    `<log_dir>/plots`. Training is done by then: a failure only warns, with the command that redraws them."""
     metrics_path, out_dir = os.path.join(log_dir, "metrics.jsonl"), os.path.join(log_dir, "plots")
-    report = os.path.join(report_dir, REPORT_FILE) if report_dir else None
     try:
-        paths = plot_metrics(metrics_path, out_dir, report_path=report)
+        paths = plot_metrics(metrics_path, out_dir)
     except Exception as exc:  # noqa: BLE001 - training is done; plots can be redrawn from the files
-        logger.warning("trainer.plots: plotting %s failed (%s: %s); retry with `python -m verl.utils.plots %s %s%s`",
-                       metrics_path, type(exc).__name__, exc, metrics_path, out_dir,
-                       f" --report {report}" if report else "")
+        logger.warning("trainer.plots: plotting %s failed (%s: %s); retry with `python -m verl.utils.plots %s %s`",
+                       metrics_path, type(exc).__name__, exc, metrics_path, out_dir)
         return []
     logger.info("plots: %s", ", ".join(paths))
     return paths
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """CLI: `python -m verl.utils.plots <metrics.jsonl> <out_dir> [--report <learning_report.json>]`; prints
-    the files written."""
+    """CLI: `python -m verl.utils.plots <metrics.jsonl> <out_dir>`; prints the files written."""
     args = list(sys.argv[1:] if argv is None else argv)
-    report = None
-    if "--report" in args:
-        at = args.index("--report")
-        if at + 1 >= len(args):
-            sys.exit("--report needs a learning_report.json (or its run directory)")
-        report = args[at + 1]
-        del args[at:at + 2]
     if len(args) != 2:
-        sys.exit("usage: python -m verl.utils.plots <metrics.jsonl> <out_dir> [--report <learning_report.json>]")
-    paths = plot_metrics(*args, report_path=report)
+        sys.exit("usage: python -m verl.utils.plots <metrics.jsonl> <out_dir>")
+    paths = plot_metrics(*args)
     if not paths:
         sys.exit(f"{args[0]} holds none of the plotted metrics ({', '.join(FIGURES)})")
     print("\n".join(paths))

@@ -37,7 +37,12 @@ import torch
 
 from agentenv.controller.types import is_success
 from verl.agent_trainer.expert_probe import load_demos, per_goal_log_likelihood, probe_batch
-from verl.agent_trainer.learning_report import keep_before, load_kept_before, write_training_report
+from verl.agent_trainer.learning_report import (
+    draw_report_figure,
+    keep_before,
+    load_kept_before,
+    write_training_report,
+)
 from verl.agent_trainer.ppo import core_algos, metric_utils
 from verl.agent_trainer.ppo.dynamic_sampling import GroupFilter
 from verl.agent_trainer.ppo.metric_utils import timer
@@ -353,9 +358,12 @@ class RayPPOTrainer:
             tracker.finish()
         if cfg.learning_report and not stopped:
             self._write_learning_report(before, after, goal_sets, probe, first_step, time.perf_counter() - start)
-        if cfg.plots:
-            plot_run(tracker.log_dir, "file" in cfg.loggers,
-                     report_dir=cfg.default_local_dir if cfg.learning_report and not stopped else None)
+        if cfg.plots and "file" not in cfg.loggers:
+            logger.info("trainer.plots: no plots without the file logger (add 'file' to trainer.logger)")
+        elif cfg.plots:
+            plot_run(tracker.log_dir)
+            if cfg.learning_report and not stopped:
+                draw_report_figure(cfg.default_local_dir, os.path.join(tracker.log_dir, "plots"))
         return metrics
 
     def _train_step(self, rows: list[dict], metrics: dict, timing: dict) -> DataProto | None:

@@ -97,9 +97,9 @@ def test_trained_section_on_a_scripted_policy_hand_values(tmp_path):
     assert table[9].endswith("12 gained / 2 lost, exact McNemar p 0.0129")
     assert f"[{report['change_ci95'][0]:.3f}, {report['change_ci95'][1]:.3f}]" in table[5]
 
-    from verl.utils.plots import REPORT_FIGURE, plot_learning_report
+    from verl.agent_trainer.learning_report import REPORT_FIGURE, plot_report
 
-    path = plot_learning_report(report, str(tmp_path / REPORT_FIGURE))
+    path = plot_report(report, str(tmp_path / REPORT_FIGURE))
     assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 
 
@@ -179,9 +179,9 @@ def test_control_section_and_trained_minus_control_hand_values(tmp_path):
     assert f"trained goals ({files['trained']}): 8 goals of rule R" in table
     assert f"control goals ({files['control']}): the other 4 of rule R" in table
 
-    from verl.utils.plots import REPORT_FIGURE, plot_learning_report
+    from verl.agent_trainer.learning_report import REPORT_FIGURE, plot_report
 
-    assert open(plot_learning_report(report, str(tmp_path / REPORT_FIGURE)), "rb").read(4) == b"\x89PNG"
+    assert open(plot_report(report, str(tmp_path / REPORT_FIGURE)), "rb").read(4) == b"\x89PNG"
 
 
 def test_goal_set_selection_reads_the_entry_beside_the_file(tmp_path):

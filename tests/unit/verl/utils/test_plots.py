@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from verl.utils.plots import FIGURES, MA_WINDOW, moving_average, plot_learning_report, plot_metrics, read_metrics
+from verl.agent_trainer.learning_report import plot_report
+from verl.utils.plots import FIGURES, MA_WINDOW, moving_average, plot_metrics, read_metrics
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "data", "metrics_webshop_grpo_cpu.jsonl")
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -173,7 +174,7 @@ def test_learning_report_figure_shows_before_and_after_per_goal_set(tmp_path, dr
                                                                         "mean_reward": 0.55, "step": 12}
     section = {"n_goals": 8, "before": before, "after": after, "change_ci95": [0.0, 0.5]}
     report = {**section, "trained": {**section, "n_goals": 32, "before": {**before, "success_rate": 0.125}}}
-    plot_learning_report(report, str(tmp_path / "report.png"))
+    plot_report(report, str(tmp_path / "report.png"))
     axes = _axes(drawn["report.png"])
     success = next(ax for title, ax in axes.items() if title.startswith("greedy success rate"))
     assert [t.get_text() for t in success.get_xticklabels()] == ["held-out goals (8)", "trained goals (32)"]
