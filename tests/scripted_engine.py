@@ -49,7 +49,7 @@ class ScriptedWebshopEngine(RolloutEngine):
         self.calls = 0
         self._lock = threading.Lock()
 
-    async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
+    async def _generate_ids(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
         with self._lock:
             self.calls += 1
             n = self.calls

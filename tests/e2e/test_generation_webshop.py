@@ -105,7 +105,7 @@ class ReplayEngine(RolloutEngine):
     def __init__(self, tokenizer, plans: dict[str, dict[str, list[str]]]):
         self.tok, self.plans, self.started = tokenizer, plans, {}
 
-    async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
+    async def _generate_ids(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
         text = self.tok.decode(prompt_ids)
         instr = [i for i in self.plans if i in text]
         assert len(instr) == 1, "the prompt should name exactly one known instruction"

@@ -103,9 +103,27 @@ class RolloutEngine(abc.ABC):
     calls for others run; engines batch concurrent requests internally.
     """
 
-    @abc.abstractmethod
+    _closed: bool = False  # set by an engine's shutdown(): generate refuses requests after it
+
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
-        """Sample a continuation of `prompt_ids`."""
+        """Sample a continuation of `prompt_ids`: the checks every engine needs (not shut down, awake, a prompt),
+        once here; the engine's `_generate_ids` does the rest.
+
+        Raises:
+            RuntimeError: after `shutdown()`, or while asleep.
+            ValueError: `prompt_ids` is empty.
+        """
+        name = type(self).__name__
+        if self._closed:
+            raise RuntimeError(f"{name}.generate called after shutdown()")
+        self._check_awake()
+        if len(prompt_ids) == 0:
+            raise ValueError(f"{name}.generate needs a non-empty prompt_ids list")
+        return await self._generate_ids([int(t) for t in prompt_ids], sampling)
+
+    @abc.abstractmethod
+    async def _generate_ids(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
+        """The engine's generation of one checked request (ints, non-empty, engine awake)."""
 
     @abc.abstractmethod
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> None:

@@ -206,18 +206,13 @@ class HFEngine(RolloutEngine):
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
 
     # ------------------------------------------------------------------ public API
-    async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
+    async def _generate_ids(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
         """Queue one request and wait for its result (batched with concurrent requests)."""
-        if self._closed:
-            raise RuntimeError("HFEngine.generate called after shutdown()")
-        self._check_awake()
-        if not prompt_ids:
-            raise ValueError("HFEngine.generate needs a non-empty prompt_ids list")
         self._ensure_thread()
         loop = asyncio.get_running_loop()
         seed = sampling.seed if sampling.seed is not None else self.seed * 1_000_003 + next(self._counter)
         fut = loop.create_future()
-        self._queue.put(_Request(list(map(int, prompt_ids)), sampling, fut, loop, int(seed)))
+        self._queue.put(_Request(prompt_ids, sampling, fut, loop, int(seed)))
         return await fut
 
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> None:

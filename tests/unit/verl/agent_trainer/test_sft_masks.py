@@ -106,7 +106,7 @@ class _ReplayEngine(RolloutEngine):
     def __init__(self, tokenizer):
         self.turns = [tokenizer.encode(a, add_special_tokens=False) + [tokenizer.eos_token_id] for a in ACTS]
 
-    async def generate(self, prompt_ids, sampling):
+    async def _generate_ids(self, prompt_ids, sampling):
         ids = self.turns.pop(0)
         return GenerationOutput(token_ids=ids, log_probs=[-0.1] * len(ids), finish_reason="stop")
 

@@ -303,7 +303,7 @@ class _RecordingEngine(RolloutEngine):
     def __init__(self):
         self.log = []
 
-    async def generate(self, prompt_ids, sampling):
+    async def _generate_ids(self, prompt_ids, sampling):
         raise AssertionError("not called: the agent loop is replaced in this test")
 
     def update_weights(self, named_tensors):

@@ -280,14 +280,9 @@ class VLLMEngine(RolloutEngine):
         atexit.register(_shutdown_ref, weakref.ref(self))
 
     # ------------------------------------------------------------------ public API
-    async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
+    async def _generate_ids(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
         """Sample a continuation of `prompt_ids`; concurrent calls are batched by vLLM."""
-        if self._closed:
-            raise RuntimeError("VLLMEngine.generate called after shutdown()")
-        self._check_awake()
-        if not prompt_ids:
-            raise ValueError("VLLMEngine.generate needs a non-empty prompt_ids list")
-        fut = asyncio.run_coroutine_threadsafe(self._generate(list(map(int, prompt_ids)), sampling), self._loop)
+        fut = asyncio.run_coroutine_threadsafe(self._generate(prompt_ids, sampling), self._loop)
         return await asyncio.wrap_future(fut)  # cancelling the caller cancels (aborts) the request
 
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> None:

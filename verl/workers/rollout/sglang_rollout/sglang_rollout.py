@@ -224,14 +224,9 @@ class SGLangEngine(RolloutEngine):
         atexit.register(_shutdown_ref, weakref.ref(self))
 
     # ------------------------------------------------------------------ public API
-    async def generate(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
+    async def _generate_ids(self, prompt_ids: list[int], sampling: SamplingParams) -> GenerationOutput:
         """Sample a continuation of `prompt_ids`; concurrent calls are batched by SGLang."""
-        if self._closed:
-            raise RuntimeError("SGLangEngine.generate called after shutdown()")
-        self._check_awake()
-        if not prompt_ids:
-            raise ValueError("SGLangEngine.generate needs a non-empty prompt_ids list")
-        coro = self._engine.async_generate(input_ids=[int(t) for t in prompt_ids],
+        coro = self._engine.async_generate(input_ids=prompt_ids,
                                            sampling_params=sampling_params(sampling), return_logprob=True)
         out = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._engine.loop))
         gen = parse_output(out, sampling)

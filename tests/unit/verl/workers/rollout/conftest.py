@@ -35,7 +35,7 @@ class ScriptedEngine(RolloutEngine):
         self.calls = []
         self._lock = threading.Lock()
 
-    async def generate(self, prompt_ids, sampling):
+    async def _generate_ids(self, prompt_ids, sampling):
         ids, finish = self.script(list(prompt_ids), sampling)
         ids = ids[: sampling.max_tokens]
         if finish == "stop" and len(ids) == sampling.max_tokens and ids[-1] not in sampling.stop_token_ids:

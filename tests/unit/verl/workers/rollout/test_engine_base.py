@@ -66,8 +66,8 @@ class _Engine(RolloutEngine):
     def __init__(self):
         self.calls = []
 
-    async def generate(self, prompt_ids, sampling):
-        self._check_awake()
+    async def _generate_ids(self, prompt_ids, sampling):
+        return prompt_ids
 
     def update_weights(self, named_tensors):
         pass
@@ -109,3 +109,26 @@ def test_free_cache_engine_resolution():
     assert resolve_free_cache_engine(True, True, "") is True
     with pytest.raises(ValueError, match=r"free_cache_engine=true cannot be honoured: no GPU\. Set it to false"):
         resolve_free_cache_engine(True, False, "no GPU")
+
+
+def test_generate_checks_once_for_every_engine():
+    """RolloutEngine.generate refuses a shut-down engine, a sleeping one and an empty prompt, then hands the engine
+    the ids as ints (`_generate_ids`)."""
+    import asyncio
+
+    import numpy as np
+
+    from verl.workers.rollout.base import SamplingParams
+
+    eng, sampling = _Engine(), SamplingParams(max_tokens=2)
+    got = asyncio.run(eng.generate(np.array([3, 4]), sampling))
+    assert got == [3, 4] and all(type(t) is int for t in got)
+    with pytest.raises(ValueError, match="_Engine.generate needs a non-empty prompt_ids list"):
+        asyncio.run(eng.generate([], sampling))
+    eng.sleep()
+    with pytest.raises(RuntimeError, match="asleep"):
+        asyncio.run(eng.generate([1], sampling))
+    eng.wake_up()
+    eng._closed = True
+    with pytest.raises(RuntimeError, match="_Engine.generate called after shutdown"):
+        asyncio.run(eng.generate([1], sampling))
