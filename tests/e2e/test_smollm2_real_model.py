@@ -436,6 +436,7 @@ def test_one_gae_step_with_a_smollm2_critic(smollm2_dir, webshop_url, tmp_path):
     assert 0 < moved < 1e-3, moved  # SmolLM2's weights, one step of lr 1e-5 away
 
 
+@pytest.mark.slow  # ~2 min; tests/e2e/test_train_webshop_lora.py checks the same path on the tiny model
 def test_lora_grpo_step_small_checkpoint_and_resume_with_the_real_model(smollm2_dir, webshop_url, tmp_path):
     """main_ppo with `actor_rollout_ref.model.lora_rank=8` on SmolLM2 (CPU): 1 GRPO step whose checkpoint files
     are each <= 16 MiB (adapter + its optimizer state, no base weights), then a resumed run trains step 2."""
