@@ -150,9 +150,6 @@ class PPOConfig:
             raise ValueError("trainer.learning_report=True evaluates on the validation items, but data.val_file "
                              "(or data.val_files) is not set; point it at held-out item ids "
                              "(AgentItemId/webshop_test.json) or set trainer.learning_report=False")
-        if self.data.control_val_file and not self.data.trained_val_file:
-            raise ValueError(f"data.control_val_file={self.data.control_val_file!r} is the control for the trained "
-                             "goals, but data.trained_val_file is not set; name the trained goals' file too")
 
     @property
     def exports_hf(self) -> bool:

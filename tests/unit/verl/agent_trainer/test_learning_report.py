@@ -138,9 +138,9 @@ def test_learning_report_needs_validation_items():
         ["trainer.learning_report=True", f"data.trained_val_file={goals}"])), resolve_auto=False)
     assert cfg.data.trained_val_file == goals and cfg.data.goal_set_files == {"trained": goals}
     control = "AgentItemId/webshop_control25_max50.json"
-    with pytest.raises(ValueError, match=r"data\.control_val_file=.*data\.trained_val_file is not set"):
-        load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
-            ["trainer.learning_report=True", f"data.control_val_file={control}"])), resolve_auto=False)
+    cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(  # a control alone: reported, no difference
+        ["trainer.learning_report=True", f"data.control_val_file={control}"])), resolve_auto=False)
+    assert cfg.data.goal_set_files == {"control": control}
     cfg = load_config(OmegaConf.merge(base, OmegaConf.from_dotlist(
         ["trainer.learning_report=True", f"data.trained_val_file={goals}", f"data.control_val_file={control}"])),
         resolve_auto=False)
