@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Protocol, Sequence
 
 from agentenv.controller.types import StepResult
 from agentenv.item_ids import item_indices
@@ -165,53 +165,26 @@ def select_tasks(num_tasks: int, ids: Optional[str], start: int, end: Optional[i
 
 # -- environments: the same few calls in-process and over HTTP ---------------------------------------
 
-class _LocalEnv:
-    """One `WebarenaSession` of an in-process world."""
+class EpisodeEnv(Protocol):
+    """What an episode needs of an env: an in-process `WebarenaSession` and the HTTP `WebarenaEnvClient` both are
+    one (the server's API and the session answer the same calls)."""
 
-    def __init__(self, world: Any):
-        from agentenv_webarena.environment import WebarenaSession
-
-        self.world = world
-        self.session = WebarenaSession(world)
-
-    def reset(self, index: int) -> str:
-        return self.session.reset(index).observation
-
-    def step(self, text: str) -> StepResult:
-        return self.session.step(text)
-
-    def metadata(self) -> dict:
-        return self.session.observation_metadata()
-
-    def screenshot(self) -> bytes:
-        return self.session.screenshot()
-
-    def close(self) -> None:
-        self.session.close()
+    def reset(self, index: int) -> Any: ...   # has `.observation`
+    def step(self, text: str) -> StepResult: ...
+    def observation_metadata(self) -> dict: ...
+    def screenshot(self) -> bytes: ...
+    def close(self) -> None: ...
 
 
-class _RemoteEnv:
-    """One env of a running server (`WebarenaEnvClient`)."""
-
-    def __init__(self, addr: str, num_tasks: int, timeout_s: float):
+def open_env(cfg: "RunConfig", world: Any, num_tasks: int) -> EpisodeEnv:
+    """One env for a worker: a session of the in-process `world`, or one env of the server at `cfg.env_addr`."""
+    if cfg.env_addr:
         from agentenv.envs.webarena import WebarenaEnvClient
 
-        self.client = WebarenaEnvClient(addr, data_len=num_tasks, timeout=timeout_s)
+        return WebarenaEnvClient(cfg.env_addr, data_len=num_tasks, timeout=cfg.http_timeout_s)
+    from agentenv_webarena.environment import WebarenaSession
 
-    def reset(self, index: int) -> str:
-        return self.client.reset(index).observation
-
-    def step(self, text: str) -> StepResult:
-        return self.client.step(text)
-
-    def metadata(self) -> dict:
-        return self.client.observation_metadata()
-
-    def screenshot(self) -> bytes:
-        return self.client.screenshot()
-
-    def close(self) -> None:
-        self.client.close()
+    return WebarenaSession(world)
 
 
 _SITE_WAIT_S = 24 * 3600.0  # a wait for a real site's state-changing episode to end: as long as a run lasts
@@ -245,7 +218,7 @@ def run_episode(env: Any, agent: Agent, index: int, task: dict, site_urls: dict[
     does, with `stop [ERROR: ...]`, and the error goes into the record; so does an env failure.
 
     Args:
-        env: `_LocalEnv` or `_RemoteEnv`.
+        env: an `EpisodeEnv` (`open_env`).
         agent: the worker's agent.
         index: task index on the env.
         task: the task config (for the agent and the record).
@@ -256,13 +229,13 @@ def run_episode(env: Any, agent: Agent, index: int, task: dict, site_urls: dict[
     record = EpisodeRecord(task_id=int(task.get("task_id", index)), index=index, intent=str(task.get("intent", "")))
     start = time.perf_counter()
     try:
-        text = env.reset(index)
+        text = env.reset(index).observation
         agent.reset(task, site_urls)
         for _ in range(step_cap):
             state = split_prompt_text(text)
             shot = env.screenshot() if save_screenshots else None
             try:
-                out = agent.next_action(state, env.metadata() if agent.needs_metadata else None)
+                out = agent.next_action(state, env.observation_metadata() if agent.needs_metadata else None)
             except Exception as exc:  # the agent failed: stop as WebArena does, keep the reason
                 record.error = f"agent: {type(exc).__name__}: {exc}"
                 out = AgentOutput(action=f"stop [ERROR: {type(exc).__name__}]", response=f"(agent error) {exc}")
@@ -381,7 +354,7 @@ def _run_workers(cfg: RunConfig, tasks: list[dict], indices: list[int], world: A
     def worker() -> None:
         try:
             agent = construct_agent(cfg, llm=llm)
-            env = _RemoteEnv(cfg.env_addr, len(tasks), cfg.http_timeout_s) if cfg.env_addr else _LocalEnv(world)
+            env = open_env(cfg, world, len(tasks))
         except BaseException as exc:  # noqa: BLE001 - reported after the join
             failures.append(exc)
             return
