@@ -59,12 +59,6 @@ class DataConfig:
         return {name: path for name, path in files.items() if path}
 
     @property
-    def report_files(self) -> dict[str, str]:
-        """{config key: file} of what only the learning report reads (goal sets, the expert probe)."""
-        files = {f"data.{name}_val_file": path for name, path in self.goal_set_files.items()}
-        return {**files, **({"data.expert_probe_file": self.expert_probe_file} if self.expert_probe_file else {})}
-
-    @property
     def val_paths(self) -> list[str]:
         """Validation files (empty: no validation set)."""
         return _as_paths(self.val_files if self.val_files is not None else self.val_file)

@@ -178,14 +178,17 @@ class RayPPOTrainer:
                             if config.data.val_paths else None)
         # the goal sets of the training pool the learning report evaluates too ("trained", "control")
         self.goal_sets = _goal_sets(config, self.train_loader.dataset)
-        self.expert_demos = (load_demos(config.data.expert_probe_file)
-                             if config.data.expert_probe_file and config.trainer.learning_report else None)
         steps = config.trainer.total_training_steps or len(self.train_loader) * config.trainer.total_epochs
         self.total_training_steps = steps
         self.config = config = _with_total_steps(config, steps)
         self.use_critic, self.use_ref = use_critic(config), config.use_reference_policy
         model = config.actor_rollout_ref.model
         self.tokenizer = load_tokenizer(os.path.expanduser(model.tokenizer_path or model.path), model.trust_remote_code)
+        # the learning report's expert probe: its demonstrations as trajectory rows, tokenised once
+        self.probe_batch = (probe_batch(self.tokenizer, load_demos(config.data.expert_probe_file),
+                                        config.actor_rollout_ref.rollout.max_model_len,
+                                        config.actor_rollout_ref.rollout.system_prompt)
+                            if config.data.expert_probe_file and config.trainer.learning_report else None)
         custom = config.custom_reward_function
         self.reward_fn = get_reward_manager_cls(config.reward_model.reward_manager)(
             tokenizer=self.tokenizer, num_examine=0, reward_fn_key=config.data.reward_fn_key,
@@ -637,12 +640,10 @@ class RayPPOTrainer:
     def _expert_probe(self, outcomes: dict[str, list[float]], when: str, metrics: dict) -> None:
         """The learning report's expert probe (`data.expert_probe_file`): each demonstration's mean log-probability
         of the expert's tokens under the actor as `outcomes[when]`, their mean as `val_expert/log_likelihood`."""
-        if self.expert_demos is None or not self.config.trainer.learning_report:
+        if self.probe_batch is None:
             return
-        batch = probe_batch(self.tokenizer, self.expert_demos, self.config.actor_rollout_ref.rollout.max_model_len,
-                            self.config.actor_rollout_ref.rollout.system_prompt)
-        out = self.actor_wg.call_dp("compute_log_prob", batch)
-        outcomes[when] = per_goal_log_likelihood(out.batch["old_log_probs"], batch.batch["response_mask"])
+        out = self.actor_wg.call_dp("compute_log_prob", self.probe_batch)
+        outcomes[when] = per_goal_log_likelihood(out.batch["old_log_probs"], self.probe_batch.batch["response_mask"])
         metrics["val_expert/log_likelihood"] = float(np.mean(outcomes[when]))
 
     def _write_learning_report(self, before: dict | None, after: dict | None, goal_sets: dict[str, dict],
@@ -654,7 +655,8 @@ class RayPPOTrainer:
         cfg = self.config
         return write_training_report(
             cfg.trainer.default_local_dir, before["greedy"], after["greedy"], goal_sets, probe,
-            probe_ids=[d["item_id"] for d in self.expert_demos or []], first_step=first_step,
+            probe_ids=list(self.probe_batch.non_tensor_batch["item_id"]) if self.probe_batch is not None else [],
+            first_step=first_step,
             last_step=self.global_steps, seconds=seconds, seed=cfg.actor_rollout_ref.rollout.seed,
             goal_set_files=cfg.data.goal_set_files, probe_file=cfg.data.expert_probe_file, data_seed=cfg.data.seed,
             val_files=cfg.data.val_paths, model_path=cfg.actor_rollout_ref.model.path)
