@@ -148,8 +148,8 @@ class EnvClientPool:
             self._connect = lambda addr: factory()
             probe = probe or (lambda addr: True)
         else:
-            cls = get_env_client_cls(task_name)
-            self._connect = lambda addr: cls(env_server_base=addr, data_len=data_len, timeout=float(timeout))
+            self._connect = lambda addr: get_env_client_cls(task_name)(env_server_base=addr, data_len=data_len,
+                                                                       timeout=float(timeout))
         self.servers = EnvServerSet(addrs, probe=probe, backoff_s=backoff_s, max_backoff_s=max_backoff_s,
                                     health_timeout=health_timeout)
         self._waited = factory is not None
