@@ -44,6 +44,8 @@ def test_each_shipped_interaction_yaml_loads_into_its_dataclass(path, monkeypatc
      r"env_server_base='ftp://a:1' must be an http\(s\) URL"),
     ({"interaction": [{"class_name": WEBSHOP, "config": {"env_server_base": "http://a:1", "env_addr": "http://b:2"}}]},
      r"env_server_base='http://a:1' and env_addr='http://b:2'.*keep one"),
+    ({"interaction": [{"class_name": WEBSHOP, "config": {"env_addr": ["http://a:1", "http://a:1/"]}}]},
+     r"config\.env_addr=\['http://a:1', 'http://a:1/'\] names a server twice"),
 ])
 def test_bad_interaction_keys_fail_naming_the_key(raw, needle):
     with pytest.raises(ValueError, match=needle):
