@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from verl.config.loader import check_positive
-from verl.config.rollout import AgentGymConfig
+from verl.config.rollout import AgentGymConfig, env_urls
 
 __all__ = ["InteractionsConfig", "InteractionItemConfig", "EnvInteractionConfig"]
 
@@ -44,7 +44,7 @@ class EnvInteractionConfig:
     """`interaction[i].config` of an env-backed interaction: the AgentGym env server its sessions run on.
 
     Keys follow verl's recipe (`env_server_base`) and `actor_rollout_ref.agentgym` (the others, with
-    that section's defaults); `agentgym()` turns them into the section the env client pool reads.
+    that section's defaults).
     """
 
     name: Optional[str] = None        # null: the task name
@@ -61,26 +61,15 @@ class EnvInteractionConfig:
         if self.env_server_base is not None and self.env_addr is not None:
             raise ValueError(f"{p} sets env_server_base={self.env_server_base!r} and env_addr={self.env_addr!r}; "
                              "they name the same server URL: keep one")
-        addr = self.server_addrs
-        if addr is not None and not isinstance(addr, str) and not list(addr):
-            raise ValueError(f"{p}.env_server_base is an empty list; give at least one URL such as "
-                             "http://127.0.0.1:36003")
-        for url in [] if addr is None else [addr] if isinstance(addr, str) else list(addr):
-            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-                raise ValueError(f"{p}.env_server_base={url!r} must be an http(s) URL such as http://127.0.0.1:36003")
+        _ = self.env_addrs  # checks the URLs
         check_positive(f"{p}.timeout", self.timeout)
         check_positive(f"{p}.max_retries", self.max_retries, allow_zero=True)
         check_positive(f"{p}.data_len", self.data_len, allow_zero=True)
         check_positive(f"{p}.health_timeout", self.health_timeout)
 
     @property
-    def server_addrs(self) -> Any:
-        """`env_server_base` or `env_addr` (None when neither is set)."""
-        return self.env_server_base if self.env_server_base is not None else self.env_addr
-
-    def agentgym(self, task_name: str) -> AgentGymConfig:
-        """The `actor_rollout_ref.agentgym` section these settings mean, for `task_name`."""
-        extra = {} if self.server_addrs is None else {"env_addr": self.server_addrs}
-        return AgentGymConfig(task_name=self.task_name or task_name, timeout=self.timeout,
-                              max_retries=self.max_retries, data_len=self.data_len,
-                              health_timeout=self.health_timeout, **extra)
+    def env_addrs(self) -> list[str]:
+        """`env_server_base` or `env_addr` (else agentgym's default) as base URLs without a trailing slash."""
+        key, value = ("env_addr", self.env_addr) if self.env_addr is not None else (
+            "env_server_base", AgentGymConfig.env_addr if self.env_server_base is None else self.env_server_base)
+        return env_urls(f"interaction[].config.{key}", value)

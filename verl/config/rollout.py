@@ -203,14 +203,7 @@ class AgentGymConfig:
                              "(the fraction of failed trajectories a training step tolerates)")
         if not self.task_name:
             raise ValueError(f"{p}.task_name is empty; choose webshop or webarena")
-        addrs = self.env_addrs
-        if not addrs:
-            raise ValueError(f"{p}.env_addr is an empty list; give at least one URL such as http://127.0.0.1:36001")
-        for addr in addrs:
-            if not isinstance(addr, str) or not addr.startswith(("http://", "https://")):
-                raise ValueError(f"{p}.env_addr={addr!r} must be an http(s) URL such as http://127.0.0.1:36001")
-        if len({a.rstrip("/") for a in addrs}) < len(addrs):
-            raise ValueError(f"{p}.env_addr={addrs!r} names a server twice; list each server once")
+        env_urls(f"{p}.env_addr", self.env_addr)
         check_positive(f"{p}.max_retries", self.max_retries, allow_zero=True)
         check_positive(f"{p}.timeout", self.timeout)
         check_positive(f"{p}.max_rounds", self.max_rounds)
@@ -225,5 +218,19 @@ class AgentGymConfig:
     @property
     def env_addrs(self) -> list[str]:
         """`env_addr` as a list of base URLs without a trailing slash (a single string is one server)."""
-        addrs = [self.env_addr] if isinstance(self.env_addr, str) else list(self.env_addr)
-        return [a.rstrip("/") if isinstance(a, str) else a for a in addrs]
+        return env_urls("actor_rollout_ref.agentgym.env_addr", self.env_addr)
+
+
+def env_urls(key: str, value: Any) -> list[str]:
+    """One env server URL or a list of them, as base URLs without a trailing slash; a value that is
+    empty, not http(s) or names a server twice fails naming `key`."""
+    addrs = [value] if isinstance(value, str) else list(value)
+    if not addrs:
+        raise ValueError(f"{key} is an empty list; give at least one URL such as http://127.0.0.1:36001")
+    for addr in addrs:
+        if not isinstance(addr, str) or not addr.startswith(("http://", "https://")):
+            raise ValueError(f"{key}={addr!r} must be an http(s) URL such as http://127.0.0.1:36001")
+    urls = [a.rstrip("/") for a in addrs]
+    if len(set(urls)) < len(urls):
+        raise ValueError(f"{key}={addrs!r} names a server twice; list each server once")
+    return urls

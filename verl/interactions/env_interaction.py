@@ -58,7 +58,8 @@ class EnvInteraction(BaseInteraction):
         task = cfg.task_name or self.default_task
         self.settings = cfg = dataclasses.replace(cfg, task_name=task, name=cfg.name or task)
         super().__init__(to_dict(cfg))
-        self.pool = EnvClientPool(cfg.agentgym(task), factory=factory)
+        self.pool = EnvClientPool(cfg.env_addrs, task, data_len=cfg.data_len, timeout=cfg.timeout,
+                                  max_retries=cfg.max_retries, health_timeout=cfg.health_timeout, factory=factory)
         self._instances: dict[str, _Instance] = {}
 
     async def start_interaction(self, instance_id: Optional[str] = None, item_id: Optional[str] = None,

@@ -18,7 +18,8 @@ Each module exposes `TEMPLATES: list[tuple[int, fn]]` with `fn(db, rng) -> list[
 `templates.base` for the dict) and may expose `TEST_ONLY_TEMPLATES: set[int]`, held-out templates whose
 instances all go to the test split and none to training (`tasks.generate`); together they are at least
 a fifth of the templates, with information-seeking and state-changing ones of every site kind. A module
-that does not exist yet is skipped.
+that does not exist yet is skipped. Helpers that several modules use live in `templates.common`; the
+modules import it and `templates.base`, never one another.
 """
 from __future__ import annotations
 

@@ -29,14 +29,13 @@ from agentenv_webarena.tasks.templates.base import (
     type_text,
     url_eval,
 )
+from agentenv_webarena.tasks.templates.common import EMMA, STATUS_LOCATOR, find_customer, find_order, order_url
 
-__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "find_customer", "find_order", "order_url"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
 
 A = "__SHOPPING_ADMIN__"
 S = "__SHOPPING__"
 N = 12  # instances per template
-EMMA = 1
-STATUS_LOCATOR = "document.querySelector('#order-status').outerText"
 HISTORY_LOCATOR = "document.querySelector('#order-history').outerText"
 
 
@@ -51,27 +50,11 @@ def _find_product(p: sqlite3.Row) -> list[dict]:
             click("link", f"Edit {p['name']}")]
 
 
-def find_order(o: sqlite3.Row) -> list[dict]:
-    """Orders grid -> keyword search by order number -> the order view."""
-    return [click("link", "Orders"), type_text("textbox", "Search by keyword", o["increment_id"]),
-            click("link", f"View order {o['increment_id']}")]
-
-
-def find_customer(name: str) -> list[dict]:
-    """Customers grid -> keyword search by full name."""
-    return [click("link", "All Customers"), type_text("textbox", "Search by keyword", name)]
-
-
 def _orders(db: sqlite3.Connection, statuses: tuple[str, ...] = ()) -> list[sqlite3.Row]:
     sql = "SELECT o.*, c.firstname, c.lastname FROM shop_orders o JOIN shop_customers c ON c.id = o.customer_id"
     if statuses:
         sql += f" WHERE o.status IN ({','.join('?' * len(statuses))})"
     return db.execute(sql + " ORDER BY o.id", statuses).fetchall()
-
-
-def order_url(o: sqlite3.Row) -> str:
-    """The admin order-view URL of order `o`."""
-    return f"{A}/sales/order/view/order_id/{o['id']}/"
 
 
 def _edit_url(p: sqlite3.Row) -> str:

@@ -8,7 +8,7 @@ filtered order grids, comparing the customers of a sign-up month; retracting vot
 upvoting a user's posts, users' favourite forums; and two pairs (admin report -> store wish list,
 store reviews -> forum).
 
-It reuses the other modules' data helpers and locators (imported, never copied) and, like them,
+It reuses the data helpers and locators the modules share (`templates.common`) and, like them,
 reads the pristine seed, leaves out instances whose answer would be ambiguous (ties, substrings),
 and picks state-changing targets whose pristine state fails the check. It does not own the sites
 or the task file (`tasks.generate`).
@@ -24,8 +24,6 @@ from urllib.parse import urlencode
 from agentenv_webarena.sites.forum.data import PRIMARY_USER
 from agentenv_webarena.sites.shop import STATUS_LABELS, money, option_text, product_options, rating_summary
 from agentenv_webarena.sites.shop.admin import bestsellers, sales_report
-from agentenv_webarena.tasks.templates import forum as forum_templates
-from agentenv_webarena.tasks.templates.admin import STATUS_LOCATOR, find_customer, order_url
 from agentenv_webarena.tasks.templates.base import (
     DONE,
     clear_and_type,
@@ -43,31 +41,34 @@ from agentenv_webarena.tasks.templates.base import (
     typeable,
     url_eval,
 )
-from agentenv_webarena.tasks.templates.cross import CATEGORY_FORUM, TITLE_LOCATOR
-from agentenv_webarena.tasks.templates.forum import (
+from agentenv_webarena.tasks.templates.common import (
+    CART_LOCATOR,
+    CATEGORY_FORUM,
+    EMMA,
     POST_URL_FUNC,
     REDDIT,
+    STATUS_LOCATOR,
+    TITLE_LOCATOR,
     VOTE_LOCATOR,
-    forums_by_name,
-    my_vote,
-    open_post_via_search,
-    post_list,
-    post_url,
-    users_with_posts,
-)
-from agentenv_webarena.tasks.templates.shopping import (
-    CART_LOCATOR,
-    EMMA,
     approved_reviews,
     cart_product_ids,
     emma_orders,
+    find_customer,
+    forums_by_name,
     in_cart_locator,
+    is_searchable_post,
     js_string,
+    my_vote,
+    open_post_via_search,
     open_product,
     order_history_steps,
     order_items,
+    order_url,
+    post_list,
+    post_url,
     searchable_products,
     sellable_products,
+    users_with_posts,
 )
 
 __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
@@ -452,7 +453,7 @@ def delete_reviews_by_rating(db: sqlite3.Connection, rng: random.Random) -> list
 
 def _to_user_submissions(db: sqlite3.Connection, user: str) -> list[dict] | None:
     """Search one of `user`'s posts, open its author's page, then their submissions (None: none is searchable)."""
-    post = next((p for p in post_list(db, sort="new", author=user) if forum_templates.is_searchable_post(db, p)), None)
+    post = next((p for p in post_list(db, sort="new", author=user) if is_searchable_post(db, p)), None)
     if post is None:
         return None
     return [*open_post_via_search(post), click("link", user), click("link", "Submissions")]
@@ -482,7 +483,7 @@ def retract_vote(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = []
     for p in post_list(db, sort="new"):
         vote = my_vote(db, p["id"])
-        if vote and p["author"] != PRIMARY_USER and forum_templates.is_searchable_post(db, p):
+        if vote and p["author"] != PRIMARY_USER and is_searchable_post(db, p):
             cases.append((p, vote))
     out = []
     for p, vote in pick(rng, cases, N):

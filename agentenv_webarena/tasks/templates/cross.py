@@ -29,12 +29,13 @@ from agentenv_webarena.tasks.templates.base import (
     type_text,
     typeable,
 )
-from agentenv_webarena.tasks.templates.forum import (
+from agentenv_webarena.tasks.templates.common import (
     ALL_COMMENT_BODIES,
-    INSTANCES,
+    CATEGORY_FORUM,
     MINE_ONLY,
     POST_URL_FUNC,
     REDDIT,
+    TITLE_LOCATOR,
     rows,
 )
 
@@ -43,14 +44,8 @@ __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
 SHOPPING = "__SHOPPING__"
 SITES = ["shopping", "reddit"]
 HISTORY = f"{SHOPPING}/sales/order/history/"
+INSTANCES = 10  # instances per template (fewer when the data offer fewer)
 HISTORY_PAGE_SIZE = 10  # the shop's order history shows 10 orders a page
-TITLE_LOCATOR = "document.querySelector('.submission__title').outerText"
-
-# Where a purchase of each shop category would be talked about on the forum.
-CATEGORY_FORUM = {
-    "Electronics": "technology", "Office Products": "technology", "Video Games": "gaming",
-    "Grocery & Gourmet Food": "food", "Home & Kitchen": "DIY", "Patio, Lawn & Garden": "DIY",
-}
 
 
 def _task(intent_template: str, values: dict, start_url: str, ev: dict, sequence: list) -> dict:

@@ -29,22 +29,25 @@ from agentenv_webarena.tasks.templates.base import (
     typeable,
     url_eval,
 )
+from agentenv_webarena.tasks.templates.common import (
+    ALL_COMMENT_BODIES,
+    MINE_ONLY,
+    POST_URL_FUNC,
+    REDDIT,
+    VOTE_LOCATOR,
+    forums_by_name,
+    is_searchable_post,
+    my_vote,
+    open_post_via_search,
+    post_list,
+    post_url,
+    rows,
+    users_with_posts,
+)
 
-__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "rows", "REDDIT", "INSTANCES", "POST_URL_FUNC", "MINE_ONLY",
-           "ALL_COMMENT_BODIES", "forums_by_name", "post_list", "post_url", "my_vote",
-           "open_post_via_search", "is_searchable_post", "users_with_posts"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
 
-REDDIT = "__REDDIT__"
 INSTANCES = 10  # instances per template (fewer when the data offer fewer)
-VOTE_LOCATOR = "document.querySelector('div.submission__vote').querySelector('form').getAttribute('class')"
-POST_URL_FUNC = "func:reddit_get_post_url('__last_url__')"
-
-
-def rows(db: sqlite3.Connection, sql: str, args: tuple = ()) -> list[dict]:
-    """Query results as dicts (whatever the connection's row_factory)."""
-    cur = db.execute(sql, args)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
 def _task(intent_template: str, values: dict, start_url: str, ev: dict, sequence: list) -> dict:
@@ -58,35 +61,6 @@ def _pick(rng: random.Random, items: list, n: int = INSTANCES) -> list:
 
 # --- forum facts ------------------------------------------------------------------------------------
 
-def forums_by_name(db: sqlite3.Connection) -> list[dict]:
-    """Every forum (id, name, title, description and its post count `posts`), by name, case-insensitively."""
-    return rows(db, "SELECT f.id, f.name, f.title, f.description, "
-                    "(SELECT COUNT(*) FROM forum_submissions s WHERE s.forum_id = f.id) AS posts "
-                    "FROM forum_forums f ORDER BY f.name COLLATE NOCASE")
-
-
-def post_list(db: sqlite3.Connection, **kw: Any) -> list[dict]:
-    """Forum posts as `forum.submission_list` lists them, filtered and sorted by `kw`."""
-    return forum.submission_list(db, **kw)
-
-
-def post_url(post: dict) -> str:
-    """The full URL of `post`'s page on the forum."""
-    return REDDIT + forum.post_path(post["forum"], post["id"], post["title"])
-
-
-def my_vote(db: sqlite3.Connection, submission_id: int) -> int:
-    """The primary user's vote on submission `submission_id`: 1 (up), -1 (down) or 0 (none)."""
-    r = rows(db, "SELECT v.choice FROM forum_submission_votes v JOIN forum_users u ON u.id = v.user_id "
-                 "WHERE u.username = ? AND v.submission_id = ?", (PRIMARY_USER, submission_id))
-    return r[0]["choice"] if r else 0
-
-
-def open_post_via_search(post: dict) -> list[dict]:
-    """Find a post through the search box and open it."""
-    return [type_text("searchbox", "Search", post["title"], enter=True),
-            click("link", post["title"])]
-
 
 def _unique_top(items: list[dict], key: str) -> Optional[dict]:
     if not items:
@@ -95,12 +69,6 @@ def _unique_top(items: list[dict], key: str) -> Optional[dict]:
     if len(ranked) > 1 and ranked[0][key] == ranked[1][key]:
         return None
     return ranked[0]
-
-
-def is_searchable_post(db: sqlite3.Connection, post: dict) -> bool:
-    """The post's own title link is among the first page of search results for its title."""
-    hits = forum.submission_list(db, sort="new", search=post["title"], limit=forum.PAGE_SIZE)
-    return any(h["id"] == post["id"] for h in hits) and typeable(post["title"])
 
 
 # --- templates --------------------------------------------------------------------------------------
@@ -275,10 +243,6 @@ _COMMENTS = ["Thanks for posting this, very helpful!", "I completely agree with 
              "I had the same problem last year.", "Bookmarking this for later.", "Interesting, I never knew that.",
              "Congrats, that is a great result!", "Well said, I could not agree more.", "Thanks, this made my day."]
 
-MINE_ONLY = ("document.querySelectorAll('.comment').forEach(c => { if (c.querySelector('.comment__author').outerText "
-              f"!== '{PRIMARY_USER}') c.querySelector('.comment__body').remove(); }})")
-ALL_COMMENT_BODIES = "[...document.querySelectorAll('.comment__body')].map(e => e.outerText).join(' | ')"
-
 
 def t3010_comment_on_post(db, rng):
     tpl = 'Leave the comment "{{comment}}" on the post "{{title}}".'
@@ -448,13 +412,6 @@ def t3018_switch_subscription(db, rng):
                    click("button", "Subscribe"), stop(DONE)]
             out.append(_task(tpl, {"old": old, "new": f["name"]}, REDDIT, ev, seq))
     return _pick(rng, out)
-
-
-def users_with_posts(db: sqlite3.Connection) -> list[dict]:
-    """Users with at least one post, each with their post count `n`, in user-id order."""
-    return rows(db, "SELECT u.username, COUNT(s.id) AS n FROM forum_users u "
-                    "JOIN forum_submissions s ON s.user_id = u.id "
-                    "GROUP BY u.id ORDER BY u.id")
 
 
 def t3019_count_author_posts(db, rng):

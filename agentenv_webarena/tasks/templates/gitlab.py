@@ -23,7 +23,6 @@ from agentenv_webarena.sites.gitlab.model import (
     display_date,
     issue_list,
     mr_list,
-    project_list,
     project_members,
 )
 from agentenv_webarena.sites.gitlab.repository import contributor_counts
@@ -43,14 +42,22 @@ from agentenv_webarena.tasks.templates.base import (
     typeable,
     url_eval,
 )
-from agentenv_webarena.tasks.templates.forum import ALL_COMMENT_BODIES, POST_URL_FUNC, REDDIT, rows
+from agentenv_webarena.tasks.templates.common import (
+    ALL_COMMENT_BODIES,
+    GITLAB,
+    ME,
+    POST_URL_FUNC,
+    REDDIT,
+    TITLE,
+    full_path,
+    project_url,
+    rows,
+    visible_projects,
+)
 
-__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "GITLAB", "visible_projects", "full_path", "project_url"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
 
-GITLAB = "__GITLAB__"
 INSTANCES = 6  # instances per template (fewer when the data offer fewer)
-ME = 1  # byteblaze's user id (the first seeded user)
-TITLE = "document.querySelector('h1.title').outerText"
 STATE = "document.querySelector('.issuable-status-badge').outerText"
 NOTES = "[...document.querySelectorAll('.note-text')].map(e => e.outerText).join(' | ')"
 ASSIGNEES = "document.querySelector('.assignees').outerText"
@@ -70,23 +77,8 @@ def _task(intent_template: str, values: dict, start_url: str, ev: dict, sequence
 
 # --- facts ------------------------------------------------------------------------------------------
 
-def visible_projects(db: sqlite3.Connection) -> list[sqlite3.Row]:
-    """Projects byteblaze can see, in id order."""
-    return sorted(project_list(db, viewer_id=ME), key=lambda p: p["id"])
-
-
 def _mine(db: sqlite3.Connection) -> list[sqlite3.Row]:
     return [p for p in visible_projects(db) if p["namespace"] == PRIMARY_USER]
-
-
-def full_path(p: Any) -> str:
-    """Project `p`'s full path, "namespace/path"."""
-    return f"{p['namespace']}/{p['path']}"
-
-
-def project_url(p: Any, suffix: str = "") -> str:
-    """The URL of project `p`'s page, followed by `suffix` (e.g. "/-/issues")."""
-    return f"{GITLAB}/{p['namespace']}/{p['path']}{suffix}"
 
 
 def _open(p: Any) -> list[dict]:

@@ -10,7 +10,6 @@ order's ship-to city). Answers come from the same functions the pages print with
 """
 from __future__ import annotations
 
-import functools
 import json
 import random
 import sqlite3
@@ -19,17 +18,14 @@ from urllib.parse import quote
 
 from agentenv_webarena.sites import world
 from agentenv_webarena.sites.map import (
-    MODE_LINKS,
     directions_url,
     element_path,
     format_coord,
-    route,
     search,
 )
 from agentenv_webarena.sites.map.model import TAG_LABELS, WHEELCHAIR_VALUES, notes_of, rows, saved_places, tags_of
-from agentenv_webarena.sites.map.roads import ENGINES, Route, node_key
-from agentenv_webarena.sites.map.search import CATEGORY_LABELS, Located, lookup
-from agentenv_webarena.tasks.templates.admin import find_customer, find_order
+from agentenv_webarena.sites.map.roads import Route
+from agentenv_webarena.sites.map.search import CATEGORY_LABELS, Located
 from agentenv_webarena.tasks.templates.base import (
     DONE,
     clear_and_type,
@@ -42,25 +38,31 @@ from agentenv_webarena.tasks.templates.base import (
     target,
     task,
     type_text,
-    typeable,
     url_eval,
 )
+from agentenv_webarena.tasks.templates.common import (
+    ADMIN,
+    BY,
+    ENGINE_OF,
+    MAP,
+    MY_PLACES,
+    directions_steps,
+    find_customer,
+    find_order,
+    findable,
+    landmarks,
+    local_places,
+    route_between,
+    route_on_screen,
+    two_routes_steps,
+)
 
-__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "MAP", "landmarks", "route_between", "directions_steps",
-           "two_routes_steps", "route_on_screen"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
 
-MAP = "__MAP__"
-ADMIN = "__SHOPPING_ADMIN__"
 N = 7  # instances per template (fewer when the data offer fewer)
 N_STATE = 9  # instances of the page-state (program_html) templates
-ENGINE_OF = {"car": "fossgis_osrm_car", "bicycle": "fossgis_osrm_bike", "foot": "fossgis_osrm_foot"}
 VERB = {"car": "drive", "bicycle": "cycle", "foot": "walk"}
-BY = {"car": "by car", "bicycle": "by bicycle", "foot": "on foot"}
-SELECTED_ENGINE = 'document.querySelector("div#content select.routing_engines").selectedIndex'
-ROUTE_FROM = "document.querySelector('[name=\"route_from\"]').value"
-ROUTE_TO = "document.querySelector('[name=\"route_to\"]').value"
 NOTES = "document.querySelector('#notes').outerText"
-MY_PLACES = "document.querySelector('#my_places').outerText"
 NOTE_STATUS = "document.querySelector('#note-status').outerText"
 # Plural phrases the intents use (the search understands them: `search.category_of`).
 PLURAL = {"pharmacy": "pharmacies", "library": "libraries", "cafe": "cafes", "restaurant": "restaurants",
@@ -70,36 +72,6 @@ NEAR_CATEGORIES = ("pharmacy", "cafe", "bank", "supermarket", "library", "hospit
 
 
 # --- facts ------------------------------------------------------------------------------------------
-
-
-def _findable(obj: Located) -> bool:
-    """Typing the name into the search box or a directions field finds exactly this place or town."""
-    return lookup(obj.name) is obj and typeable(obj.name)
-
-
-@functools.lru_cache(maxsize=None)
-def _local_places() -> tuple[world.Place, ...]:
-    near = {t.name for t in world.TOWNS if world.distance_km(t, world.town_by_name("Pittsburgh")) < 40}
-    return tuple(p for p in world.PLACES if p.town in near and _findable(p))
-
-
-def _local(category: Optional[str] = None) -> list[world.Place]:
-    """Findable places in Pittsburgh and its neighbouring towns (not the far cities), in world order."""
-    return [p for p in _local_places() if category is None or p.category == category]
-
-
-def landmarks() -> list[world.Place]:
-    """Local places of the categories people ask directions to (not generic shops)."""
-    keep = {"university", "museum", "park", "hospital", "stadium", "airport", "landmark", "theatre", "zoo",
-            "train_station", "library", "city_hall"}
-    return [p for p in _local() if p.category in keep]
-
-
-def route_between(a: Located, b: Located, mode: str) -> Route:
-    """The `mode` route from `a` to `b` (the graph is connected, so there always is one)."""
-    found = route(node_key(a), node_key(b), mode)
-    assert found is not None, (a.name, b.name, mode)  # the graph is connected for every mode (unit-tested)
-    return found
 
 
 def _minutes(r: Route) -> int:
@@ -124,7 +96,7 @@ def _pairs(rng: random.Random, places: Sequence[Located], k: int, *, min_km: flo
 def _nearest(anchor: Located, category: str) -> Optional[tuple[world.Place, float]]:
     """The nearest place of `category` as the search lists it, when clearly nearest (0.05 km ahead)."""
     hits = search(f"{category.replace('_', ' ')} near {anchor.name}").hits
-    if not hits or (len(hits) > 1 and hits[1].km - hits[0].km < 0.05) or not _findable(hits[0].obj):
+    if not hits or (len(hits) > 1 and hits[1].km - hits[0].km < 0.05) or not findable(hits[0].obj):
         return None
     return hits[0].obj, hits[0].km
 
@@ -140,13 +112,6 @@ def _task(intent_template: str, values: dict, ev: dict, sequence: list, start_ur
 def _open(obj: Located) -> list[dict]:
     """Search the name, open its page."""
     return [type_text("searchbox", "Search", obj.name, enter=True), click("link", obj.name)]
-
-
-def directions_steps(a: Located, b: Located, mode: str) -> list[dict]:
-    """Fill the directions form (car by default), then switch mode with the mode links."""
-    steps = [click("link", "Directions"), type_text("textbox", "From", a.name, enter=False),
-             type_text("textbox", "To", b.name, enter=True)]
-    return steps + ([click("link", MODE_LINKS[ENGINE_OF[mode]])] if mode != "car" else [])
 
 
 def _near_search(category: str, anchor: Located) -> list[dict]:
@@ -171,7 +136,7 @@ def t6001_travel_distance(db, rng):
     tpl = "What is the {{mode}} route distance from {{a}} to {{b}}, in km?"
     out = []
     for mode in ("car", "bicycle", "foot"):
-        for a, b in _pairs(rng, _local(), 3, max_km=25):
+        for a, b in _pairs(rng, local_places(), 3, max_km=25):
             r = route_between(a, b, mode)
             number = f"{r.distance_km:.1f}"
             out.append(_task(tpl, {"mode": {"car": "driving", "bicycle": "cycling", "foot": "walking"}[mode],
@@ -183,7 +148,7 @@ def t6001_travel_distance(db, rng):
 
 def t6002_city_to_city(db, rng):
     tpl = "How far is it to drive from {{a}} to {{b}}, and how long does it take?"
-    towns = [t for t in world.TOWNS if not t.parent and _findable(t)]
+    towns = [t for t in world.TOWNS if not t.parent and findable(t)]
     out = []
     for a, b in _pairs(rng, towns, N, min_km=30):
         r = route_between(a, b, "car")
@@ -220,11 +185,6 @@ def t6004_closer_by_car(db, rng):
     return out
 
 
-def two_routes_steps(origin: Located, x: Located, y: Located) -> list[dict]:
-    """Directions origin -> x by car, then the same form with y as the destination."""
-    return directions_steps(origin, x, "car") + clear_and_type("textbox", "To", y.name, enter=True)
-
-
 def t6005_two_leg_trip(db, rng):
     tpl = ("I walk from {{a}} to {{b}}, then drive from {{b}} to {{c}}. How many minutes does the whole trip take "
            "(each leg's time as the map shows it)?")
@@ -245,7 +205,7 @@ def t6005_two_leg_trip(db, rng):
 
 def t6006_bike_time_to_town(db, rng):
     tpl = "How long would it take to cycle from {{place}} to the centre of {{town}}?"
-    towns = [t for t in world.TOWNS if t.parent and _findable(t)]
+    towns = [t for t in world.TOWNS if t.parent and findable(t)]
     out = []
     for place in pick(rng, landmarks(), 20):
         town = rng.choice([t for t in towns if t.name != place.town])
@@ -273,7 +233,7 @@ def t6007_reachable_within(db, rng):
 def t6008_fastest_mode_gap(db, rng):
     tpl = "From {{a}} to {{b}}, how much time does cycling save compared with walking, in minutes?"
     out = []
-    for a, b in _pairs(rng, _local(), N, max_km=8):
+    for a, b in _pairs(rng, local_places(), N, max_km=8):
         gap = str(_minutes(route_between(a, b, "foot")) - _minutes(route_between(a, b, "bicycle")))
         seq = directions_steps(a, b, "bicycle") + [click("link", "Foot"), stop(gap)]
         out.append(_task(tpl, {"a": a.name, "b": b.name}, string_eval(must_include=[gap]), seq))
@@ -318,7 +278,7 @@ def t6012_nearest_distance(db, rng):
     tpl = ("How far in a straight line is the nearest {{category}} from {{place}}? Give its name, the distance in km "
            "and its ZIP code.")
     out = []
-    for place in pick(rng, _local(), 60):
+    for place in pick(rng, local_places(), 60):
         category = rng.choice(NEAR_CATEGORIES)
         found = _nearest(place, category)
         if found is None:
@@ -334,7 +294,7 @@ def t6012_nearest_distance(db, rng):
 def t6013_coordinates(db, rng):
     tpl = "What are the coordinates (latitude, longitude) of {{place}}?"
     out = []
-    for p in pick(rng, _local(), N):
+    for p in pick(rng, local_places(), N):
         lat, lon = format_coord(p.lat), format_coord(p.lon)
         out.append(_task(tpl, {"place": p.name}, string_eval(must_include=[lat, lon]),
                          _open(p) + [stop(f"{lat}, {lon}")]))
@@ -343,14 +303,14 @@ def t6013_coordinates(db, rng):
 
 def t6014_postcode(db, rng):
     tpl = "What is the ZIP code of {{place}}?"
-    places = [p for p in world.PLACES if _findable(p)]
+    places = [p for p in world.PLACES if findable(p)]
     return [_task(tpl, {"place": p.name}, string_eval(exact=p.postcode), _open(p) + [stop(p.postcode)])
             for p in pick(rng, places, N)]
 
 
 def t6015_street_address(db, rng):
     tpl = "What is the street address of {{place}}?"
-    places = [p for p in _local() if p.street[:1].isdigit()]
+    places = [p for p in local_places() if p.street[:1].isdigit()]
     return [_task(tpl, {"place": p.name}, string_eval(must_include=[p.street]), _open(p) + [stop(p.street)])
             for p in pick(rng, places, N)]
 
@@ -361,7 +321,7 @@ def t6016_count_in_town(db, rng):
     for town in world.TOWNS:
         for category in ("restaurant", "cafe", "pharmacy", "museum", "hospital"):
             n = len(world.places_in(town.name, category))
-            if n >= 2 and _findable(town):
+            if n >= 2 and findable(town):
                 out.append(_task(tpl, {"category": PLURAL[category], "town": town.name},
                                  string_eval(must_include=[str(n)]), _open(town) + [stop(str(n))]))
     return pick(rng, out, N)
@@ -373,7 +333,7 @@ def t6017_list_in_town(db, rng):
     for town in world.TOWNS:
         for category in ("restaurant", "cafe", "bank", "hotel", "library", "supermarket"):
             found = world.places_in(town.name, category)
-            if 2 <= len(found) <= 5 and _findable(town):
+            if 2 <= len(found) <= 5 and findable(town):
                 names = [p.name for p in found]
                 out.append(_task(tpl, {"category": PLURAL[category], "town": town.name},
                                  string_eval(must_include=names), _open(town) + [stop(", ".join(names))]))
@@ -389,7 +349,7 @@ def t6018_opened_year(db, rng):
 
 def t6019_architect(db, rng):
     tpl = "Who was the architect of {{place}}, according to its map page?"
-    places = [p for p in world.PLACES if p.architect and _findable(p)]
+    places = [p for p in world.PLACES if p.architect and findable(p)]
     return [_task(tpl, {"place": p.name}, string_eval(must_include=[p.architect]), _open(p) + [stop(p.architect)])
             for p in pick(rng, places, N)]
 
@@ -397,7 +357,7 @@ def t6019_architect(db, rng):
 def t6020_capacity(db, rng):
     tpl = "What capacity does the map give for {{place}}?"
     places = [p for p in world.PLACES if p.capacity and p.category in ("stadium", "theatre", "hospital", "hotel")
-              and _findable(p)]
+              and findable(p)]
     return [_task(tpl, {"place": p.name}, string_eval(must_include=[str(p.capacity)]),
                   _open(p) + [stop(str(p.capacity))]) for p in pick(rng, places, N)]
 
@@ -405,7 +365,7 @@ def t6020_capacity(db, rng):
 def t6021_phone(db, rng):
     tpl = "What phone number does the map list for {{place}}?"
     out = []
-    for p in pick(rng, _local(), 40):
+    for p in pick(rng, local_places(), 40):
         phone = tags_of(db, p.id).get("phone")
         if phone:
             out.append(_task(tpl, {"place": p.name}, string_eval(must_include=[phone]), _open(p) + [stop(phone)]))
@@ -415,7 +375,7 @@ def t6021_phone(db, rng):
 def t6022_opening_hours(db, rng):
     tpl = "What are the opening hours of {{place}} according to the map?"
     out = []
-    for p in pick(rng, _local(), 40):
+    for p in pick(rng, local_places(), 40):
         hours = tags_of(db, p.id).get("opening_hours")
         if hours:
             out.append(_task(tpl, {"place": p.name}, string_eval(must_include=[hours]), _open(p) + [stop(hours)]))
@@ -428,7 +388,7 @@ def t6023_open_notes(db, rng):
     out = []
     for pid in pick(rng, noted, len(noted)):
         p = world.place_by_id(pid)
-        if _findable(p):
+        if findable(p):
             n = str(sum(1 for note in notes_of(db, pid) if note["status"] == "open"))
             out.append(_task(tpl, {"place": p.name}, string_eval(must_include=[n]), _open(p) + [stop(n)]))
     return out[:N]
@@ -436,7 +396,7 @@ def t6023_open_notes(db, rng):
 
 def t6024_town_population(db, rng):
     tpl = "What population does the map give for {{town}}?"
-    towns = [t for t in world.TOWNS if _findable(t)]
+    towns = [t for t in world.TOWNS if findable(t)]
     return [_task(tpl, {"town": t.name}, string_eval(must_include=[str(t.population)]),
                   _open(t) + [stop(str(t.population))]) for t in pick(rng, towns, N)]
 
@@ -447,7 +407,7 @@ def t6030_show_route_url(db, rng):
     tpl = "Show me the route {{by}} from {{a}} to {{b}}."
     out = []
     for mode in ("car", "bicycle", "foot"):
-        for a, b in _pairs(rng, _local(), 3, max_km=15):
+        for a, b in _pairs(rng, local_places(), 3, max_km=15):
             url = MAP + directions_url(a, b, ENGINE_OF[mode])
             out.append(_task(tpl, {"by": BY[mode], "a": a.name, "b": b.name}, url_eval(url),
                              directions_steps(a, b, mode) + [stop(DONE)]))
@@ -467,7 +427,7 @@ def t6031_search_near_url(db, rng):
 def t6032_open_place_url(db, rng):
     tpl = "Open the map page of {{place}}."
     return [_task(tpl, {"place": p.name}, url_eval(MAP + element_path(p)), _open(p) + [stop(DONE)])
-            for p in pick(rng, _local(), N)]
+            for p in pick(rng, local_places(), N)]
 
 
 def t6033_open_nearest_url(db, rng):
@@ -484,13 +444,6 @@ def t6033_open_nearest_url(db, rng):
 
 
 # --- page checks: a route on screen, and edits -------------------------------------------------------
-
-def route_on_screen(a: Located, b: Located, mode: str) -> dict:
-    """The last page shows directions a -> b with `mode` selected (WebArena's OSM checks)."""
-    index = str(list(ENGINES).index(ENGINE_OF[mode]))
-    return html_eval([target("last", SELECTED_ENGINE, exact=index),
-                      target("last", ROUTE_FROM, must_include=[a.name]),
-                      target("last", ROUTE_TO, must_include=[b.name])])
 
 
 def t6040_get_directions(db, rng):
@@ -524,7 +477,7 @@ def t6042_save_place(db, rng):
     tpl = "Save {{place}} to My places."
     saved = _saved_names(db)
     out = []
-    for p in pick(rng, [p for p in _local() if p.name not in saved], N_STATE):
+    for p in pick(rng, [p for p in local_places() if p.name not in saved], N_STATE):
         ev = html_eval([target(f"{MAP}/my_places", "", must_include=[p.name])])
         out.append(_task(tpl, {"place": p.name}, ev, _open(p) + [click("button", "Save to My places"), stop(DONE)]))
     return out
@@ -571,7 +524,7 @@ _NOTE_TEXTS = ("The side entrance is closed on weekends.", "There is a new bike 
 def t6045_add_note(db, rng):
     tpl = 'Add a note to {{place}} on the map saying "{{text}}".'
     out = []
-    for p in pick(rng, _local(), N_STATE):
+    for p in pick(rng, local_places(), N_STATE):
         text = rng.choice(_NOTE_TEXTS)
         ev = html_eval([target(MAP + element_path(p), NOTES, must_include=[text])])
         seq = _open(p) + [type_text("textbox", "Note", text, enter=False), click("button", "Add note"), stop(DONE)]
@@ -599,7 +552,7 @@ def t6047_resolve_note(db, rng):
     for note in rows(db, "SELECT * FROM map_notes WHERE status = 'open' ORDER BY id"):
         p = world.place_by_id(note["place_id"])
         same = [n for n in notes_of(db, p.id) if n["body"] == note["body"] and n["status"] == "open"]
-        if not _findable(p) or len(same) != 1:
+        if not findable(p) or len(same) != 1:
             continue
         ev = html_eval([target(f"{MAP}/note/{note['id']}", NOTE_STATUS, must_include=["resolved"])])
         seq = _open(p) + [click("link", f"Note #{note['id']}"), click("button", "Resolve"), stop(DONE)]
@@ -611,7 +564,7 @@ def _tag_task(db: sqlite3.Connection, rng: random.Random, tpl: str, key: str, va
               slot: str) -> list[dict]:
     """Set tag `key` of a place (through its Edit page) to a new value, checked on the place page."""
     out = []
-    for p in pick(rng, _local(), N_STATE):
+    for p in pick(rng, local_places(), N_STATE):
         current = tags_of(db, p.id).get(key)
         value = rng.choice([v for v in values if v != current])
         locator = f"document.querySelector('#tag-{key} td').outerText"
@@ -654,7 +607,7 @@ def t6052_save_town_category(db, rng):
     for town in world.TOWNS:
         for category in ("cafe", "pharmacy", "bank", "hotel", "library", "supermarket"):
             found = world.places_in(town.name, category)
-            if not 2 <= len(found) <= 3 or not _findable(town) or any(p.name in saved for p in found):
+            if not 2 <= len(found) <= 3 or not findable(town) or any(p.name in saved for p in found):
                 continue
             ev = html_eval([target(f"{MAP}/my_places", MY_PLACES, must_include=[p.name for p in found])])
             seq = []
@@ -669,7 +622,7 @@ def t6052_save_town_category(db, rng):
 
 def _town_named(city: str) -> Optional[world.Town]:
     town = next((t for t in world.TOWNS if t.name == city and not t.parent), None)
-    return town if town is not None and _findable(town) else None
+    return town if town is not None and findable(town) else None
 
 
 def t6060_drive_to_customer_city(db, rng):

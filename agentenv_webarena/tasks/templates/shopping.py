@@ -8,14 +8,11 @@ doing nothing scores 0.
 """
 from __future__ import annotations
 
-import json
 import random
 import sqlite3
 from urllib.parse import urlencode
 
 from agentenv_webarena.sites.shop import (
-    ORDERS_PAGE_SIZE,
-    PAGE_SIZE,
     STATUS_LABELS,
     long_date,
     money,
@@ -41,16 +38,25 @@ from agentenv_webarena.tasks.templates.base import (
     type_text,
     url_eval,
 )
+from agentenv_webarena.tasks.templates.common import (
+    CART_LOCATOR,
+    EMMA,
+    approved_reviews,
+    cart_product_ids,
+    emma_orders,
+    in_cart_locator,
+    js_string,
+    open_product,
+    order_history_steps,
+    order_items,
+    searchable_products,
+    sellable_products,
+)
 
-__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "sellable_products", "searchable_products", "open_product",
-           "in_cart_locator", "cart_product_ids", "emma_orders", "order_history_steps", "order_items",
-           "approved_reviews", "js_string"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
 
 S = "__SHOPPING__"
 N = 12  # instances per template
-EMMA = 1  # customer id of WebArena's shopping account
-CART_LOCATOR = ("[...document.querySelectorAll('#shopping-cart-table tr.cart-item')].map(r => r.dataset.summary + "
-                "' | Qty: ' + r.querySelector('input.qty').value).join(' ; ')")
 ORDER_ITEMS_LOCATOR = "document.querySelector('#order-items').outerText"
 # The newest row of "My Product Reviews" (newest first): its summary, full text and product.
 MY_LATEST_REVIEW_SUMMARY = "document.querySelector('#my-reviews-table tbody tr .review-title').outerText"
@@ -60,75 +66,12 @@ MY_LATEST_REVIEW_PRODUCT = "document.querySelector('#my-reviews-table tbody tr t
 
 # --- data helpers ------------------------------------------------------------------------------------
 
-def sellable_products(db: sqlite3.Connection, *, options: bool | None = None) -> list[sqlite3.Row]:
-    """Enabled, in-stock products, optionally only those with (True) or without (False) options."""
-    rows = db.execute("SELECT p.*, c.name AS category, c.slug AS category_slug FROM shop_products p JOIN "
-                      "shop_categories c ON c.id = p.category_id WHERE p.enabled = 1 AND p.qty > 0 "
-                      "ORDER BY p.id").fetchall()
-    if options is None:
-        return rows
-    return [p for p in rows if (product_options(p) != ([], [])) == options]
-
-
-def searchable_products(db: sqlite3.Connection, rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
-    """Products that appear on the first results page when their full name is searched."""
-    index = search_index(db)
-    out = []
-    for p in rows:
-        ranked = [r["id"] for _, r in search_products(db, p["name"], index)]
-        if p["id"] in ranked[:PAGE_SIZE]:
-            out.append(p)
-    return out
-
-
-def open_product(p: sqlite3.Row) -> list[dict]:
-    """Steps that search for product `p` by its name and open its page."""
-    return [type_text("searchbox", "Search", p["name"]), click("link", p["name"])]
-
-
-def in_cart_locator(name: str) -> str:
-    """A locator answering "yes" when a cart line is product `name` (any options), else "no"."""
-    return ("[...document.querySelectorAll('#shopping-cart-table tr.cart-item')].some(r => "
-            f"r.dataset.summary.split(' | ')[0] === {js_string(name)}) ? 'yes' : 'no'")
-
 
 def _ordered_qty(name: str) -> str:
     """A locator reading the Qty cell ("Ordered: 2") of product `name`'s rows on an order page."""
     return ("[...document.querySelectorAll('#order-items tbody tr')].filter(r => "
             f"r.cells[0].innerText.split('\\n')[0].trim() === {js_string(name)})"
             ".map(r => r.cells[3].innerText).join(' ; ')")
-
-
-def cart_product_ids(db: sqlite3.Connection) -> set[int]:
-    """Ids of the products in Emma's cart."""
-    return {r[0] for r in db.execute("SELECT i.product_id FROM shop_cart_items i JOIN shop_carts c ON c.id = i.cart_id "
-                                     "WHERE c.customer_id = ?", (EMMA,))}
-
-
-def emma_orders(db: sqlite3.Connection) -> list[sqlite3.Row]:
-    """Emma's orders as the history page lists them (newest first)."""
-    return db.execute("SELECT * FROM shop_orders WHERE customer_id = ? ORDER BY created_at DESC, id DESC",
-                      (EMMA,)).fetchall()
-
-
-def order_history_steps(index: int) -> list[dict]:
-    """From anywhere: My Account -> My Orders -> the page holding the `index`-th order (0-based)."""
-    steps = [click("link", "My Account"), click("link", "My Orders")]
-    page = index // ORDERS_PAGE_SIZE + 1
-    if page > 1:
-        steps.append(click("link", f"Page {page}"))
-    return steps
-
-
-def order_items(db: sqlite3.Connection, order_id: int) -> list[sqlite3.Row]:
-    """The line items of order `order_id`, in id order."""
-    return db.execute("SELECT * FROM shop_order_items WHERE order_id = ? ORDER BY id", (order_id,)).fetchall()
-
-
-def approved_reviews(db: sqlite3.Connection, product_id: int) -> list[sqlite3.Row]:
-    """Product `product_id`'s approved reviews, oldest first."""
-    return db.execute("SELECT * FROM shop_reviews WHERE product_id = ? AND status = 'approved' ORDER BY created_at, id",
-                      (product_id,)).fetchall()
 
 
 def _fake_products(db: sqlite3.Connection, rng: random.Random, k: int) -> list[str]:
@@ -145,11 +88,6 @@ def _fake_products(db: sqlite3.Connection, rng: random.Random, k: int) -> list[s
 
 def _default_address(db: sqlite3.Connection) -> sqlite3.Row:
     return db.execute("SELECT * FROM shop_addresses WHERE customer_id = ? AND is_default = 1", (EMMA,)).fetchone()
-
-
-def js_string(text: str) -> str:
-    """`text` as a JavaScript string literal (for a locator)."""
-    return json.dumps(text)
 
 
 def _sort_label(key: str) -> str:

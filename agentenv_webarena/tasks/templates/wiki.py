@@ -26,8 +26,6 @@ from agentenv_webarena.sites.map import element_path
 from agentenv_webarena.sites.map.model import saved_places
 from agentenv_webarena.sites.wiki import corpus
 from agentenv_webarena.sites.wiki.topics import LANGUAGE_ARTICLES
-from agentenv_webarena.tasks.templates import gitlab as gitlab_templates
-from agentenv_webarena.tasks.templates import map as map_templates
 from agentenv_webarena.tasks.templates.base import (
     DONE,
     clear_and_type,
@@ -43,14 +41,31 @@ from agentenv_webarena.tasks.templates.base import (
     type_text,
     url_eval,
 )
-from agentenv_webarena.tasks.templates.forum import ALL_COMMENT_BODIES, MINE_ONLY, POST_URL_FUNC, REDDIT, rows
+from agentenv_webarena.tasks.templates.common import (
+    ALL_COMMENT_BODIES,
+    BY,
+    GITLAB,
+    MAP,
+    MINE_ONLY,
+    MY_PLACES,
+    POST_URL_FUNC,
+    REDDIT,
+    TITLE,
+    directions_steps,
+    full_path,
+    landmarks,
+    project_url,
+    route_between,
+    route_on_screen,
+    rows,
+    two_routes_steps,
+    visible_projects,
+)
 
 __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "WIKI", "HOMEPAGE", "LANDING", "wiki_url", "search_steps", "facts"]
 
 WIKI = "__WIKIPEDIA__"
 HOMEPAGE = "__HOMEPAGE__"
-MAP = map_templates.MAP
-GITLAB = gitlab_templates.GITLAB
 LANDING = WIKI + corpus.article_path(corpus.LANDING_TITLE)
 SCRATCHPAD = f"{HOMEPAGE}/scratchpad.html"
 NOTE_LOCATOR = "document.querySelector('#note').value"
@@ -540,7 +555,7 @@ def t7044_bio_favourite_author(db, rng):
 
 def _listed_by_year(min_members: int = 3) -> list[world.Place]:
     """Notable places the map finds whose year is unique in their category (so "the museum founded in Y" is one)."""
-    local = {p.name for p in map_templates.landmarks()}
+    local = {p.name for p in landmarks()}
     out = []
     for category in world.CATEGORIES:
         members = [p for p in corpus.notable_places() if p.category == category]
@@ -556,7 +571,7 @@ def _by_year_values(p: world.Place) -> dict:
 
 def _origins(rng: random.Random, dest: world.Place, k: int) -> list[world.Place]:
     """`k` map landmarks at least 0.8 km from `dest` (route starts)."""
-    return pick(rng, [o for o in map_templates.landmarks() if world.distance_km(o, dest) >= 0.8], k)
+    return pick(rng, [o for o in landmarks() if world.distance_km(o, dest) >= 0.8], k)
 
 
 def t7050_drive_to_place_of_year(db, rng):
@@ -565,9 +580,9 @@ def t7050_drive_to_place_of_year(db, rng):
     out = []
     for p in _listed_by_year():
         for origin in _origins(rng, p, 1):
-            r = map_templates.route_between(origin, p, "car")
+            r = route_between(origin, p, "car")
             seq = ([click("link", corpus.list_title(p.category)), tab_focus(1)]
-                   + map_templates.directions_steps(origin, p, "car") + [stop(f"{p.name}, {r.time_text}")])
+                   + directions_steps(origin, p, "car") + [stop(f"{p.name}, {r.time_text}")])
             out.append(_task(tpl, {**_by_year_values(p), "origin": origin.name},
                              string_eval(must_include=[p.name, r.time_text]), seq,
                              start=f"{LANDING} |AND| {MAP}", sites=("wikipedia", "map")))
@@ -576,7 +591,7 @@ def t7050_drive_to_place_of_year(db, rng):
 
 def t7051_distance_to_architects_work(db, rng):
     tpl = "How far is the drive from {{origin}} to the {{label}} designed by {{architect}}, according to the map?"
-    local = {p.name for p in map_templates.landmarks()}
+    local = {p.name for p in landmarks()}
     notable = corpus.notable_places()
     out = []
     for p in notable:
@@ -584,9 +599,9 @@ def t7051_distance_to_architects_work(db, rng):
         if not p.architect or len(twins) != 1 or p.name not in local:
             continue
         for origin in _origins(rng, p, 1):
-            r = map_templates.route_between(origin, p, "car")
+            r = route_between(origin, p, "car")
             seq = ([type_text("searchbox", "Search", p.architect), tab_focus(1)]
-                   + map_templates.directions_steps(origin, p, "car") + [stop(r.distance_text)])
+                   + directions_steps(origin, p, "car") + [stop(r.distance_text)])
             out.append(_task(tpl, {"origin": origin.name, "label": corpus.category_label(p.category),
                                    "architect": p.architect},
                              string_eval(must_include=[f"{r.distance_km:.1f}"]), seq,
@@ -596,7 +611,7 @@ def t7051_distance_to_architects_work(db, rng):
 
 def t7052_route_to_oldest_in_town(db, rng):
     tpl = "Show on the map the route {{by}} from {{origin}} to the oldest {{label}} in {{town}}, according to the wiki."
-    local = {p.name for p in map_templates.landmarks()}
+    local = {p.name for p in landmarks()}
     out = []
     for town in world.TOWNS:
         title = corpus.town_title(town)
@@ -610,11 +625,11 @@ def t7052_route_to_oldest_in_town(db, rng):
             p = members[0]
             for origin in _origins(rng, p, 1):
                 mode = rng.choice(("car", "bicycle", "foot") if world.distance_km(origin, p) < 6 else ("car",))
-                seq = (search_steps(title, title) + [tab_focus(1)] + map_templates.directions_steps(origin, p, mode)
+                seq = (search_steps(title, title) + [tab_focus(1)] + directions_steps(origin, p, mode)
                        + [stop(DONE)])
-                out.append(_task(tpl, {"by": map_templates.BY[mode], "origin": origin.name,
+                out.append(_task(tpl, {"by": BY[mode], "origin": origin.name,
                                        "label": corpus.category_label(category), "town": title},
-                                 map_templates.route_on_screen(origin, p, mode), seq,
+                                 route_on_screen(origin, p, mode), seq,
                                  start=f"{LANDING} |AND| {MAP}", sites=("wikipedia", "map")))
     return pick(rng, out, INSTANCES)
 
@@ -643,13 +658,13 @@ def t7054_closer_of_two_years(db, rng):
             for origin in _origins(rng, x, 1):
                 if origin.name == y.name:
                     continue
-                dx = map_templates.route_between(origin, x, "car").distance_km
-                dy = map_templates.route_between(origin, y, "car").distance_km
+                dx = route_between(origin, x, "car").distance_km
+                dy = route_between(origin, y, "car").distance_km
                 if abs(dx - dy) < 0.15:  # the page's one-decimal distances differ
                     continue
                 best = x if dx < dy else y
                 seq = ([click("link", corpus.list_title(category)), tab_focus(1)]
-                       + map_templates.two_routes_steps(origin, x, y) + [stop(best.name)])
+                       + two_routes_steps(origin, x, y) + [stop(best.name)])
                 values = {"origin": origin.name, "label": corpus.category_label(category),
                           "verb": _YEAR_VERBS[corpus.place_year_label(x)], "y1": x.founded, "y2": y.founded}
                 out.append(_task(tpl, values, string_eval(must_include=[best.name]), seq,
@@ -664,7 +679,7 @@ def t7055_save_place_of_year(db, rng):
     for p in _listed_by_year():
         if p.name in saved:
             continue
-        ev = html_eval([target(f"{MAP}/my_places", map_templates.MY_PLACES, must_include=[p.name])])
+        ev = html_eval([target(f"{MAP}/my_places", MY_PLACES, must_include=[p.name])])
         seq = [click("link", corpus.list_title(p.category)), click("link", p.name),
                click("link", corpus.coordinates_text(p.lat, p.lon)), click("button", "Save to My places"), stop(DONE)]
         out.append(_task(tpl, _by_year_values(p), ev, seq, sites=("wikipedia", "map")))
@@ -678,7 +693,7 @@ def _projects_by_language(db: sqlite3.Connection) -> list[tuple[dict, str, dict]
     (not "Shell": the article is about one shell, Bash, so the question would be ambiguous)."""
     known = facts(db)
     out = []
-    for p in gitlab_templates.visible_projects(db):
+    for p in visible_projects(db):
         title = LANGUAGE_ARTICLES.get(p["language"] or "")
         if title and p["language"] != "Shell" and _findable(title, p["language"]):
             out.append((dict(p), title, known[title]))
@@ -686,7 +701,7 @@ def _projects_by_language(db: sqlite3.Connection) -> list[tuple[dict, str, dict]
 
 
 def _language_steps(p: dict, title: str) -> list[dict]:
-    return [goto(gitlab_templates.project_url(p)), tab_focus(1)] + search_steps(title, p["language"])
+    return [goto(project_url(p)), tab_focus(1)] + search_steps(title, p["language"])
 
 
 def t7060_project_language_year(db, rng):
@@ -694,7 +709,7 @@ def t7060_project_language_year(db, rng):
     out = []
     for p, title, f in pick(rng, _projects_by_language(db), INSTANCES):
         out.append(task(sites=["gitlab", "wikipedia"], start_url=f"{GITLAB} |AND| {LANDING}", intent_template=tpl,
-                        values={"project": gitlab_templates.full_path(p)}, eval=string_eval(exact=f["First appeared"]),
+                        values={"project": full_path(p)}, eval=string_eval(exact=f["First appeared"]),
                         sequence=_language_steps(p, title) + [stop(f["First appeared"])]))
     return out
 
@@ -704,7 +719,7 @@ def t7061_project_language_designer(db, rng):
     out = []
     for p, title, f in pick(rng, _projects_by_language(db), INSTANCES):
         out.append(task(sites=["gitlab", "wikipedia"], start_url=f"{GITLAB} |AND| {LANDING}", intent_template=tpl,
-                        values={"project": gitlab_templates.full_path(p)}, eval=string_eval(exact=f["Designed by"]),
+                        values={"project": full_path(p)}, eval=string_eval(exact=f["Designed by"]),
                         sequence=_language_steps(p, title) + [stop(f["Designed by"])]))
     return out
 
@@ -716,15 +731,15 @@ def t7062_issue_with_language_year(db, rng):
     out = []
     for p, title, f in pick(rng, mine, INSTANCES):
         year = f["First appeared"]
-        ev = html_eval([target("last", gitlab_templates.TITLE, exact="Language history"),
+        ev = html_eval([target("last", TITLE, exact="Language history"),
                         target("last", "document.querySelector('.description').outerText", must_include=[year])],
-                       with_url=gitlab_templates.project_url(p, "/-/issues"))
+                       with_url=project_url(p, "/-/issues"))
         seq = ([tab_focus(1)] + search_steps(title, p["language"]) +
                [tab_focus(0), click("link", contains="Issues "), click("link", "New issue"),
                 type_text("textbox", "Title", "Language history", enter=False),
                 type_text("textbox", "Description", f"{p['language']} first appeared in {year}.", enter=False),
                 click("button", "Create issue"), stop(DONE)])
-        out.append(task(sites=["gitlab", "wikipedia"], start_url=f"{gitlab_templates.project_url(p)} |AND| {LANDING}",
+        out.append(task(sites=["gitlab", "wikipedia"], start_url=f"{project_url(p)} |AND| {LANDING}",
                         intent_template=tpl, values={"project": p["path"]}, eval=ev, sequence=seq))
     return out
 

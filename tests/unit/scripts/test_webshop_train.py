@@ -121,6 +121,10 @@ def test_cpu_profile_trains_on_the_fixed_goals_and_reports_them(tmp_path, policy
     ppo = calls[-1][1:]
     assert calls[-1][0] == "verl.agent_trainer.main_ppo"
     cfg = _compose(ppo)
+    if policy == "tiny":  # no policy: says so, builds the tiny random model and trains it
+        assert f"no policy at {tmp_path / 'none'}" in proc.stdout and "tiny random model" in proc.stdout
+        assert ["verl.utils.tiny_model", "--out", str(tmp_path / "tiny")] in calls
+        assert cfg.actor_rollout_ref.model.path == str(tmp_path / "tiny")
     goals = "AgentItemId/webshop_train_learnable32_max50.json"
     assert cfg.data.train_paths == [goals] and cfg.data.trained_val_file == goals and cfg.trainer.learning_report
     ids = json.loads(open(os.path.join(ROOT, goals)).read())

@@ -5,21 +5,20 @@ module that launches its server); `envclient_classes` is AgentGym-RL's name for 
 client class view of it, and `register_env_client` adds a record. Extending with a new env is one
 record (docs/adding_an_environment.md).
 
-`init_env_client(config)` maps `task_name` to the agentenv client class, waits for
-the server at `env_addr` (up to `max_retries` attempts; the error names the address and how to start
-the server), and creates one client with the configured `timeout`. `EnvClientPool` keeps idle
-clients (server sessions) between trajectories and training steps, so a step does not POST /create
-once per trajectory as AgentGym-RL does; `close()` frees them all. With a list of servers in
-`env_addr` the pool spreads sessions over them by load and takes a server that stops answering out
-of rotation (`servers.EnvServerSet`).
+`init_env_client(config)` (AgentGym-RL's entry) maps `task_name` to the agentenv client class, waits
+for the server at `env_addr` (up to `max_retries` attempts; the error names the address and how to
+start the server), and creates one client with the configured `timeout`. `EnvClientPool` takes the
+server addresses and client settings themselves and keeps idle clients (server sessions) between
+trajectories and training steps, so a step does not POST /create once per trajectory as AgentGym-RL
+does; `close()` frees them all. With several servers the pool spreads sessions over them by load and
+takes a server that stops answering out of rotation (`servers.EnvServerSet`).
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import requests
 
@@ -89,10 +88,6 @@ def wait_for_env_server(env_addr: str, max_retries: int = 10, timeout: float = 3
                        hint=f"Start it (`{start}`) or fix actor_rollout_ref.agentgym.env_addr / max_retries.")
 
 
-def _agentgym(agentgym_config: Any) -> AgentGymConfig:
-    return as_section(AgentGymConfig, agentgym_config, "actor_rollout_ref.agentgym")
-
-
 def init_env_client(agentgym_config: Any, wait: bool = True):
     """Create one agentenv client for `agentgym_config` (task_name, env_addr, max_retries, timeout, data_len).
 
@@ -105,17 +100,17 @@ def init_env_client(agentgym_config: Any, wait: bool = True):
         EnvServerUnavailable: the server never answered.
         ValueError: an unknown task name or config key.
     """
-    cfg = _agentgym(agentgym_config)
+    cfg = as_section(AgentGymConfig, agentgym_config, "actor_rollout_ref.agentgym")
     cls = get_env_client_cls(cfg.task_name)
     if len(cfg.env_addrs) != 1:
         raise ValueError(f"init_env_client builds one client for one server; actor_rollout_ref.agentgym.env_addr="
                          f"{cfg.env_addrs} names {len(cfg.env_addrs)} (EnvClientPool spreads sessions over them)")
-    kwargs = {"env_server_base": cfg.env_addrs[0], "data_len": cfg.data_len, "timeout": float(cfg.timeout)}
+    addr, = cfg.env_addrs
     if wait:
-        wait_for_env_server(kwargs["env_server_base"], cfg.max_retries, cfg.timeout, task_name=cfg.task_name)
+        wait_for_env_server(addr, cfg.max_retries, cfg.timeout, task_name=cfg.task_name)
     # `max_retries` is the start-up wait (AgentGym-RL's meaning); per-call retries stay the client's own
     # small default, so a server that dies mid-rollout fails its trajectories in about a second.
-    return cls(**kwargs)
+    return cls(env_server_base=addr, data_len=cfg.data_len, timeout=float(cfg.timeout))
 
 
 class EnvClientPool:
@@ -129,25 +124,34 @@ class EnvClientPool:
     client starts a new episode, so no state leaks between trajectories.
 
     Args:
-        agentgym_config: the `actor_rollout_ref.agentgym` section (`AgentGymConfig` or a mapping of its keys).
+        addrs: the servers' base URLs (`AgentGymConfig.env_addrs`).
+        task_name: the environment (its client class; names the server in errors).
+        data_len, timeout: the client's arguments; `max_retries` (the start-up wait), `health_timeout`,
+            `backoff_s`, `max_backoff_s`: as `actor_rollout_ref.agentgym`'s keys of those names
+            (`server_backoff_s`, `server_max_backoff_s`).
         factory: builds a client without waiting; zero arguments (a custom env: one server slot,
-            named by the first `env_addr`, no health probes) or none for the default
-            `init_env_client` per address.
+            named by the first address, no health probes) or none for the task's client class.
         max_idle: most idle clients kept (over all servers); extra released clients are closed.
         probe: `probe(addr) -> bool` health check (default GET / with `health_timeout`).
     """
 
-    def __init__(self, agentgym_config: Any, factory: Callable[[], Any] | None = None, max_idle: int = 256,
+    def __init__(self, addrs: Sequence[str], task_name: str, *, data_len: int = AgentGymConfig.data_len,
+                 timeout: float = AgentGymConfig.timeout, max_retries: int = AgentGymConfig.max_retries,
+                 health_timeout: float = AgentGymConfig.health_timeout,
+                 backoff_s: float = AgentGymConfig.server_backoff_s,
+                 max_backoff_s: float = AgentGymConfig.server_max_backoff_s,
+                 factory: Callable[[], Any] | None = None, max_idle: int = 256,
                  probe: Callable[[str], bool] | None = None):
-        self.config = cfg = _agentgym(agentgym_config)
-        addrs = cfg.env_addrs[:1] if factory is not None else cfg.env_addrs
+        self.addrs = addrs = list(addrs)[:1] if factory is not None else list(addrs)
+        self.task_name, self.timeout, self.max_retries = task_name, timeout, max_retries
         if factory is not None:
             self._connect = lambda addr: factory()
             probe = probe or (lambda addr: True)
         else:
-            self._connect = lambda addr: init_env_client(dataclasses.replace(cfg, env_addr=addr), wait=False)
-        self.servers = EnvServerSet(addrs, probe=probe, backoff_s=cfg.server_backoff_s,
-                                    max_backoff_s=cfg.server_max_backoff_s, health_timeout=cfg.health_timeout)
+            self._connect = lambda addr: get_env_client_cls(task_name)(env_server_base=addr, data_len=data_len,
+                                                                       timeout=float(timeout))
+        self.servers = EnvServerSet(addrs, probe=probe, backoff_s=backoff_s, max_backoff_s=max_backoff_s,
+                                    health_timeout=health_timeout)
         self._waited = factory is not None
         self._wait_lock = threading.Lock()
         self._idle: dict[str, list] = {a: [] for a in addrs}
@@ -223,9 +227,8 @@ class EnvClientPool:
         with self._wait_lock:
             if self._waited:
                 return
-            cfg = self.config
-            self.servers.wait_all(lambda addr: wait_for_env_server(addr, cfg.max_retries, cfg.timeout,
-                                                                   task_name=cfg.task_name))
+            self.servers.wait_all(lambda addr: wait_for_env_server(addr, self.max_retries, self.timeout,
+                                                                   task_name=self.task_name))
             self._waited = True
 
     def _idle_count(self) -> int:

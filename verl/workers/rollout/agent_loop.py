@@ -158,7 +158,10 @@ class AgentLoop:
         self.task_name, self.default_max_rounds = agentgym.task_name, agentgym.max_rounds
         turns = [t for t in (rollout.multi_turn.max_assistant_turns, rollout.multi_turn.max_user_turns) if t]
         self.max_interaction_turns = min(turns) if turns else None
-        self.pool = EnvClientPool(agentgym, factory=env_client_factory)
+        self.pool = EnvClientPool(agentgym.env_addrs, agentgym.task_name, data_len=agentgym.data_len,
+                                  timeout=agentgym.timeout, max_retries=agentgym.max_retries,
+                                  health_timeout=agentgym.health_timeout, backoff_s=agentgym.server_backoff_s,
+                                  max_backoff_s=agentgym.server_max_backoff_s, factory=env_client_factory)
         env_cls = envclient_classes.get(self.task_name)
         self.max_obs_tokens = (agentgym.max_obs_tokens if agentgym.max_obs_tokens is not None
                                else getattr(env_cls, "default_max_obs_tokens", 0))

@@ -24,8 +24,8 @@ def test_each_shipped_interaction_yaml_loads_into_its_dataclass(path, monkeypatc
         settings = interaction.settings
         assert isinstance(settings, EnvInteractionConfig) and settings.task_name == name == interaction.name
         assert settings.env_server_base == "http://10.0.0.7:4000" and settings.max_retries == 10
-        assert interaction.pool.config.env_addrs == ["http://10.0.0.7:4000"]
-        assert interaction.pool.config.timeout == settings.timeout
+        assert interaction.pool.addrs == ["http://10.0.0.7:4000"]
+        assert interaction.pool.timeout == settings.timeout
     finally:
         for interaction in made.values():
             interaction.close()
@@ -44,6 +44,8 @@ def test_each_shipped_interaction_yaml_loads_into_its_dataclass(path, monkeypatc
      r"env_server_base='ftp://a:1' must be an http\(s\) URL"),
     ({"interaction": [{"class_name": WEBSHOP, "config": {"env_server_base": "http://a:1", "env_addr": "http://b:2"}}]},
      r"env_server_base='http://a:1' and env_addr='http://b:2'.*keep one"),
+    ({"interaction": [{"class_name": WEBSHOP, "config": {"env_addr": ["http://a:1", "http://a:1/"]}}]},
+     r"config\.env_addr=\['http://a:1', 'http://a:1/'\] names a server twice"),
 ])
 def test_bad_interaction_keys_fail_naming_the_key(raw, needle):
     with pytest.raises(ValueError, match=needle):
@@ -56,7 +58,7 @@ def test_direct_construction_is_typed_too():
     inter = WebarenaInteraction({"env_addr": "http://127.0.0.1:1", "timeout": 7})
     try:
         assert inter.settings.task_name == "webarena" and inter.config["name"] == "webarena"
-        assert inter.pool.config.env_addrs == ["http://127.0.0.1:1"] and inter.pool.config.timeout == 7.0
+        assert inter.pool.addrs == ["http://127.0.0.1:1"] and inter.pool.timeout == 7.0
     finally:
         inter.close()
 

@@ -97,7 +97,7 @@ def test_pool_reuses_and_closes():
         made.append(_Env())
         return made[-1]
 
-    pool = agc.EnvClientPool({}, factory=factory, max_idle=1)
+    pool = agc.EnvClientPool(["http://127.0.0.1:36001"], "webshop", factory=factory, max_idle=1)
     a, b = pool.acquire(), pool.acquire()
     pool.release(a)
     pool.release(b)  # pool full: closed
@@ -216,9 +216,9 @@ def test_interaction_registry_builds_from_verl_yaml(tmp_path):
     made = initialize_interactions_from_config(str(cfg))
     assert sorted(made) == ["shop2", "webshop"]  # name derived from the class when absent
     assert isinstance(made["webshop"], WebshopInteraction) and made["webshop"].name == "webshop"
-    assert made["webshop"].pool.config.env_addr == "http://127.0.0.1:36003"
-    assert made["webshop"].pool.config.timeout == 30
-    assert made["shop2"].pool.config.env_addr == "http://127.0.0.1:36004"
+    assert made["webshop"].pool.addrs == ["http://127.0.0.1:36003"]
+    assert made["webshop"].pool.timeout == 30
+    assert made["shop2"].pool.addrs == ["http://127.0.0.1:36004"]
     item = {"class_name": "verl.interactions.webshop_interaction.WebshopInteraction"}
     with pytest.raises(ValueError, match=r"interaction\[1\]: duplicate interaction name 'webshop'"):
         initialize_interactions_from_config({"interaction": [item, item]})

@@ -125,9 +125,8 @@ def toy_servers():
 
 
 def _pool(addrs, **kw):
-    cfg = {"task_name": "webshop", "env_addr": addrs, "max_retries": 2, "timeout": 3, "health_timeout": 1.0,
-           "server_backoff_s": 0.3, "server_max_backoff_s": 1.0, **kw}
-    return EnvClientPool(cfg)
+    return EnvClientPool(addrs, "webshop", **{"max_retries": 2, "timeout": 3, "health_timeout": 1.0, "backoff_s": 0.3,
+                                             "max_backoff_s": 1.0, **kw})
 
 
 def _episode(pool, idx, results):
