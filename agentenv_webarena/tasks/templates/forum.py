@@ -32,7 +32,7 @@ from agentenv_webarena.tasks.templates.base import (
 
 __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "rows", "REDDIT", "INSTANCES", "POST_URL_FUNC", "MINE_ONLY",
            "ALL_COMMENT_BODIES", "forums_by_name", "post_list", "post_url", "my_vote",
-           "open_post_via_search", "is_searchable_post", "users_with_posts"]
+           "open_post_via_search", "is_searchable_post", "users_with_posts", "edit_bio_steps"]
 
 REDDIT = "__REDDIT__"
 INSTANCES = 10  # instances per template (fewer when the data offer fewer)
@@ -387,6 +387,17 @@ def t3015_edit_post_title(db, rng):
     return out
 
 
+def _biography(db: sqlite3.Connection) -> str:
+    return rows(db, "SELECT biography FROM forum_users WHERE username = ?", (PRIMARY_USER,))[0]["biography"]
+
+
+def edit_bio_steps(db: sqlite3.Connection, bio: str) -> list[dict]:
+    """On the primary user's page: open "Edit biography" and replace the biography (pre-filled when set) with `bio`."""
+    typing = (clear_and_type("textbox", "Biography", bio) if _biography(db) else
+              [type_text("textbox", "Biography", bio, enter=False)])
+    return [click("link", "Edit biography")] + typing
+
+
 def t3016_edit_bio(db, rng):
     tpl = 'Set my forum biography to "{{bio}}".'
     bios = ["Lifelong Marvel fan and weekend gamer.", "Coffee lover, book reader, occasional poster.",
@@ -395,15 +406,12 @@ def t3016_edit_bio(db, rng):
             "Learning something new every day.", "Dog person, cat tolerant.", "Trying to read 50 books this year.",
             "Hiking, photography and good pierogies.", "Retro games and modern music.",
             "Just a friendly lurker who sometimes posts."]
-    current = rows(db, "SELECT biography FROM forum_users WHERE username = ?", (PRIMARY_USER,))[0]["biography"]
+    current = _biography(db)
     out = []
     for bio in _pick(rng, [b for b in bios if b != current]):
         ev = html_eval([target(f"{REDDIT}/user/{PRIMARY_USER}", "document.querySelector('.user-bio').outerText",
                                exact=bio)])
-        seq = [click("link", PRIMARY_USER), click("link", "Edit biography")]
-        seq += (clear_and_type("textbox", "Biography", bio) if current else
-                [type_text("textbox", "Biography", bio, enter=False)])
-        seq += [click("button", "Save"), stop(DONE)]
+        seq = [click("link", PRIMARY_USER)] + edit_bio_steps(db, bio) + [click("button", "Save"), stop(DONE)]
         out.append(_task(tpl, {"bio": bio}, REDDIT, ev, seq))
     return out
 
@@ -482,7 +490,8 @@ def t3020_post_score(db, rng):
 
 def t3021_user_bio(db, rng):
     tpl = "What does {{user}} say about themselves in their forum biography?"
-    users = rows(db, "SELECT username, biography FROM forum_users WHERE biography != '' ORDER BY id")
+    users = rows(db, "SELECT username, biography FROM forum_users WHERE biography != '' AND username != ? "
+                     "ORDER BY id", (PRIMARY_USER,))
     return [_task(tpl, {"user": u["username"]}, REDDIT, string_eval(fuzzy=[u["biography"]]),
                       [goto(f"{REDDIT}/user/{u['username']}"), stop(u["biography"])])
             for u in _pick(rng, users)]
