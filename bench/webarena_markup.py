@@ -107,7 +107,7 @@ PAGE_KINDS: dict[str, tuple[str, str]] = {
     # map
     "map search": ("map", "/search?query=hotels%20near%20Carnegie%20Mellon%20University"),
     "map directions": ("map", "/directions?engine=fossgis_osrm_foot&route=40.4443%2C-79.9436%3B40.4406%2C-79.9959"),
-    "map place": ("map", "/search?query=Carnegie%20Music%20Hall"),
+    "map place": ("map", "/way/42007919"),  # Carnegie Mellon University
 }
 
 # WebArena URL shapes -> page kind: (site, regex over the path and query).

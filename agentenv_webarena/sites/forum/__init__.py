@@ -24,7 +24,9 @@ URLs (Postmill's shapes, so WebArena-style URL checks and `reddit_get_post_url` 
 - GET/POST `/submit`, `/submit/<forum>`: create a submission: `submission[title]`, `submission[url]`,
   `submission[body]`, `submission[forum]`
 - POST `/f/<forum>/subscribe`, `/f/<forum>/unsubscribe`: (un)subscribe the logged-in user
-- GET/POST `/create_forum`: new forum: `forum[name]`, `forum[title]`, `forum[description]`, `forum[sidebar]`
+- GET/POST `/create_forum`: new forum: `forum[name]`, `forum[title]`, `forum[description]`, `forum[sidebar]`;
+  its creator moderates it
+- GET/POST `/f/<forum>/edit`: a moderator edits the forum (same fields; button "Save"); others get 403
 - GET `/user/<name>`, `/user/<name>/submissions`, `/user/<name>/comments`: user page (bio, latest posts and
   comments), full lists
 - GET/POST `/user/<name>/edit_biography`: own biography, field `user_biography[biography]`
@@ -58,10 +60,14 @@ CSS hooks (Postmill's class names, for WebArena-style `program_html` locators):
   (`/f/<forum>/<id>/-/comment/<cid>`, its "Reply" link) shows the post without a vote form, then
   the reply form and that comment's thread, so its first "Upvote" button is the comment's.
 - sidebar: `aside#sidebar > section`; the first section is "Subscribed forums" on the front pages
-  and the forum card (`.forum-description`, `.forum-sidebar`, subscribe button
+  and the forum card (`.forum-description`, `.forum-sidebar.forum-sidebar-content`, subscribe button
   `form.subscribe-form button`, exactly "Subscribe" or "Unsubscribe") on a forum page, whose main
   heading is `h1.forum-title`.
-- user page: `h1.user-name`, `div.user-bio` (the biography, empty when none).
+- user page: `h1.user-name`, `div.user-bio` (empty when no biography) holding `div.user-bio__biography` (the
+  biography, only when set).
+- forum edit (`/f/<forum>/edit`, moderators only) and create forum: `#forum_name`, `#forum_title`,
+  `textarea#forum_description`, `textarea#forum_sidebar`; a moderator sees `section.forum-toolbox` ("Edit forum")
+  after the forum card.
 
 Sorts: hot = `epoch(created_at) + 43200 * score` descending (a point of score is worth twelve
 hours); new = `created_at` descending; top = score descending, then newest; most_commented =

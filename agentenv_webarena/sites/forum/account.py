@@ -59,8 +59,9 @@ def user_page(ctx: Ctx, name: str, section: Optional[str] = None) -> Response:
     uname = user["username"]
     own = ctx.account is not None and ctx.account["id"] == user["id"]
     edit = (f'<p><a href="/user/{quote(uname)}/edit_biography">Edit biography</a></p>' if own else "")
+    bio = f'<div class="user-bio__biography">{paragraphs(user["biography"])}</div>' if user["biography"] else ""
     head = (f'<h1 class="user-name">{esc(uname)}</h1><section class="user-about"><h2>Biography</h2>'
-            f'<div class="user-bio">{paragraphs(user["biography"])}</div>{edit}</section>'
+            f'<div class="user-bio">{bio}</div>{edit}</section>'
             f'<nav class="user-nav" aria-label="User"><a href="/user/{quote(uname)}">Overview</a>'
             f'<a href="/user/{quote(uname)}/submissions">Submissions</a>'
             f'<a href="/user/{quote(uname)}/comments">Comments</a></nav>')

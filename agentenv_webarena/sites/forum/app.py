@@ -40,6 +40,7 @@ def create_app(store: InstanceStore) -> Starlette:
         Route("/user/{name}/edit_biography", bind(account.edit_biography), methods=["GET", "POST"]),
         Route("/user/{name}/{section}", bind(account.user_page)),
         Route("/f/{forum}", bind(listing.forum_page)),
+        Route("/f/{forum}/edit", bind(listing.edit_forum), methods=["GET", "POST"]),
         Route("/f/{forum}/subscribe", bind(listing.subscription), methods=["POST"]),
         Route("/f/{forum}/unsubscribe", bind(listing.subscription), methods=["POST"]),
         Route("/f/{forum}/{id:int}", bind(threads.submission_page)),

@@ -5,7 +5,7 @@ page modules hold routes and markup, not hundreds of lines of prose.
 """
 from __future__ import annotations
 
-__all__ = ["FORUMS", "USERS", "BIOS", "TITLE_BANKS", "BODY_BANKS", "GENERIC_BODY", "COMMENT_BANK",
+__all__ = ["FORUMS", "USERS", "BIOS", "MODERATORS", "TITLE_BANKS", "BODY_BANKS", "GENERIC_BODY", "COMMENT_BANK",
            "LINK_HOSTS", "PRIMARY_USER"]
 
 PRIMARY_USER = "MarvelsGrantMan136"
@@ -50,8 +50,9 @@ USERS: list[str] = [
     "OrbitalOllie", "BudgetBarista", "LabRatLiz", "VinylVince", "CasualCritic",
 ]
 
-# Biographies for some users (the rest have none); the primary user starts without one.
+# Biographies for some users (the rest have none); the primary user has one, as WebArena's account does.
 BIOS: dict[str, str] = {
+    PRIMARY_USER: "Marvel fan and weekend reader from Pittsburgh.",
     "bookworm_88": "Reading 80 books a year since 2015. Mostly sci-fi and history.",
     "QuantumQuokka": "Physics grad student. I like small animals and big equations.",
     "pixel_pioneer": "Indie game developer and retro console collector.",
@@ -70,6 +71,14 @@ BIOS: dict[str, str] = {
     "VinylVince": "Collector of jazz records from the fifties and sixties.",
     "TechTina": "Hardware reviewer and mechanical keyboard addict.",
     "OrbitalOllie": "Aerospace engineering student, rocket nerd.",
+}
+
+# Who moderates each forum (the rest have none); moderators may edit the forum (`/f/<forum>/edit`).
+MODERATORS: dict[str, list[str]] = {
+    "books": [PRIMARY_USER, "bookworm_88"], "pittsburgh": [PRIMARY_USER, "SteelCityJen"], "Music": [PRIMARY_USER],
+    "gaming": ["RetroGamerX"], "science": ["LabRatLiz"], "space": ["StargazerSam", "OrbitalOllie"],
+    "MachineLearning": ["neural_nate"], "personalfinance": ["FinanceFiona"], "history": ["HistoryHank"],
+    "food": ["chef_mario77"], "DIY": ["DIYDave"], "technology": ["TechTina"],
 }
 
 # Title patterns per forum: "{x}" is filled from the forum's slot list.

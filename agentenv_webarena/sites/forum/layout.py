@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, html_page, query_url
-from agentenv_webarena.sites.forum.model import COOKIE, PAGE_SIZE, SORT_LABELS, SORTS, parse_ts, post_path
+from agentenv_webarena.sites.forum.model import COOKIE, PAGE_SIZE, SORT_LABELS, SORTS, is_moderator, parse_ts, post_path
 
 __all__ = ["Ctx", "render_page", "not_found", "paragraphs", "when", "vote_form", "my_votes", "submission_info",
            "submission_listing", "pagination", "page_number", "sort_nav", "subscriptions_section", "forum_sidebar",
@@ -191,7 +191,8 @@ def subscriptions_section(ctx: Ctx) -> str:
 
 
 def forum_sidebar(ctx: Ctx, forum: sqlite3.Row) -> str:
-    """A forum's sidebar card: description, subscribe button, sidebar text."""
+    """A forum's sidebar card (description, subscribe button, sidebar text), then for its moderators a toolbox
+    linking to the forum's edit page."""
     subscribers = ctx.conn.execute("SELECT COUNT(*) FROM forum_subscriptions WHERE forum_id = ?",
                                    (forum["id"],)).fetchone()[0]
     subscribed = ctx.account is not None and ctx.conn.execute(
@@ -199,14 +200,18 @@ def forum_sidebar(ctx: Ctx, forum: sqlite3.Row) -> str:
         (forum["id"], ctx.account["id"])).fetchone() is not None
     action, label = ("unsubscribe", "Unsubscribe") if subscribed else ("subscribe", "Subscribe")
     name = quote(forum["name"])
+    toolbox = ""
+    if is_moderator(ctx.conn, forum["id"], ctx.account["id"] if ctx.account is not None else None):
+        toolbox = (f'<section class="forum-toolbox"><h2>Toolbox</h2><ul>'
+                   f'<li><a href="/f/{name}/edit" class="menu-item">Edit forum</a></li></ul></section>')
     return (f'<section class="forum-card"><h2><a href="/f/{name}">f/{esc(forum["name"])}</a></h2>'
             f'<p class="forum-description">{esc(forum["description"])}</p>'
             f'<form action="/f/{name}/{action}" method="post" class="subscribe-form">'
             f'<button type="submit">{label}</button></form>'
             f'<p class="forum-subscribers">{subscribers} subscriber{"" if subscribers == 1 else "s"}</p>'
             f'<p><a href="/submit/{name}">Submit a post</a></p>'
-            f'<div class="forum-sidebar">{paragraphs(forum["sidebar"])}</div>'
-            f'<p class="forum-created">Created {when(forum["created_at"])}</p></section>')
+            f'<div class="forum-sidebar forum-sidebar-content">{paragraphs(forum["sidebar"])}</div>'
+            f'<p class="forum-created">Created {when(forum["created_at"])}</p></section>' + toolbox)
 
 
 def safe_next(value: Optional[str], fallback: str) -> str:

@@ -2,11 +2,13 @@
 new forums.
 
 Owns the pages that list submissions (sorted, 20 a page) and the forum-level actions
-((un)subscribe, create a forum). A submission's own page and its comments live in `threads`.
+((un)subscribe, create a forum, a moderator's edit of a forum). A submission's own page and its comments
+live in `threads`.
 """
 from __future__ import annotations
 
 import re
+from typing import Optional
 from urllib.parse import quote
 
 from starlette.responses import RedirectResponse, Response
@@ -30,11 +32,12 @@ from agentenv_webarena.sites.forum.model import (
     SORTS,
     count_submissions,
     forum_row,
+    is_moderator,
     site_now,
     submission_list,
 )
 
-__all__ = ["front", "forums", "forum_page", "search", "subscription", "create_forum"]
+__all__ = ["front", "forums", "forum_page", "search", "subscription", "create_forum", "edit_forum"]
 
 
 def front(ctx: Ctx, sort: str = "hot") -> Response:
@@ -117,28 +120,40 @@ def subscription(ctx: Ctx, forum: str) -> Response:
     return redirect(safe_next(str(ctx.form.get("next", "")), f"/f/{quote(row['name'])}"))
 
 
-@login_required
-def create_forum(ctx: Ctx) -> Response:
-    """GET or POST `/create_forum`: the new-forum form, and creating the forum."""
-    values = {k: str(ctx.form.get(f"forum[{k}]", "")).strip() if ctx.posted else ""
-              for k in ("name", "title", "description", "sidebar")}
-    errors: list[str] = []
-    if ctx.posted:
-        if not re.fullmatch(r"[A-Za-z0-9_]{3,25}", values["name"]):
-            errors.append("The name must be 3 to 25 letters, digits or underscores.")
-        elif forum_row(ctx.conn, values["name"]) is not None:
+_FORUM_FIELDS = ("name", "title", "description", "sidebar")
+
+
+def _forum_values(ctx: Ctx) -> dict[str, str]:
+    return {k: str(ctx.form.get(f"forum[{k}]", "")).strip() for k in _FORUM_FIELDS}
+
+
+def _forum_errors(ctx: Ctx, values: dict[str, str], forum_id: Optional[int] = None) -> list[str]:
+    """What is wrong with a new or edited forum (`forum_id`: the forum being edited, which may keep its name)."""
+    errors = []
+    if not re.fullmatch(r"[A-Za-z0-9_]{3,25}", values["name"]):
+        errors.append("The name must be 3 to 25 letters, digits or underscores.")
+    else:
+        same = forum_row(ctx.conn, values["name"])
+        if same is not None and same["id"] != forum_id:
             errors.append("A forum with that name already exists.")
-        if not values["title"]:
-            errors.append("The title must not be empty.")
-        if not errors:
-            cur = ctx.conn.execute("INSERT INTO forum_forums (name, title, description, sidebar, created_at) "
-                                   "VALUES (?,?,?,?,?)", (values["name"], values["title"], values["description"],
-                                                          values["sidebar"], site_now(ctx.conn)))
-            ctx.conn.execute("INSERT INTO forum_subscriptions VALUES (?,?)", (ctx.account["id"], cur.lastrowid))
-            return redirect(f"/f/{quote(values['name'])}")
+    if not values["title"]:
+        errors.append("The title must not be empty.")
+    elif len(values["title"]) > 100:
+        errors.append("The title must be at most 100 characters.")
+    if len(values["description"]) > 1500:
+        errors.append("The description must be at most 1500 characters.")
+    if len(values["sidebar"]) > 10000:
+        errors.append("The sidebar must be at most 10000 characters.")
+    return errors
+
+
+def _forum_form(ctx: Ctx, heading: str, action: str, button: str, values: dict[str, str],
+                errors: list[str]) -> Response:
+    """Postmill's forum form (create and edit): name, title, description, sidebar; 400 when `errors`."""
     err = "".join(f"<li>{esc(e)}</li>" for e in errors)
-    main = ("<h1>Create forum</h1>" + (f'<ul class="errors" role="alert">{err}</ul>' if err else "") +
-            '<form action="/create_forum" method="post" class="forum-form">'
+    main = (f"<h1 class=\"page-heading\">{heading}</h1>" +
+            (f'<ul class="errors" role="alert">{err}</ul>' if err else "") +
+            f'<form action="{esc(action)}" method="post" class="forum-form" name="forum">'
             '<label for="forum_name">Name</label><input type="text" id="forum_name" name="forum[name]" '
             f'required value="{esc(values["name"])}">'
             '<label for="forum_title">Title</label><input type="text" id="forum_title" name="forum[title]" '
@@ -147,5 +162,44 @@ def create_forum(ctx: Ctx) -> Response:
             f'name="forum[description]" rows="3">{esc(values["description"])}</textarea>'
             '<label for="forum_sidebar">Sidebar</label><textarea id="forum_sidebar" name="forum[sidebar]" '
             f'rows="3">{esc(values["sidebar"])}</textarea>'
-            '<p><button type="submit">Create forum</button></p></form>')
-    return render_page(ctx, "Create forum", main, status_code=400 if errors else 200)
+            f'<p><button type="submit">{esc(button)}</button></p></form>')
+    title = re.sub(r"<[^>]+>", "", heading)
+    return render_page(ctx, title, main, status_code=400 if errors else 200)
+
+
+@login_required
+def create_forum(ctx: Ctx) -> Response:
+    """GET or POST `/create_forum`: the new-forum form, and creating the forum (its creator moderates it)."""
+    values = _forum_values(ctx) if ctx.posted else dict.fromkeys(_FORUM_FIELDS, "")
+    errors = _forum_errors(ctx, values) if ctx.posted else []
+    if ctx.posted and not errors:
+        cur = ctx.conn.execute("INSERT INTO forum_forums (name, title, description, sidebar, created_at) "
+                               "VALUES (?,?,?,?,?)", (values["name"], values["title"], values["description"],
+                                                      values["sidebar"], site_now(ctx.conn)))
+        ctx.conn.execute("INSERT INTO forum_subscriptions VALUES (?,?)", (ctx.account["id"], cur.lastrowid))
+        ctx.conn.execute("INSERT INTO forum_moderators (forum_id, user_id) VALUES (?,?)",
+                         (cur.lastrowid, ctx.account["id"]))
+        return redirect(f"/f/{quote(values['name'])}")
+    return _forum_form(ctx, "Create forum", "/create_forum", "Create forum", values, errors)
+
+
+@login_required
+def edit_forum(ctx: Ctx, forum: str) -> Response:
+    """GET or POST `/f/<forum>/edit`: a moderator edits the forum's name, title, description and sidebar."""
+    row = forum_row(ctx.conn, forum)
+    if row is None:
+        return not_found(ctx, f"The forum {forum} does not exist.")
+    if not is_moderator(ctx.conn, row["id"], ctx.account["id"]):
+        return render_page(ctx, "Forbidden", f"<h1>Forbidden</h1><p>Only the moderators of f/{esc(row['name'])} "
+                           "may edit it.</p>", status_code=403)
+    action = f"/f/{quote(row['name'])}/edit"
+    heading = f'Editing forum <a href="/f/{quote(row["name"])}">/f/{esc(row["name"])}</a>'
+    if not ctx.posted:
+        return _forum_form(ctx, heading, action, "Save", {k: row[k] for k in _FORUM_FIELDS}, [])
+    values = _forum_values(ctx)
+    errors = _forum_errors(ctx, values, row["id"])
+    if errors:
+        return _forum_form(ctx, heading, action, "Save", values, errors)
+    ctx.conn.execute("UPDATE forum_forums SET name = ?, title = ?, description = ?, sidebar = ? WHERE id = ?",
+                     (values["name"], values["title"], values["description"], values["sidebar"], row["id"]))
+    return redirect(f"/f/{quote(values['name'])}")

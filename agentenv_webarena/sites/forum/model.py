@@ -14,7 +14,7 @@ from typing import Optional
 
 __all__ = ["COOKIE", "PAGE_SIZE", "SORTS", "SORT_LABELS", "TIME_FORMAT", "SEED_START", "format_ts", "parse_ts",
            "slugify", "post_path", "SUBMISSION_SELECT", "submission_list", "count_submissions", "comment_order",
-           "site_now", "forum_row", "submission_row"]
+           "site_now", "forum_row", "submission_row", "is_moderator"]
 
 COOKIE = "forum_session"
 PAGE_SIZE = 20
@@ -149,3 +149,9 @@ def forum_row(conn: sqlite3.Connection, name: str) -> Optional[sqlite3.Row]:
 def submission_row(conn: sqlite3.Connection, submission_id: int) -> Optional[sqlite3.Row]:
     """One submission with its score and comment count, or None."""
     return conn.execute(SUBMISSION_SELECT + " WHERE s.id = ?", (submission_id,)).fetchone()
+
+
+def is_moderator(conn: sqlite3.Connection, forum_id: int, user_id: Optional[int]) -> bool:
+    """Whether the user moderates the forum (None, an anonymous visitor, never does)."""
+    return user_id is not None and conn.execute("SELECT 1 FROM forum_moderators WHERE forum_id = ? AND user_id = ?",
+                                                (forum_id, user_id)).fetchone() is not None

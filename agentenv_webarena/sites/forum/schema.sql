@@ -18,6 +18,11 @@ CREATE TABLE forum_forums (
     sidebar TEXT NOT NULL DEFAULT '',
     created_at TEXT NOT NULL
 );
+CREATE TABLE forum_moderators (
+    forum_id INTEGER NOT NULL REFERENCES forum_forums(id) ON DELETE CASCADE,
+    user_id INTEGER NOT NULL REFERENCES forum_users(id),
+    PRIMARY KEY (forum_id, user_id)
+);
 CREATE TABLE forum_submissions (
     id INTEGER PRIMARY KEY,
     forum_id INTEGER NOT NULL REFERENCES forum_forums(id) ON DELETE CASCADE,

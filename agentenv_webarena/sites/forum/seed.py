@@ -22,7 +22,7 @@ _LINK_FORUMS = ("science", "technology", "space", "MachineLearning", "movies", "
 
 
 def seed(conn: sqlite3.Connection) -> None:
-    """Insert the deterministic forum data: 14 forums, 30 users, ~300 posts, comments, votes.
+    """Insert the deterministic forum data: 14 forums (with moderators), 30 users, ~300 posts, comments, votes.
 
     Uses `random.Random(SEED)` only (no clock), so every build yields the same rows and ids.
     """
@@ -39,6 +39,9 @@ def seed(conn: sqlite3.Connection) -> None:
                      "VALUES (?,?,?,?,?,?)",
                      (i, name, title, description, sidebar, format_ts(SEED_START - dt.timedelta(days=400 - 9 * i))))
         forum_ids[name] = i
+    for name, moderators in data.MODERATORS.items():
+        conn.executemany("INSERT INTO forum_moderators (forum_id, user_id) VALUES (?,?)",
+                         [(forum_ids[name], user_ids[user]) for user in moderators])
 
     posts = _seed_posts(rng, list(user_ids))
     posts.sort(key=lambda p: p["created_at"])

@@ -14,7 +14,8 @@ URLs (OpenStreetMap's shapes, so WebArena-style `url_match` checks carry over):
 - GET `/`: search box, links, the towns.
 - GET `/search?query=...`: results: a name or address ("Carnegie Mellon University", "5000 Forbes
   Avenue"), "<category> near <place>" (nearest first, 10, each "N.N km away" in a straight line) or
-  "<category> in <town>" (all, by name). No match: a 404 page saying so.
+  "<category> in <town>" (all, by name). No match: the page says "No results found" (200, as on OSM); an
+  empty query shows how to search.
 - GET `/node/<id>`, `/way/<id>`: a place (ways are areas: parks, campuses, stadiums, airports,
   hospitals, zoos); `/relation/<id>`: a town or neighbourhood with its places.
 - GET `/directions?engine=fossgis_osrm_car|fossgis_osrm_bike|fossgis_osrm_foot&route=lat1%2Clon1%3Blat2%2Clon2`:
@@ -40,6 +41,8 @@ hours", radios "yes" / "limited" / "no", button "Save".
 CSS hooks (OSM's where WebArena reads them):
 
 - every page: `div#content` > `div#sidebar_content` (the panel text).
+- search: `ul.search_results.results-list` > `li.search_results_entry` > `a.set_position` (the place's page);
+  no match: `p.search_results_entry` "No results found".
 - directions: `div#content select.routing_engines` (options in OSM's order: bicycle 0, car 1,
   foot 2, so `.selectedIndex` is 1 for car), inputs `[name="route_from"]` / `[name="route_to"]`
   (after a route is shown, their values are `search.display_name` of both ends),

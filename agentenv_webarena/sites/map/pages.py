@@ -87,15 +87,17 @@ def _hit_line(hit) -> str:
     else:
         what = f"{obj.kind.capitalize()}, {display_name(obj)}"
     away = f' <span class="distance">{hit.km:.1f} km away</span>' if hit.km is not None else ""
-    return f'<li><a href="{element_path(obj)}">{esc(obj.name)}</a> <span class="details">{esc(what)}</span>{away}</li>'
+    return (f'<li class="search_results_entry"><a class="set_position" href="{element_path(obj)}">{esc(obj.name)}</a>'
+            f' <span class="details">{esc(what)}</span>{away}</li>')
 
 
 def search_page(ctx: RequestContext) -> Response:
-    """GET /search?query=...: results as links (names, addresses, distances for "X near Y")."""
+    """GET /search?query=...: results as links (names, addresses, distances for "X near Y"); as on OSM the page
+    answers 200 when nothing matches and says so, and an empty query shows how to search."""
     query = ctx.q.get("query", "")
     if not query.strip():
-        return error_page("Search", "Type a place, an address, or e.g. 'pharmacy near Carnegie Mellon University'.",
-                          400)
+        return _page("Search", '<div id="sidebar_content"><h2>Search</h2><p>Type a place, an address, or e.g. '
+                     "'pharmacy near Carnegie Mellon University'.</p></div>")
     result = search(query)
     heading = "Search results"
     if result.kind == "near" and result.anchor is not None:
@@ -103,9 +105,10 @@ def search_page(ctx: RequestContext) -> Response:
     elif result.kind == "in" and result.anchor is not None:
         heading = f"{CATEGORY_LABELS[result.category]} in {result.anchor.name} ({len(result.hits)})"
     items = "".join(_hit_line(h) for h in result.hits[:50])
-    body = f'<ul class="search_results">{items}</ul>' if items else f'<p class="error">{esc(result.message)}</p>'
-    return _page(f"Search: {query}", f'<div id="sidebar_content"><h2>{esc(heading)}</h2>{body}</div>', query=query,
-                 status_code=200 if items else 404)
+    none = result.message if result.message.startswith("No results found") else f"No results found. {result.message}"
+    body = (f'<ul class="search_results results-list">{items}</ul>' if items else
+            f'<p class="search_results_entry">{esc(none.strip())}</p>')
+    return _page(f"Search: {query}", f'<div id="sidebar_content"><h2>{esc(heading)}</h2>{body}</div>', query=query)
 
 
 def _row(label: str, value: object, row_id: str = "") -> str:

@@ -22,7 +22,8 @@ from agentenv_webarena.tasks.templates.base import clear_and_type, click, html_e
 __all__ = [
     "EMMA", "CART_LOCATOR", "ADMIN", "STATUS_LOCATOR", "REDDIT", "VOTE_LOCATOR", "POST_URL_FUNC", "MINE_ONLY",
     "ALL_COMMENT_BODIES", "TITLE_LOCATOR", "CATEGORY_FORUM", "GITLAB", "ME", "TITLE", "MAP", "ENGINE_OF", "BY",
-    "SELECTED_ENGINE", "ROUTE_FROM", "ROUTE_TO", "MY_PLACES", "sellable_products", "searchable_products",
+    "SELECTED_ENGINE", "ROUTE_FROM", "ROUTE_TO", "MY_PLACES", "primary_biography", "edit_bio_steps",
+    "sellable_products", "searchable_products",
     "open_product", "in_cart_locator", "cart_product_ids", "emma_orders", "order_history_steps", "order_items",
     "approved_reviews", "js_string", "find_order", "find_customer", "order_url", "rows", "forums_by_name",
     "post_list", "post_url", "my_vote", "open_post_via_search", "is_searchable_post", "users_with_posts",
@@ -288,3 +289,15 @@ def route_on_screen(a: Located, b: Located, mode: str) -> dict:
     return html_eval([target("last", SELECTED_ENGINE, exact=index),
                       target("last", ROUTE_FROM, must_include=[a.name]),
                       target("last", ROUTE_TO, must_include=[b.name])])
+
+
+def primary_biography(db: sqlite3.Connection) -> str:
+    """The forum's primary user's biography ("" when unset)."""
+    return rows(db, "SELECT biography FROM forum_users WHERE username = ?", (PRIMARY_USER,))[0]["biography"]
+
+
+def edit_bio_steps(db: sqlite3.Connection, bio: str) -> list[dict]:
+    """On the primary user's page: open "Edit biography" and replace the biography (pre-filled when set) with `bio`."""
+    typing = (clear_and_type("textbox", "Biography", bio) if primary_biography(db) else
+              [type_text("textbox", "Biography", bio, enter=False)])
+    return [click("link", "Edit biography")] + typing

@@ -36,6 +36,7 @@ from agentenv_webarena.tasks.templates.common import (
     POST_URL_FUNC,
     REDDIT,
     TITLE_LOCATOR,
+    edit_bio_steps,
     rows,
 )
 
@@ -162,8 +163,7 @@ def t4003_bio_from_purchase(db, rng):
         ev = html_eval([target(f"{REDDIT}/user/{PRIMARY_USER}", "document.querySelector('.user-bio').outerText",
                                exact=bio)])
         seq = ([tab_focus(1)] + _open_order(order) +
-               [tab_focus(0), click("link", "Edit biography"), type_text("textbox", "Biography", bio, enter=False),
-                click("button", "Save"), stop(DONE)])
+               [tab_focus(0)] + edit_bio_steps(db, bio) + [click("button", "Save"), stop(DONE)])
         out.append(_task(tpl, {"month": order["month"]}, f"{REDDIT}/user/{PRIMARY_USER} |AND| {HISTORY}", ev, seq))
     return pick(rng, out, INSTANCES)
 

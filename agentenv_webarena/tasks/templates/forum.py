@@ -35,12 +35,14 @@ from agentenv_webarena.tasks.templates.common import (
     POST_URL_FUNC,
     REDDIT,
     VOTE_LOCATOR,
+    edit_bio_steps,
     forums_by_name,
     is_searchable_post,
     my_vote,
     open_post_via_search,
     post_list,
     post_url,
+    primary_biography,
     rows,
     users_with_posts,
 )
@@ -359,15 +361,12 @@ def t3016_edit_bio(db, rng):
             "Learning something new every day.", "Dog person, cat tolerant.", "Trying to read 50 books this year.",
             "Hiking, photography and good pierogies.", "Retro games and modern music.",
             "Just a friendly lurker who sometimes posts."]
-    current = rows(db, "SELECT biography FROM forum_users WHERE username = ?", (PRIMARY_USER,))[0]["biography"]
+    current = primary_biography(db)
     out = []
     for bio in _pick(rng, [b for b in bios if b != current]):
         ev = html_eval([target(f"{REDDIT}/user/{PRIMARY_USER}", "document.querySelector('.user-bio').outerText",
                                exact=bio)])
-        seq = [click("link", PRIMARY_USER), click("link", "Edit biography")]
-        seq += (clear_and_type("textbox", "Biography", bio) if current else
-                [type_text("textbox", "Biography", bio, enter=False)])
-        seq += [click("button", "Save"), stop(DONE)]
+        seq = [click("link", PRIMARY_USER)] + edit_bio_steps(db, bio) + [click("button", "Save"), stop(DONE)]
         out.append(_task(tpl, {"bio": bio}, REDDIT, ev, seq))
     return out
 
@@ -439,7 +438,8 @@ def t3020_post_score(db, rng):
 
 def t3021_user_bio(db, rng):
     tpl = "What does {{user}} say about themselves in their forum biography?"
-    users = rows(db, "SELECT username, biography FROM forum_users WHERE biography != '' ORDER BY id")
+    users = rows(db, "SELECT username, biography FROM forum_users WHERE biography != '' AND username != ? "
+                     "ORDER BY id", (PRIMARY_USER,))
     return [_task(tpl, {"user": u["username"]}, REDDIT, string_eval(fuzzy=[u["biography"]]),
                       [goto(f"{REDDIT}/user/{u['username']}"), stop(u["biography"])])
             for u in _pick(rng, users)]

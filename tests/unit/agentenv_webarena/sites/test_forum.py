@@ -216,8 +216,12 @@ def test_edit_biography(client):
     r = client.post(f"/user/{USER}/edit_biography", data={"user_biography[biography]": "I read a lot"},
                     follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == f"/user/{USER}"
-    assert '<div class="user-bio"><p>I read a lot</p></div>' in client.get(f"/user/{USER}").text
+    assert ('<div class="user-bio"><div class="user-bio__biography"><p>I read a lot</p></div></div>'
+            in client.get(f"/user/{USER}").text)
     assert client.get("/user/bookworm_88/edit_biography").status_code == 403
+    client.post(f"/user/{USER}/edit_biography", data={"user_biography[biography]": ""})
+    page = client.get(f"/user/{USER}").text
+    assert '<div class="user-bio"></div>' in page and "user-bio__biography" not in page
 
 
 def test_subscribe_and_unsubscribe(client):
@@ -241,6 +245,55 @@ def test_create_forum(client):
     page = client.get("/f/origami").text
     assert '<h1 class="forum-title">Origami</h1>' in page and "Folding paper" in page
     assert client.post("/create_forum", data={"forum[name]": "books", "forum[title]": "x"}).status_code == 400
+    # the creator moderates the new forum: its edit page answers with the saved fields
+    edit = client.get("/f/origami/edit")
+    assert edit.status_code == 200 and '<textarea id="forum_description" name="forum[description]" rows="3">' \
+        'Folding paper</textarea>' in edit.text
+
+
+def _forum_fields(**changes: str) -> dict[str, str]:
+    fields = {"forum[name]": "books", "forum[title]": "Books", "forum[description]": "About books",
+              "forum[sidebar]": "Be kind"}
+    return {**fields, **{f"forum[{k}]": v for k, v in changes.items()}}
+
+
+def test_a_moderator_edits_the_forum(client):
+    page = client.get("/f/books").text
+    assert '<a href="/f/books/edit" class="menu-item">Edit forum</a>' in page
+    form = client.get("/f/Books/edit").text
+    for field in ('id="forum_name"', 'id="forum_title"', 'textarea id="forum_description"',
+                  'textarea id="forum_sidebar"', ">Save</button>"):
+        assert field in form
+    r = client.post("/f/books/edit", data=_forum_fields(description="Readers welcome", sidebar="New\n\nClassic"),
+                    follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/f/books"
+    page = client.get("/f/books").text
+    assert '<p class="forum-description">Readers welcome</p>' in page and "<p>New</p><p>Classic</p>" in page
+    assert ">Readers welcome</textarea>" in client.get("/f/books/edit").text
+    r = client.post("/f/books/edit", data=_forum_fields(name="bookclub"), follow_redirects=False)
+    assert r.headers["location"] == "/f/bookclub" and client.get("/f/books").status_code == 404
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"name": "no spaces here"}, "The name must be 3 to 25 letters"),
+    ({"name": "gaming"}, "A forum with that name already exists."),
+    ({"title": ""}, "The title must not be empty."),
+])
+def test_forum_edits_are_validated(client, changes, message):
+    r = client.post("/f/books/edit", data=_forum_fields(**changes))
+    assert r.status_code == 400 and esc(message) in r.text
+    assert '<p class="forum-description">A forum for readers' in client.get("/f/books").text
+
+
+def test_only_moderators_edit_a_forum(app, client):
+    assert client.get("/f/gaming/edit").status_code == 403
+    assert client.post("/f/gaming/edit", data=_forum_fields(name="gaming")).status_code == 403
+    assert "Edit forum" not in client.get("/f/gaming").text
+    assert client.get("/f/nosuchforum/edit").status_code == 404
+    anonymous = _client(app, "t-anon-edit")
+    r = anonymous.get("/f/books/edit", follow_redirects=False)
+    assert r.status_code in (302, 303) and r.headers["location"].endswith("/login")
+    assert "Edit forum" not in anonymous.get("/f/books").text
 
 
 def test_search_and_pagination(client, store):

@@ -37,7 +37,7 @@ def _numbers(page: str) -> tuple[str, str]:
 def test_search_finds_a_place_and_its_page_shows_the_facts(app):
     c = _client(app, "search")
     page = c.get("/search", params={"query": "Carnegie Mellon University"})
-    assert page.status_code == 200 and f'href="/way/{CMU.id}"' in page.text
+    assert page.status_code == 200 and f'<a class="set_position" href="/way/{CMU.id}">' in page.text
     place = c.get(f"/way/{CMU.id}").text
     for fact in ("Carnegie Mellon University", "5000 Forbes Avenue", "40.4433, -79.9436", "University", "1900"):
         assert fact in place
@@ -52,6 +52,17 @@ def test_near_and_in_searches():
     assert inside.kind == "in" and {h.obj.town for h in inside.hits} == {"Shadyside"}
     assert category_of("coffee shops") == "cafe" and category_of("train stations") == "train_station"
     assert search("pharmacy near Atlantis").message and not search("pharmacy near Atlantis").hits
+
+
+@pytest.mark.parametrize("query, text", [
+    ("Atlantis Opera House", "No results found for &#x27;Atlantis Opera House&#x27;."),
+    ("hotels near Atlantis", "No results found. No place called &#x27;Atlantis&#x27; was found."),
+    ("", "Type a place, an address"),
+])
+def test_a_search_without_results_answers_and_says_so(app, query, text):
+    page = _client(app, "no-results").get("/search", params={"query": query})
+    assert page.status_code == 200 and text in page.text and 'id="sidebar_content"' in page.text
+    assert "search_results_entry" in page.text or not query
 
 
 def test_directions_form_redirects_to_an_osm_url_and_numbers_are_stable(app):
@@ -132,4 +143,3 @@ def test_bad_note_and_save_requests(app):
     c = _client(app, "bad-post")
     assert c.post(f"/way/{CMU.id}/note", data={"text": "  "}).status_code == 400
     assert c.post("/my_places/add", data={"place_id": "abc"}).status_code == 400
-    assert c.get("/search", params={"query": ""}).status_code == 400
