@@ -78,5 +78,5 @@ def create_app(store: InstanceStore) -> Starlette:
             Route(f"{prefix}/products/{{sku}}", api(lambda conn, request, sku: rest.rest_product(conn, sku)),
                   methods=["GET"]),
         ]
-    routes.append(Route("/{slug}.html", bind(catalog.slug_page)))
+    routes.append(Route("/{slug:path}.html", bind(catalog.slug_page)))
     return Starlette(routes=routes)
