@@ -121,11 +121,12 @@ def _header(ctx: Ctx) -> str:
             f'<nav class="nav-sections" aria-label="Categories"><ul>{nav}</ul></nav>')
 
 
-# Luma's footer: information links, a newsletter box and the copyright (plain text here: the links lead
-# nowhere a task needs, and no name repeats a link or button of the pages above it).
+# Luma's footer: information links, a newsletter box and the copyright (plain text here but for Contact Us: the
+# other links lead nowhere a task needs, and no name repeats a link or button of the pages above it).
 _FOOTER = (
     '<footer class="page-footer"><section class="footer-links"><h2>Customer Service</h2><ul>'
-    '<li>Privacy and Cookie Policy</li><li>Search Terms</li><li>Contact Us</li><li>Orders and Returns</li>'
+    '<li>Privacy and Cookie Policy</li><li>Search Terms</li><li><a href="/contact/">Contact Us</a></li>'
+    '<li>Orders and Returns</li>'
     '<li>Advanced Search</li><li>Shipping and Delivery</li><li>Returns and Exchanges</li></ul></section>'
     '<section class="footer-about"><h2>About One Stop Market</h2><p>One Stop Market sells beauty, sports, '
     'clothing, home, electronics, office, grocery, health, video game and garden products from hundreds of '
@@ -148,7 +149,8 @@ def account_page(ctx: Ctx, title: str, main: str) -> HTMLResponse:
     nav = "".join(f'<li><a href="{href}">{label}</a></li>' for href, label in (
         ("/customer/account/", "My Account"), ("/sales/order/history/", "My Orders"),
         ("/wishlist/", "My Wish List"), ("/customer/address/", "Address Book"),
-        ("/customer/account/edit/", "Account Information"), ("/review/customer/", "My Product Reviews")))
+        ("/customer/account/edit/", "Account Information"), ("/review/customer/", "My Product Reviews"),
+        ("/newsletter/manage/", "Newsletter Subscriptions")))
     main = (f'<div class="layout"><nav class="sidebar" aria-label="My account"><ul>{nav}</ul></nav>'
             f'<div class="column-main"><h1>{esc(title)}</h1>{main}</div></div>')
     return render_page(ctx, title, main)
