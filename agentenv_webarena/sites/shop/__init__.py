@@ -8,14 +8,18 @@ env's logins (`agentenv_webarena.tasks.auth`, whose recipe this site answers).
 
 Modules: `model` (constants, formats, shared queries), `layout` (request context, page chrome),
 `catalog` (search, listings, product pages, reviews), `checkout` (cart, orders), `account`
-(sign-in, orders, details, addresses, wish list), `rest`, `app`, `admin` (the back office).
+(sign-in, orders, details, addresses, wish list, newsletter), `contact` (Contact Us), `rest`, `app`, `admin`
+(the back office).
 
 URLs (Magento's shapes, so WebArena-style URL checks carry over):
 
 - GET `/`: home: categories and a product showcase
 - GET `/catalogsearch/result/` (also `.../index/`): search `?q=`; sort `product_list_order` = relevance, name,
-  price; `product_list_dir` = asc, desc; page `p` (12 a page)
-- GET `/<category-slug>.html`: a category's products, same sort and page parameters (default order: position)
+  price; `product_list_dir` = asc, desc; page `p`, `product_list_limit` = 12 (default), 24, 36; layered
+  navigation: `price=A-B` (A <= price < B; `A-` no upper bound), `cat=<top category id>`
+- GET `/<category-slug>.html` and its sub-categories `/<category-slug>/<sub>[/<sub>].html` (Magento's category
+  tree, `shop_subcategories`): the products of the category and every category below it, same sort, page,
+  limit and `price` parameters (default order: position); "Shop By" lists the child categories and price ranges
 - GET `/<product-slug>.html`: product page: price, SKU, stock, options, add-to-cart and wish-list forms, reviews,
   review form
 - POST `/checkout/cart/add/`: add to cart: `product` (id), `qty`, `size`, `color`
@@ -32,6 +36,9 @@ URLs (Magento's shapes, so WebArena-style URL checks carry over):
 - GET `/wishlist/`; POST `/wishlist/index/add/` (`product`), `/wishlist/index/remove/` (`item`),
   `/wishlist/index/cart/` (`item`): wish list
 - GET `/review/customer/`: my product reviews, newest first (product, rating, summary, full text, status)
+- GET `/newsletter/manage/`; POST `/newsletter/manage/save/` (`is_subscribed` = 1 or absent): newsletter subscription
+- GET `/contact/` (also `/contact/index/`); POST `/contact/index/post/` (`name`, `email`, `telephone`, `comment`):
+  Contact Us, stored in `shop_contact_messages`
 - POST `/review/product/post/id/<product id>/`: review: `rating` 1-5, `nickname`, `title`, `detail` (stored pending,
   as Magento)
 - GET `/customer/account/login/`; POST `/customer/account/loginPost/` (`login[username]`, `login[password]`); GET
@@ -52,7 +59,10 @@ CSS hooks for `program_html` locators: `#shopping-cart-table tbody tr.cart-item`
 `data-summary` = "<name> | Size: M | Color: Blue", input `.qty`), `#order-items` and `#order-status`
 on an order page, `#wishlist-items li.wishlist-item`, `.box-address-shipping` on the address book,
 `.box-information` on the account page, `#product-price` / `#product-sku` on a product page,
-`#my-reviews-table tbody tr` (`.review-title`, `.review-detail`) on my product reviews.
+`#my-reviews-table tbody tr` (`.review-title`, `.review-detail`) on my product reviews. Luma's own hooks
+(WebArena's locators) are on the same elements: `.order-details-items.ordered`, `.products-grid.wishlist`,
+`.box.box-address-billing|shipping > .box-content`, `.data.item.content` (the product's Details and Reviews
+tabs), `[title="General Subscription"]`, `[title="What’s on your mind?"]`.
 
 Pages run past the 1280x720 viewport as Luma's do: a 20-product home showcase and a footer on every page.
 

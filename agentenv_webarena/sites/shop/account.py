@@ -40,7 +40,7 @@ from agentenv_webarena.sites.shop.model import (
 
 __all__ = ["order_history", "order_view", "dashboard", "account_edit", "account_edit_post", "address_book",
            "address_edit", "address_save", "wishlist_page", "wishlist_add", "wishlist_remove", "wishlist_to_cart",
-           "my_reviews", "login_page", "login_post", "logout"]
+           "my_reviews", "newsletter_manage", "newsletter_save", "login_page", "login_post", "logout"]
 
 
 def _order_table(orders: list[sqlite3.Row]) -> str:
@@ -94,11 +94,12 @@ def order_view(ctx: Ctx, order_id: int) -> Response:
         f'<td>{money(i["price"] * i["qty"])}</td></tr>' for i in order_items(ctx.conn, order["id"]))
     main = (f'<p>Status: <span id="order-status">{STATUS_LABELS.get(order["status"], order["status"])}</span></p>'
             f'<p>Order Date: <span id="order-date">{long_date(order["created_at"])}</span></p>'
-            '<table id="order-items"><caption>Items Ordered</caption><thead><tr><th>Product Name</th><th>SKU</th>'
+            '<div class="order-details-items ordered"><table id="order-items" class="data table table-order-items">'
+            '<caption>Items Ordered</caption><thead><tr><th>Product Name</th><th>SKU</th>'
             f'<th>Price</th><th>Qty</th><th>Subtotal</th></tr></thead><tbody>{rows}</tbody></table>'
             f'<table class="order-totals"><tbody><tr><th>Subtotal</th><td>{money(order["subtotal"])}</td></tr>'
             f'<tr><th>Shipping &amp; Handling</th><td>{money(order["shipping"])}</td></tr><tr><th>Grand Total</th>'
-            f'<td id="grand-total">{money(order["grand_total"])}</td></tr></tbody></table>'
+            f'<td id="grand-total">{money(order["grand_total"])}</td></tr></tbody></table></div>'
             f'<section class="order-address"><h2>Shipping Address</h2><address>{address_lines(order, "ship_")}'
             f'</address></section><section><h2>Payment Method</h2><p>{esc(order["payment_method"])}</p></section>'
             '<p><a href="/sales/order/history/">Back to My Orders</a></p>')
@@ -107,20 +108,60 @@ def order_view(ctx: Ctx, order_id: int) -> Response:
 
 @login_required
 def dashboard(ctx: Ctx) -> Response:
-    """GET `/customer/account/`: contact information, default address and recent orders."""
+    """GET `/customer/account/`: contact information, newsletter subscription, default address and recent
+    orders."""
     c = ctx.customer
     address = default_address(ctx)
     recent = ctx.conn.execute("SELECT * FROM shop_orders WHERE customer_id = ? ORDER BY created_at DESC, id DESC "
                               "LIMIT 5", (c["id"],)).fetchall()
-    main = ('<section><h2>Account Information</h2><div class="box-information"><h3>Contact Information</h3>'
-            f'<p>{esc(c["firstname"])} {esc(c["lastname"])}<br>{esc(c["email"])}</p>'
-            '<a href="/customer/account/edit/">Edit</a></div></section>'
-            '<section><h2>Address Book</h2><div class="box-address-shipping"><h3>Default Shipping Address</h3>'
-            f'<address>{address_lines(address) if address else "You have not set a default shipping address."}'
-            '</address><a href="/customer/address/">Manage Addresses</a></div></section>'
+    shipping = address_lines(address) if address else "You have not set a default shipping address."
+    main = ('<section><h2>Account Information</h2>'
+            + _box("information", "Contact Information", f'<p>{esc(c["firstname"])} {esc(c["lastname"])}<br>'
+                   f'{esc(c["email"])}</p>', '<a href="/customer/account/edit/">Edit</a>')
+            + _box("newsletter", "Newsletters", f"<p>{_newsletter_status(ctx)}</p>",
+                   '<a href="/newsletter/manage/">Edit</a>')
+            + '</section><section><h2>Address Book</h2>'
+            + _box("address-shipping", "Default Shipping Address", f"<address>{shipping}</address>",
+                   '<a href="/customer/address/">Manage Addresses</a>') + '</section>'
             f'<section><h2>Recent Orders</h2>{_order_table(recent) if recent else "<p>No orders yet.</p>"}'
             '<p><a href="/sales/order/history/">View All</a></p></section>')
     return account_page(ctx, "My Account", main)
+
+
+def _subscribed(ctx: Ctx) -> bool:
+    row = ctx.conn.execute("SELECT subscribed FROM shop_newsletter_subscribers WHERE customer_id = ?",
+                           (ctx.customer["id"],)).fetchone()
+    return bool(row and row["subscribed"])
+
+
+def _newsletter_status(ctx: Ctx) -> str:
+    return ('You are subscribed to "General Subscription".' if _subscribed(ctx)
+            else "You aren't subscribed to our newsletter.")
+
+
+@login_required
+def newsletter_manage(ctx: Ctx) -> Response:
+    """GET `/newsletter/manage/`: the newsletter subscription checkbox."""
+    checked = " checked" if _subscribed(ctx) else ""
+    main = ('<form class="form form-newsletter-manage" method="post" action="/newsletter/manage/save/"><fieldset '
+            'class="fieldset"><legend>Subscription option</legend><div class="field choice"><input type="checkbox" '
+            f'name="is_subscribed" id="subscription" value="1" title="General Subscription" class="checkbox"{checked}>'
+            '<label for="subscription">General Subscription</label></div></fieldset><button type="submit">Save</button>'
+            '</form>')
+    return account_page(ctx, "Newsletter Subscription", main)
+
+
+@login_required
+def newsletter_save(ctx: Ctx) -> Response:
+    """POST `/newsletter/manage/save/`: subscribe (`is_subscribed` = 1) or unsubscribe."""
+    before, after = _subscribed(ctx), ctx.form.get("is_subscribed", "") not in ("", "0")
+    ctx.conn.execute("INSERT INTO shop_newsletter_subscribers (customer_id, subscribed, changed_at) VALUES (?, ?, ?) "
+                     "ON CONFLICT (customer_id) DO UPDATE SET subscribed = excluded.subscribed, "
+                     "changed_at = excluded.changed_at", (ctx.customer["id"], int(after), site_now(ctx.conn)))
+    ctx.flash("We have saved your subscription." if after and not before else
+              "We have removed your newsletter subscription." if before and not after else
+              "We have updated your subscription.")
+    return redirect("/customer/account/")
 
 
 @login_required
@@ -157,14 +198,23 @@ def account_edit_post(ctx: Ctx) -> Response:
 
 @login_required
 def address_book(ctx: Ctx) -> Response:
-    """GET `/customer/address/`: the default shipping address."""
+    """GET `/customer/address/`: the default billing and shipping address (one address is both, as in Magento
+    when the customer has one)."""
     address = default_address(ctx)
     if address is None:
         return account_page(ctx, "Address Book", "<p>You have no addresses.</p>")
-    main = ('<section><h2>Default Addresses</h2><div class="box-address-shipping"><h3>Default Shipping Address</h3>'
-            f'<address>{address_lines(address)}</address><a href="/customer/address/edit/id/{address["id"]}/">'
-            'Change Shipping Address</a></div></section>')
-    return account_page(ctx, "Address Book", main)
+    edit = f'/customer/address/edit/id/{address["id"]}/'
+    lines = f"<address>{address_lines(address)}</address>"
+    boxes = "".join(_box(f"address-{kind.lower()}", f"Default {kind} Address", lines,
+                         f'<a href="{edit}">Change {kind} Address</a>') for kind in ("Billing", "Shipping"))
+    return account_page(ctx, "Address Book", f'<section class="block-addresses-default"><h2>Default Addresses</h2>'
+                        f'{boxes}</section>')
+
+
+def _box(kind: str, title: str, content: str, actions: str) -> str:
+    """Luma's account box (`.box.box-<kind>`): its title, `.box-content` and actions."""
+    return (f'<div class="box box-{kind}"><h3 class="box-title">{title}</h3><div class="box-content">{content}</div>'
+            f'<div class="box-actions">{actions}</div></div>')
 
 
 @login_required
@@ -204,6 +254,7 @@ def address_save(ctx: Ctx, address_id: int) -> Response:
     return redirect("/customer/address/")
 
 
+@login_required
 def wishlist_page(ctx: Ctx) -> Response:
     """GET `/wishlist/`: the wish list."""
     rows = ctx.conn.execute("SELECT w.id AS item_id, p.* FROM shop_wishlist w JOIN shop_products p ON p.id = "
@@ -211,14 +262,15 @@ def wishlist_page(ctx: Ctx) -> Response:
     if not rows:
         return account_page(ctx, "My Wish List", "<p>You have no items in your wish list.</p>")
     items = "".join(
-        f'<li class="wishlist-item" data-name="{esc(r["name"])}">'
+        f'<li class="wishlist-item product-item" data-name="{esc(r["name"])}">'
         f'<a class="product-item-link" href="/{esc(r["slug"])}.html">'
         f'{esc(r["name"])}</a> <span class="price">{money(r["price"])}</span>'
         f'<form method="post" action="/wishlist/index/cart/"><input type="hidden" name="item" value="{r["item_id"]}">'
         f'<button type="submit" aria-label="Add {esc(r["name"])} to Cart">Add to Cart</button></form>'
         f'<form method="post" action="/wishlist/index/remove/"><input type="hidden" name="item" value="{r["item_id"]}">'
         f'<button type="submit" aria-label="Remove {esc(r["name"])}">Remove item</button></form></li>' for r in rows)
-    return account_page(ctx, "My Wish List", f'<ol id="wishlist-items">{items}</ol>')
+    return account_page(ctx, "My Wish List", '<div class="products-grid wishlist">'
+                        f'<ol id="wishlist-items" class="product-items">{items}</ol></div>')
 
 
 @login_required

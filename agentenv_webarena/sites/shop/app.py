@@ -2,7 +2,7 @@
 
 Owns the URL table (Magento's paths, each with and without its trailing slash) and how a request
 becomes a page call (`sites.common.page`: the instance DB, the form, the session cookie) or a REST call
-(the admin bearer token). The pages live in `catalog`, `checkout` and `account`, the REST subset in `rest`.
+(the admin bearer token). The pages live in `catalog`, `checkout`, `account` and `contact`, the REST subset in `rest`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agentenv_webarena.sites.common import db, json_error, page, slash_routes
-from agentenv_webarena.sites.shop import account, catalog, checkout, rest
+from agentenv_webarena.sites.shop import account, catalog, checkout, contact, rest
 from agentenv_webarena.sites.shop.layout import Ctx
 from agentenv_webarena.sites.store import InstanceStore
 
@@ -63,6 +63,11 @@ def create_app(store: InstanceStore) -> Starlette:
         ("/wishlist/index/remove/", account.wishlist_remove, ("POST",)),
         ("/wishlist/index/cart/", account.wishlist_to_cart, ("POST",)),
         ("/review/customer/", account.my_reviews, ("GET",)),
+        ("/newsletter/manage/", account.newsletter_manage, ("GET",)),
+        ("/newsletter/manage/save/", account.newsletter_save, ("POST",)),
+        ("/contact/", contact.contact_page, ("GET",)),
+        ("/contact/index/", contact.contact_page, ("GET",)),
+        ("/contact/index/post/", contact.contact_post, ("POST",)),
         ("/review/product/post/id/{product_id:int}/", catalog.review_post, ("POST",)),
         ("/customer/account/login/", account.login_page, ("GET",)),
         ("/customer/account/loginPost/", account.login_post, ("POST",)),
@@ -78,5 +83,5 @@ def create_app(store: InstanceStore) -> Starlette:
             Route(f"{prefix}/products/{{sku}}", api(lambda conn, request, sku: rest.rest_product(conn, sku)),
                   methods=["GET"]),
         ]
-    routes.append(Route("/{slug}.html", bind(catalog.slug_page)))
+    routes.append(Route("/{slug:path}.html", bind(catalog.slug_page)))
     return Starlette(routes=routes)

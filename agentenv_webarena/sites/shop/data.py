@@ -6,7 +6,8 @@ its base price and the options (sizes, colours) its products offer.
 """
 from __future__ import annotations
 
-__all__ = ["CATEGORIES", "COLORS", "CUSTOMERS", "NICKNAMES", "REVIEW_TITLES", "REVIEW_DETAILS", "ADMIN"]
+__all__ = ["CATEGORIES", "CATEGORY_TREE", "COLORS", "CUSTOMERS", "NICKNAMES", "REVIEW_TITLES", "REVIEW_DETAILS",
+           "ADMIN"]
 
 # (name, slug, brands, adjectives, [(noun, base price, sizes, colours?)]); sizes/colours: "" = none,
 # "C" = pick colours from COLORS, "S" = clothing sizes, "N" = shoe sizes.
@@ -82,6 +83,117 @@ CATEGORIES: list[tuple[str, str, list[str], list[str], list[tuple[str, float, st
       ("Watering Can", 15.0, "", "C"), ("Garden Gloves", 9.0, "S", ""), ("Rope Hammock", 49.0, "", ""),
       ("Compost Bin", 44.0, "", "")]),
 ]
+
+
+# Magento's category tree under each top category (by slug): the sub-categories as (url path below the top
+# category, name), parents before children, and where each noun's products sit: noun -> leaf path(s); with two
+# paths, a noun's first product goes to the first path and its second to the second.
+CATEGORY_TREE: dict[str, tuple[list[tuple[str, str]], dict[str, tuple[str, ...]]]] = {
+    "beauty-personal-care": (
+        [("skin-care", "Skin Care"), ("makeup", "Makeup"), ("makeup/lips", "Lips"), ("makeup/nails", "Nails"),
+         ("hair-care", "Hair Care"), ("tools-accessories", "Tools & Accessories")],
+        {"Face Cream": ("skin-care",), "Vitamin C Serum": ("skin-care",), "Body Lotion": ("skin-care",),
+         "Sunscreen SPF 50": ("skin-care",), "Facial Cleanser": ("skin-care",), "Lip Balm Set": ("makeup/lips",),
+         "Nail Polish Kit": ("makeup/nails",), "Shampoo": ("hair-care",), "Hair Dryer": ("hair-care",),
+         "Makeup Brush Set": ("tools-accessories",)}),
+    "sports-outdoors": (
+        [("exercise-fitness", "Exercise & Fitness"), ("outdoor-recreation", "Outdoor Recreation"),
+         ("outdoor-recreation/camping-hiking", "Camping & Hiking"), ("outdoor-recreation/cycling", "Cycling")],
+        {"Yoga Mat": ("exercise-fitness",), "Resistance Bands": ("exercise-fitness",),
+         "Jump Rope": ("exercise-fitness",), "Dumbbell Set": ("exercise-fitness",),
+         "Camping Tent": ("outdoor-recreation/camping-hiking",), "Water Bottle": ("outdoor-recreation/camping-hiking",),
+         "Hiking Backpack": ("outdoor-recreation/camping-hiking",),
+         "Sleeping Bag": ("outdoor-recreation/camping-hiking",),
+         "Trekking Poles": ("outdoor-recreation/camping-hiking",), "Cycling Gloves": ("outdoor-recreation/cycling",)}),
+    "clothing-shoes-jewelry": (
+        [("women", "Women"), ("women/clothing", "Clothing"), ("women/shoes", "Shoes"), ("women/jewelry", "Jewelry"),
+         ("men", "Men"), ("men/clothing", "Clothing"), ("men/shoes", "Shoes")],
+        {"Cotton T-Shirt": ("men/clothing", "women/clothing"), "Pullover Hoodie": ("men/clothing", "women/clothing"),
+         "Running Shoes": ("men/shoes", "women/shoes"), "Denim Jacket": ("men/clothing", "women/clothing"),
+         "Rain Jacket": ("women/clothing", "men/clothing"), "Leggings": ("women/clothing",),
+         "Canvas Sneakers": ("women/shoes", "men/shoes"), "Wool Socks": ("men/clothing", "women/clothing"),
+         "Knit Sweater": ("women/clothing", "men/clothing"), "Silver Pendant Necklace": ("women/jewelry",)}),
+    "home-kitchen": (
+        [("kitchen-dining", "Kitchen & Dining"), ("kitchen-dining/coffee-tea-espresso", "Coffee, Tea & Espresso"),
+         ("kitchen-dining/cookware", "Cookware"), ("kitchen-dining/cutlery-knife-accessories",
+                                                    "Cutlery & Knife Accessories"),
+         ("kitchen-dining/small-appliances", "Small Appliances"), ("bath", "Bath"), ("home-decor", "Home Decor"),
+         ("lighting-ceiling-fans", "Lighting & Ceiling Fans"), ("storage-organization", "Storage & Organization")],
+        {"Coffee Mug": ("kitchen-dining/coffee-tea-espresso",), "French Press": ("kitchen-dining/coffee-tea-espresso",),
+         "Cast Iron Skillet": ("kitchen-dining/cookware",), "Chef Knife": ("kitchen-dining/cutlery-knife-accessories",),
+         "Cutting Board": ("kitchen-dining/cutlery-knife-accessories",),
+         "Countertop Blender": ("kitchen-dining/small-appliances",), "Bath Towel Set": ("bath",),
+         "Throw Pillow": ("home-decor",), "Table Lamp": ("lighting-ceiling-fans",),
+         "Storage Basket": ("storage-organization",)}),
+    "electronics": (
+        [("headphones", "Headphones"), ("portable-audio-video", "Portable Audio & Video"),
+         ("cell-phones-accessories", "Cell Phones & Accessories"), ("computers-accessories", "Computers & Accessories"),
+         ("computers-accessories/computer-accessories-peripherals", "Computer Accessories & Peripherals"),
+         ("computers-accessories/data-storage", "Data Storage"), ("smart-home", "Smart Home")],
+        {"Earbuds": ("headphones",), "Bluetooth Speaker": ("portable-audio-video",),
+         "USB-C Charger": ("cell-phones-accessories",), "Power Bank": ("cell-phones-accessories",),
+         "HDMI Cable": ("computers-accessories/computer-accessories-peripherals",),
+         "HD Webcam": ("computers-accessories/computer-accessories-peripherals",),
+         "Optical Mouse": ("computers-accessories/computer-accessories-peripherals",),
+         "Mechanical Keyboard": ("computers-accessories/computer-accessories-peripherals",),
+         "Portable SSD 1TB": ("computers-accessories/data-storage",), "Smart Plug": ("smart-home",)}),
+    "office-products": (
+        [("office-school-supplies", "Office & School Supplies"),
+         ("office-school-supplies/writing-correction-supplies", "Writing & Correction Supplies"),
+         ("office-school-supplies/paper", "Paper"),
+         ("office-school-supplies/desk-accessories-workspace-organizers", "Desk Accessories & Workspace Organizers"),
+         ("office-school-supplies/presentation-boards", "Presentation Boards"),
+         ("office-electronics", "Office Electronics")],
+        {"Gel Pens": ("office-school-supplies/writing-correction-supplies",),
+         "Spiral Notebook": ("office-school-supplies/paper",), "Sticky Notes": ("office-school-supplies/paper",),
+         "Desk Organizer": ("office-school-supplies/desk-accessories-workspace-organizers",),
+         "Stapler": ("office-school-supplies/desk-accessories-workspace-organizers",),
+         "File Folders": ("office-school-supplies/desk-accessories-workspace-organizers",),
+         "Desk Pad": ("office-school-supplies/desk-accessories-workspace-organizers",),
+         "Dry Erase Whiteboard": ("office-school-supplies/presentation-boards",),
+         "Paper Shredder": ("office-electronics",), "Label Maker": ("office-electronics",)}),
+    "grocery-gourmet-food": (
+        [("beverages", "Beverages"), ("breakfast-foods", "Breakfast Foods"), ("candy-chocolate", "Candy & Chocolate"),
+         ("cooking-baking", "Cooking & Baking"), ("sauces-gravies-marinades", "Sauces, Gravies & Marinades"),
+         ("snacks-sweets", "Snacks and Sweets")],
+        {"Green Tea": ("beverages",), "Ground Coffee": ("beverages",), "Granola": ("breakfast-foods",),
+         "Maple Syrup": ("breakfast-foods",), "Almond Butter": ("breakfast-foods",),
+         "Dark Chocolate Bar": ("candy-chocolate",), "Olive Oil": ("cooking-baking",),
+         "Wildflower Honey": ("cooking-baking",), "Pasta Sauce": ("sauces-gravies-marinades",),
+         "Trail Mix": ("snacks-sweets",)}),
+    "health-household": (
+        [("vitamins-dietary-supplements", "Vitamins & Dietary Supplements"),
+         ("household-supplies", "Household Supplies"),
+         ("household-supplies/laundry", "Laundry"), ("household-supplies/dishwashing", "Dishwashing"),
+         ("household-supplies/paper-plastic", "Paper & Plastic"),
+         ("household-supplies/household-cleaning", "Household Cleaning"), ("health-care", "Health Care")],
+        {"Multivitamin": ("vitamins-dietary-supplements",), "Laundry Detergent": ("household-supplies/laundry",),
+         "Dish Soap": ("household-supplies/dishwashing",), "Paper Towels": ("household-supplies/paper-plastic",),
+         "Trash Bags": ("household-supplies/paper-plastic",),
+         "Disinfecting Wipes": ("household-supplies/household-cleaning",),
+         "Air Freshener": ("household-supplies/household-cleaning",), "Hand Sanitizer": ("health-care",),
+         "First Aid Kit": ("health-care",), "Digital Thermometer": ("health-care",)}),
+    "video-games": (
+        [("playstation-4", "PlayStation 4"), ("playstation-4/accessories", "Accessories"), ("xbox-one", "Xbox One"),
+         ("xbox-one/accessories", "Accessories"), ("nintendo-switch", "Nintendo Switch"),
+         ("nintendo-switch/accessories", "Accessories"), ("pc", "PC"), ("pc/accessories", "Accessories")],
+        {"Controller": ("playstation-4/accessories", "xbox-one/accessories"),
+         "Gaming Headset": ("playstation-4/accessories", "pc/accessories"),
+         "Charging Dock": ("playstation-4/accessories", "xbox-one/accessories"),
+         "Racing Wheel": ("playstation-4/accessories", "pc/accessories"), "Mouse Pad": ("pc/accessories",),
+         "Memory Card": ("nintendo-switch/accessories",), "Carrying Case": ("nintendo-switch/accessories",),
+         "Thumb Grips": ("playstation-4/accessories", "nintendo-switch/accessories"),
+         "Cooling Fan": ("playstation-4/accessories", "xbox-one/accessories"),
+         "Console Stand": ("xbox-one/accessories", "playstation-4/accessories")}),
+    "patio-lawn-garden": (
+        [("gardening-lawn-care", "Gardening & Lawn Care"), ("birding-wildlife", "Birding & Wildlife"),
+         ("outdoor-decor", "Outdoor Decor"), ("patio-furniture-accessories", "Patio Furniture & Accessories")],
+        {"Garden Hose": ("gardening-lawn-care",), "Pruning Shears": ("gardening-lawn-care",),
+         "Planter Pot": ("gardening-lawn-care",), "Watering Can": ("gardening-lawn-care",),
+         "Garden Gloves": ("gardening-lawn-care",), "Compost Bin": ("gardening-lawn-care",),
+         "Bird Feeder": ("birding-wildlife",), "Path Lights": ("outdoor-decor",),
+         "Patio Umbrella": ("patio-furniture-accessories",), "Rope Hammock": ("patio-furniture-accessories",)}),
+}
 
 COLORS = ["Black", "White", "Blue", "Red", "Green", "Gray", "Pink", "Navy", "Beige", "Purple"]
 CLOTHING_SIZES = ["XS", "S", "M", "L", "XL"]

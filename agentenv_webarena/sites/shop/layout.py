@@ -22,7 +22,7 @@ _CSS = (
     ".page-header{display:flex;flex-wrap:wrap;gap:1em;align-items:center;padding:.5em 0;border-bottom:1px solid #ccc}"
     ".page-header form{margin:0}.logo{font-weight:bold;font-size:1.3em}.header-links{display:flex;gap:1em;"
     "list-style:none;margin:0;padding:0}.nav-sections ul{display:flex;flex-wrap:wrap;gap:.4em 1.2em;list-style:none;"
-    "padding:0;margin:.5em 0}.products{display:grid;grid-template-columns:repeat(4,1fr);gap:1em;list-style:none;"
+    "padding:0;margin:.5em 0}.product-items{display:grid;grid-template-columns:repeat(4,1fr);gap:1em;list-style:none;"
     "padding:0}.product-item{border:1px solid #eee;padding:.5em}.price{font-weight:bold}.message{padding:.4em;"
     "margin:.5em 0}.message-success{background:#e5efe5}.message-error{background:#fae5e5}table{border-collapse:"
     "collapse}td,th{padding:.3em .7em;text-align:left;border-bottom:1px solid #eee}label{margin-right:.4em}"
@@ -30,6 +30,9 @@ _CSS = (
     "fieldset{border:1px solid #ddd;margin:.5em 0}.layout{display:flex;gap:2em}.sidebar{width:14em}"
     ".column-main{flex:1;min-width:0}.review-item{margin:.6em 0;border-bottom:1px solid #eee}"
     ".page-footer{margin-top:2em;padding:1em 0;border-top:1px solid #ccc}.page-footer ul{list-style:none;padding:0}"
+    ".columns{display:flex;gap:2em}.columns .sidebar-main{order:-1;width:14em;flex:none}"
+    ".column.main{flex:1;min-width:0}"
+    ".filter-options .items{list-style:none;padding-left:.5em}.limiter{margin:.5em 0}"
 )
 
 
@@ -118,11 +121,12 @@ def _header(ctx: Ctx) -> str:
             f'<nav class="nav-sections" aria-label="Categories"><ul>{nav}</ul></nav>')
 
 
-# Luma's footer: information links, a newsletter box and the copyright (plain text here: the links lead
-# nowhere a task needs, and no name repeats a link or button of the pages above it).
+# Luma's footer: information links, a newsletter box and the copyright (plain text here but for Contact Us: the
+# other links lead nowhere a task needs, and no name repeats a link or button of the pages above it).
 _FOOTER = (
     '<footer class="page-footer"><section class="footer-links"><h2>Customer Service</h2><ul>'
-    '<li>Privacy and Cookie Policy</li><li>Search Terms</li><li>Contact Us</li><li>Orders and Returns</li>'
+    '<li>Privacy and Cookie Policy</li><li>Search Terms</li><li><a href="/contact/">Contact Us</a></li>'
+    '<li>Orders and Returns</li>'
     '<li>Advanced Search</li><li>Shipping and Delivery</li><li>Returns and Exchanges</li></ul></section>'
     '<section class="footer-about"><h2>About One Stop Market</h2><p>One Stop Market sells beauty, sports, '
     'clothing, home, electronics, office, grocery, health, video game and garden products from hundreds of '
@@ -145,7 +149,8 @@ def account_page(ctx: Ctx, title: str, main: str) -> HTMLResponse:
     nav = "".join(f'<li><a href="{href}">{label}</a></li>' for href, label in (
         ("/customer/account/", "My Account"), ("/sales/order/history/", "My Orders"),
         ("/wishlist/", "My Wish List"), ("/customer/address/", "Address Book"),
-        ("/customer/account/edit/", "Account Information"), ("/review/customer/", "My Product Reviews")))
+        ("/customer/account/edit/", "Account Information"), ("/review/customer/", "My Product Reviews"),
+        ("/newsletter/manage/", "Newsletter Subscriptions")))
     main = (f'<div class="layout"><nav class="sidebar" aria-label="My account"><ul>{nav}</ul></nav>'
             f'<div class="column-main"><h1>{esc(title)}</h1>{main}</div></div>')
     return render_page(ctx, title, main)

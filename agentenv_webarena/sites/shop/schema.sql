@@ -51,6 +51,20 @@ CREATE TABLE shop_admin_sessions (
     flash_kind TEXT NOT NULL DEFAULT 'success');
 CREATE TABLE shop_admin_tokens (
     token TEXT PRIMARY KEY, admin_id INTEGER NOT NULL REFERENCES shop_admin_users(id));
+CREATE TABLE shop_subcategories (
+    id INTEGER PRIMARY KEY, category_id INTEGER NOT NULL REFERENCES shop_categories(id),
+    parent_id INTEGER REFERENCES shop_subcategories(id), name TEXT NOT NULL, url_path TEXT NOT NULL UNIQUE,
+    position INTEGER NOT NULL);
+CREATE TABLE shop_subcategory_products (
+    subcategory_id INTEGER NOT NULL REFERENCES shop_subcategories(id),
+    product_id INTEGER NOT NULL REFERENCES shop_products(id), PRIMARY KEY (subcategory_id, product_id));
+CREATE TABLE shop_contact_messages (
+    id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES shop_customers(id), name TEXT NOT NULL,
+    email TEXT NOT NULL, telephone TEXT NOT NULL DEFAULT '', comment TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE shop_newsletter_subscribers (
+    customer_id INTEGER PRIMARY KEY REFERENCES shop_customers(id), subscribed INTEGER NOT NULL,
+    changed_at TEXT NOT NULL);
 CREATE INDEX shop_reviews_product ON shop_reviews(product_id);
 CREATE INDEX shop_order_items_order ON shop_order_items(order_id);
 CREATE INDEX shop_orders_customer ON shop_orders(customer_id);
+CREATE INDEX shop_subcategory_products_product ON shop_subcategory_products(product_id);

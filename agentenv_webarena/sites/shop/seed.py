@@ -187,6 +187,27 @@ def _seed_lists(conn: sqlite3.Connection, rng: random.Random, products: list[dic
                      (product["id"], rng.randint(1, 2), sizes[0] if sizes else "", colors[0] if colors else ""))
 
 
+def _seed_subcategories(conn: sqlite3.Connection, products: list[dict]) -> None:
+    """Magento's category tree below the top categories, and each product's leaf (no RNG: the data fixes it)."""
+    ids: dict[str, int] = {}
+    position = 0
+    for category_id, (_, slug, _, _, _) in enumerate(shop_data.CATEGORIES, start=1):
+        nodes, leaves = shop_data.CATEGORY_TREE[slug]
+        for path, name in nodes:
+            position += 1
+            parent = ids.get(f"{slug}/{path.rpartition('/')[0]}") if "/" in path else None
+            ids[f"{slug}/{path}"] = conn.execute(
+                "INSERT INTO shop_subcategories (category_id, parent_id, name, url_path, position) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (category_id, parent, name, f"{slug}/{path}", position)).lastrowid
+        seen: dict[str, int] = {}
+        for product in (p for p in products if p["category_id"] == category_id):
+            paths = leaves[product["noun"]]
+            nth = seen[product["noun"]] = seen.get(product["noun"], -1) + 1
+            conn.execute("INSERT INTO shop_subcategory_products (subcategory_id, product_id) VALUES (?, ?)",
+                         (ids[f"{slug}/{paths[nth % len(paths)]}"], product["id"]))
+
+
 def seed(conn: sqlite3.Connection) -> None:
     """Insert the shop's deterministic data (fixed RNG, fixed timestamps; no clock)."""
     rng = random.Random(SEED)
@@ -195,3 +216,4 @@ def seed(conn: sqlite3.Connection) -> None:
     _seed_orders(conn, rng, products)
     _seed_reviews(conn, rng, products)
     _seed_lists(conn, rng, products)
+    _seed_subcategories(conn, products)

@@ -1,9 +1,9 @@
 """The embedded shop (`sites.shop`) and its admin (`sites.shop.admin`) through Starlette's TestClient.
 
-Search, product pages, login cookies, cart, checkout into the order history, account edits, the
-Magento REST subset the evaluators call, admin order/product/review actions, instance isolation
-by `X-Webarena-Instance`, and `/__control/reset`. Runs on the shop's own tables (plus the control
-routes of `sites.apps`), so it does not depend on the forum.
+Search, category tree and layered navigation, product pages, login cookies, cart, checkout into the order
+history, account edits, Contact Us and the newsletter, the Magento REST subset the evaluators call, admin
+order/product/review actions, instance isolation by `X-Webarena-Instance`, and `/__control/reset`. Runs on the
+shop's own tables (plus the control routes of `sites.apps`), so it does not depend on the forum.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 from agentenv_webarena.sites import shop
 from agentenv_webarena.sites.apps import _control_routes, build_database
 from agentenv_webarena.sites.common import esc
-from agentenv_webarena.sites.shop import admin
+from agentenv_webarena.sites.shop import admin, catalog, contact
 from agentenv_webarena.sites.store import INSTANCE_HEADER, InstanceStore
 from agentenv_webarena.tasks import auth
 
@@ -114,8 +114,8 @@ def test_search_lists_matches_and_sorts_by_price(client, store):
 def test_category_page_paginates(client, store):
     category = store.pristine().execute("SELECT * FROM shop_categories ORDER BY position").fetchone()
     html = client.get(f"/{category['slug']}.html").text
-    assert f"<h1>{esc(category['name'])}</h1>" in html
-    assert html.count('class="product-item"') == shop.PAGE_SIZE
+    assert f'<h1 class="page-title">{esc(category["name"])}</h1>' in html
+    assert html.count('class="item product product-item"') == shop.PAGE_SIZE
     assert "Page 2" in html and f"Items 1-{shop.PAGE_SIZE} of" in html
     assert client.get("/no-such-thing.html").status_code == 404
 
@@ -231,6 +231,106 @@ def test_rest_requires_a_valid_token(client):
                      params={"searchCriteria[sortOrders][0][field]": "drop table"})
     assert bad.status_code == 400
     assert client.get("/rest/V1/products/NOPE/reviews", headers={"Authorization": f"Bearer {token}"}).status_code == 404
+
+
+# --- storefront: category tree, layered navigation, contact, newsletter -------------------------------
+
+def _listed(html: str) -> list[tuple[str, float]]:
+    """(name, price) of the products a listing shows, in order."""
+    return [(name, float(price.replace(",", ""))) for name, price in re.findall(
+        r'class="product-item-link" href="[^"]+">([^<]+)</a>.*?<div class="price">\$([\d,.]+)</div>', html)]
+
+
+def test_price_range_parses_magento_filter_values():
+    assert catalog.price_range("0-25") == (0.0, 25.0) and catalog.price_range("100-") == (100.0, None)
+    assert catalog.price_range("0-46.99") == (0.0, 46.99) and catalog.price_range("-20") == (0.0, 20.0)
+    assert [catalog.price_range(v) for v in ("", "abc", "-", "30-10", "5")] == [None] * 5
+    assert catalog.in_price_range(24.99, (0, 25)) and not catalog.in_price_range(25.0, (0, 25))
+    assert catalog.price_label((10, 20)) == "$10.00 - $19.99"
+    assert catalog.price_label((100, None)) == "$100.00 and above"
+    assert catalog.price_buckets([5.0, 12.5, 104.0]) == [(0, 100, 2), (100, None, 1)]
+    assert catalog.price_buckets([12.0, 14.0, 23.0]) == [(10, 20, 2), (20, None, 1)]
+
+
+def test_subcategory_pages_list_their_branch(client, store):
+    db = store.pristine()
+    for node in db.execute("SELECT * FROM shop_subcategories"):
+        html = client.get(f"/{node['url_path']}.html").text
+        assert f'<h1 class="page-title">{esc(node["name"])}</h1>' in html and _listed(html), node["url_path"]
+    women = {name for name, _ in _listed(client.get("/clothing-shoes-jewelry/women.html?product_list_limit=36").text)}
+    parts = [{name for name, _ in _listed(client.get(f"/clothing-shoes-jewelry/women/{leaf}.html").text)}
+             for leaf in ("clothing", "shoes", "jewelry")]
+    assert women == set().union(*parts) and sum(map(len, parts)) == len(women)
+    top = client.get("/clothing-shoes-jewelry.html").text
+    assert 'href="/clothing-shoes-jewelry/women.html">Women</a>' in top
+    html = client.get("/video-games/playstation-4/accessories.html").text
+    assert ('Home</a> / <a href="/video-games.html">Video Games</a> / <a href="/video-games/playstation-4.html">'
+            'PlayStation 4</a> / <strong>Accessories</strong>') in html
+    assert client.get("/electronics/no-such-thing.html").status_code == 404
+    assert client.get("/no-such-top/headphones.html").status_code == 404
+
+
+def test_listings_filter_by_price_sort_and_page(client, store):
+    prices = [r[0] for r in store.pristine().execute(
+        "SELECT price FROM shop_products WHERE category_id = 3 AND enabled = 1")]
+    cheap = _listed(client.get("/clothing-shoes-jewelry.html?price=0-40&product_list_limit=36").text)
+    assert sorted(p for _, p in cheap) == sorted(p for p in prices if p < 40)
+    dear = client.get("/clothing-shoes-jewelry.html?price=60-").text
+    assert sorted(p for _, p in _listed(dear)) == sorted(p for p in prices if p >= 60)
+    assert "Now Shopping by" in dear and "$60.00 and above" in dear
+    desc = _listed(client.get("/clothing-shoes-jewelry.html?product_list_order=price&product_list_dir=desc").text)
+    assert [p for _, p in desc] == sorted(prices, reverse=True)[:12]
+    by_name = _listed(client.get("/clothing-shoes-jewelry.html?product_list_order=name&p=2").text)
+    assert len(by_name) == len(prices) - 12 and by_name == sorted(by_name, key=lambda x: x[0].lower())
+    assert len(_listed(client.get("/clothing-shoes-jewelry.html?product_list_limit=24").text)) == len(prices)
+    assert len(_listed(client.get("/clothing-shoes-jewelry.html?product_list_limit=7").text)) == 12
+    assert len(_listed(client.get("/clothing-shoes-jewelry.html?price=oops").text)) == 12
+    html = client.get("/clothing-shoes-jewelry.html?price=0-1").text
+    assert "We can't find products matching the selection." in html and not _listed(html)
+    found = _listed(client.get("/catalogsearch/result/index/?q=mug&price=0-14&product_list_order=price").text)
+    assert found and all(p < 14 for _, p in found) and [p for _, p in found] == sorted(p for _, p in found)
+    kitchen = store.pristine().execute("SELECT id FROM shop_categories WHERE slug = 'home-kitchen'").fetchone()[0]
+    html = client.get(f"/catalogsearch/result/?q=coffee&cat={kitchen}").text
+    assert _listed(html) and all("Coffee Mug" in name or "French Press" in name for name, _ in _listed(html))
+
+
+def test_contact_form_validates_and_stores_the_message(client, store, request):
+    html = client.get("/contact").text
+    assert 'title="What’s on your mind?"' in html and 'value="Emma Lopez"' in html and f'value="{EMAIL}"' in html
+    r = client.post("/contact/index/post/", data={"name": "Emma Lopez", "email": EMAIL, "comment": " "})
+    assert r.status_code == 200 and "Enter the comment and try again." in r.text and 'value="Emma Lopez"' in r.text
+    r = client.post("/contact/index/post/", data={"name": "Emma", "email": "nope", "comment": "Hi"})
+    assert "The email address is invalid." in r.text and ">Hi</textarea>" in r.text
+    r = client.post("/contact/index/post/", data={"name": "Emma Lopez", "email": EMAIL, "telephone": "6505551212",
+                                                  "comment": "Please refund order 000000180."})
+    assert esc(contact.THANKS) in r.text and r.url.path == "/contact/index/"
+    with store.connection(_instance(request)) as conn:
+        rows = [tuple(r) for r in conn.execute("SELECT customer_id, name, email, telephone, comment "
+                                               "FROM shop_contact_messages")]
+    assert rows == [(1, "Emma Lopez", EMAIL, "6505551212", "Please refund order 000000180.")]
+
+
+def test_newsletter_subscription_is_saved(client):
+    assert ' checked' not in re.search(r'<input[^>]*id="subscription"[^>]*>', client.get("/newsletter/manage/").text)[0]
+    r = client.post("/newsletter/manage/save/", data={"is_subscribed": "1"})
+    assert "We have saved your subscription." in r.text and 'You are subscribed to "General Subscription".' in r.text
+    assert ' checked' in re.search(r'<input[^>]*id="subscription"[^>]*>', client.get("/newsletter/manage/").text)[0]
+    r = client.post("/newsletter/manage/save/", data={})
+    assert "We have removed your newsletter subscription." in r.text and "You aren't subscribed" in r.text
+
+
+def test_account_pages_carry_luma_blocks(client, shop_app):
+    book = client.get("/customer/address/").text
+    for kind in ("billing", "shipping"):
+        assert re.search(rf'class="box box-address-{kind}"><h3 class="box-title">[^<]+</h3><div class="box-content">'
+                         r'<address>Emma Lopez<br>101 S San Mateo Dr', book)
+    first = re.search(r'/sales/order/view/order_id/(\d+)/', client.get("/sales/order/history/").text)[1]
+    assert '<div class="order-details-items ordered"><table id="order-items"' in \
+        client.get(f"/sales/order/view/order_id/{first}/").text
+    assert '<div class="products-grid wishlist"><ol id="wishlist-items"' in client.get("/wishlist/").text
+    guest = TestClient(shop_app, headers={INSTANCE_HEADER: "t-guest-wishlist"})
+    r = guest.get("/wishlist/", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/customer/account/login/"
 
 
 # --- instances -----------------------------------------------------------------------------------------
