@@ -7,25 +7,24 @@ mounted at `/admin`, so every path below is served as `{SHOPPING_ADMIN}/...` wit
 - GET `/`, GET `/login`; POST `/login` (`login[username]`, `login[password]`); GET `/logout`: sign-in form; session
   cookie `admin_session`
 - GET `/dashboard/`: lifetime sales, average order, last orders, bestsellers, new customers, latest reviews
-- GET `/sales/order/`: orders grid: `q` keyword (order #, name, email), `status`, `p` (20 a page, as every grid)
-- GET `/sales/order/view/order_id/<id>/`: order view; POST `.../cancel/`, `.../hold/`, `.../unhold/`,
-  `.../invoice/`, `.../ship/` (`/sales/order/<action>/order_id/<id>/`), `/sales/order/addComment/order_id/<id>/`
-  (`history[comment]`)
-- GET `/catalog/product/`: products grid: `q` keyword (name, SKU), `p`
-- GET `/catalog/product/edit/id/<id>/`; POST `/catalog/product/save/id/<id>/`: `product[status]` (checkbox, 1),
-  `product[name]`, `product[sku]`, `product[price]`, `product[qty]`, `product[description]`
+- GET `/sales/order/`: orders grid: `q` keyword (order #, name, email), `status` (Magento's statuses, "Suspected
+  Fraud" too), `p` (20 a page, as every grid); the applied filters in `div.admin__data-grid-filters-current`
+- GET `/sales/order/view/order_id/<id>/`: order view (`#order_status`, `#order_history_block` `.note-list`, newest
+  first); POST `.../cancel/`, `.../hold/`, `.../unhold/`, `.../invoice/`, `.../ship/`
+  (`/sales/order/<action>/order_id/<id>/`), `/sales/order/addComment/order_id/<id>/` (`history[comment]`)
+- GET `/sales/order/commentsHistory/order_id/<id>/active_tab/<tab>/`: the order's Invoices, Credit Memos,
+  Shipments or Comments History tab; POST `/sales/order/addTrack/order_id/<id>/` (`tracking[carrier_code]`,
+  `tracking[number]`, shipped orders only): "Tracking number <n> for <carrier> assigned" in the history
 - GET `/review/product/`, `/review/product/pending/`: reviews grid (all / pending): `q`, `p`
 - GET `/review/product/edit/id/<id>/`; POST `/review/product/save/id/<id>/` (`status`, `nickname`, `title`,
   `detail`), `/review/product/delete/id/<id>/`: one review
 - GET `/customer/index/`, `/customer/index/edit/id/<id>/`: customers grid (`q`, `p`) and customer view with orders
-- GET `/reports/report_sales/sales/`: orders report per `period` (day (default, as Magento), month, year) with
-  `from` / `to` (YYYY-MM-DD)
-- GET `/reports/report_sales/bestsellers/`: top 5 products by quantity per `period` (month, year), `from` / `to`
+- products (grid, edit, new: `admin_catalog`), reports (`admin_reports`), cart price rules (`admin_marketing`), CMS
+  pages and themes (`admin_content`); page chrome and grids in `admin_layout`
 
-Reports count every order except canceled ones (Magento's default "Order Status: Any" minus
-canceled). CSS hooks for `program_html` locators: `#order-status`, `#order-history`, `#order-items`
-on an order view; `#product-form` inputs (`input[name="product[price]"]`, ...) on a product edit page;
-`#review-status` on a review edit page; `#records-found` on every grid.
+CSS hooks of the embedded tasks' `program_html` locators: `#order-status`, `#order-history`, `#order-items`
+on an order view; `#product-form` inputs on a product edit page; `#review-status` on a review edit page;
+`#records-found` on every grid.
 """
 from __future__ import annotations
 
