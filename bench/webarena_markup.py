@@ -97,8 +97,8 @@ PAGE_KINDS: dict[str, tuple[str, str]] = {
     "admin customer grid": ("shopping_admin", "/customer/index/"),
     "admin report": ("shopping_admin", "/reports/report_sales/sales/"),
     "admin review edit": ("shopping_admin", "/review/product/edit/id/1"),
-    "admin order grid": ("shopping_admin", "/sales/order/"),
-    "admin order view": ("shopping_admin", "/sales/order/view/order_id/1/"),
+    "admin order grid": ("shopping_admin", "/sales/order/?status=processing"),
+    "admin order view": ("shopping_admin", "/sales/order/view/order_id/115/"),
     "admin order shipments": ("shopping_admin",
                               "/sales/order/commentsHistory/order_id/1/active_tab/order_shipments/"),
     "admin cart price rules": ("shopping_admin", "/sales_rule/promo_quote"),
@@ -298,7 +298,8 @@ def _start_sites(urls_file: str) -> subprocess.Popen:
 
 
 def _is_login_page(url: str) -> bool:
-    return any(part in url for part in ("/users/sign_in", "/customer/account/login", "/login", "/admin/admin/"))
+    return (any(part in url for part in ("/users/sign_in", "/customer/account/login", "/login"))
+            or url.rstrip("/").endswith("/admin/admin"))
 
 
 class Probe:

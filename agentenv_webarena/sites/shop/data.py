@@ -8,6 +8,8 @@ from __future__ import annotations
 
 __all__ = ["CATEGORIES", "CATEGORY_TREE", "COLORS", "CUSTOMERS", "NICKNAMES", "REVIEW_TITLES", "REVIEW_DETAILS",
            "ADMIN"]
+__all__ = ["CATEGORIES", "COLORS", "CUSTOMERS", "NICKNAMES", "REVIEW_TITLES", "REVIEW_DETAILS", "ADMIN", "CMS_PAGES",
+           "SALES_RULES"]
 
 # (name, slug, brands, adjectives, [(noun, base price, sizes, colours?)]); sizes/colours: "" = none,
 # "C" = pick colours from COLORS, "S" = clothing sizes, "N" = shoe sizes.
@@ -264,3 +266,31 @@ REVIEW_DETAILS: dict[int, list[str]] = {
 # The shop's back-office account (WebArena's shopping_admin / shopping_site_admin).
 ADMIN = {"username": "admin", "password": "admin1234", "firstname": "Store", "lastname": "Admin",
          "email": "admin@onestopmarket.com"}
+
+# Content pages (Magento's CMS pages, with Magento's page ids): (title, URL key, content heading, content, active).
+CMS_PAGES = [
+    ("404 Not Found", "no-route", "Whoops, our bad...",
+     "The page you requested was not found, and we have a fine guess why. If you typed the URL directly, please "
+     "make sure the spelling is correct.", 1),
+    ("Home Page", "home", "", "Welcome to One Stop Market: beauty, sports, clothing, home, electronics, office, "
+     "grocery, health, video game and garden products from hundreds of brands.", 1),
+    ("Enable Cookies", "enable-cookies", "What are Cookies?",
+     "Cookies are short pieces of data that are sent to your computer when you visit a website. Please enable "
+     "cookies in your web browser to continue.", 1),
+    ("Privacy and Cookie Policy", "privacy-policy-cookie-restriction-mode", "Privacy and Cookie Policy",
+     "This privacy policy sets out how One Stop Market uses and protects any information that you give us when "
+     "you use this website.", 1),
+    ("About us", "about-us", "About us", "One Stop Market ships across the United States from our warehouse in "
+     "Pittsburgh, Pennsylvania.", 1),
+    ("Customer Service", "customer-service", "Customer Service",
+     "Questions about an order, a return or a product? Our team answers within one business day.", 1),
+]
+
+# Cart price rules: (name, description, active, coupon code, action, amount, customer group ids).
+SALES_RULES = [
+    ("20% OFF Every $200-plus purchase!", "Shopping cart price rule for the spring sale.", 1, "", "by_percent", 20.0,
+     "0,1,2,3"),
+    ("Spend $50 or more - shipping is free!", "Free shipping on orders over $50.", 1, "", "by_fixed", 0.0, "0,1,2,3"),
+    ("$4 off the water bottles", "Coupon for the sports category.", 0, "H20", "by_fixed", 4.0, "1"),
+    ("Buy 3 tee shirts and pay for 2", "Buy X get Y on clothing.", 1, "", "buy_x_get_y", 1.0, "0,1,2,3"),
+]

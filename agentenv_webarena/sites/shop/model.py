@@ -15,7 +15,7 @@ from typing import Any, Optional
 __all__ = [
     "COOKIE", "PAGE_SIZE", "ORDERS_PAGE_SIZE", "SHIPPING_PER_ITEM", "STATUS_LABELS", "REVIEW_STATUS",
     "REVIEW_STATUS_LABELS", "hash_password", "money", "parse_ts", "format_ts", "short_date", "long_date", "slugify",
-    "site_now", "product_options", "option_text", "rating_summary", "cart_lines", "order_items",
+    "site_now", "product_options", "option_text", "rating_summary", "cart_lines", "order_items", "in_stock",
 ]
 
 COOKIE = "shop_session"
@@ -23,7 +23,7 @@ PAGE_SIZE = 12
 ORDERS_PAGE_SIZE = 10
 SHIPPING_PER_ITEM = 5.0
 STATUS_LABELS = {"pending": "Pending", "processing": "Processing", "complete": "Complete", "canceled": "Canceled",
-                 "holded": "On Hold", "closed": "Closed"}
+                 "holded": "On Hold", "closed": "Closed", "fraud": "Suspected Fraud"}
 REVIEW_STATUS = {"approved": 1, "pending": 2, "not_approved": 3}
 REVIEW_STATUS_LABELS = {"approved": "Approved", "pending": "Pending", "not_approved": "Not Approved"}
 
@@ -80,6 +80,11 @@ def product_options(product: Any) -> tuple[list[str], list[str]]:
     sizes = [s for s in product["sizes"].split(",") if s]
     colors = [c for c in product["colors"].split(",") if c]
     return sizes, colors
+
+
+def in_stock(product: Any) -> bool:
+    """Whether a product can be bought: quantity left and its stock status "In Stock" (the admin sets both)."""
+    return product["qty"] > 0 and bool(product["stock_status"])
 
 
 def option_text(size: str, color: str) -> str:

@@ -68,3 +68,15 @@ CREATE INDEX shop_reviews_product ON shop_reviews(product_id);
 CREATE INDEX shop_order_items_order ON shop_order_items(order_id);
 CREATE INDEX shop_orders_customer ON shop_orders(customer_id);
 CREATE INDEX shop_subcategory_products_product ON shop_subcategory_products(product_id);
+-- The admin side's own state: stock status and the "sale" flag of a product (Magento attributes), content
+-- pages (CMS) and cart price rules.
+ALTER TABLE shop_products ADD COLUMN stock_status INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE shop_products ADD COLUMN sale INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE shop_cms_pages (
+    id INTEGER PRIMARY KEY, title TEXT NOT NULL, identifier TEXT NOT NULL UNIQUE, content_heading TEXT NOT NULL,
+    content TEXT NOT NULL, is_active INTEGER NOT NULL DEFAULT 1, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE shop_sales_rules (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, description TEXT NOT NULL DEFAULT '',
+    is_active INTEGER NOT NULL DEFAULT 1, website_ids TEXT NOT NULL, customer_group_ids TEXT NOT NULL,
+    coupon_code TEXT NOT NULL DEFAULT '', from_date TEXT NOT NULL DEFAULT '', to_date TEXT NOT NULL DEFAULT '',
+    priority INTEGER NOT NULL DEFAULT 0, simple_action TEXT NOT NULL, discount_amount REAL NOT NULL);

@@ -207,6 +207,22 @@ def _seed_subcategories(conn: sqlite3.Connection, products: list[dict]) -> None:
             conn.execute("INSERT INTO shop_subcategory_products (subcategory_id, product_id) VALUES (?, ?)",
                          (ids[f"{slug}/{paths[nth % len(paths)]}"], product["id"]))
 
+def _seed_admin(conn: sqlite3.Connection) -> None:
+    """The back office's own rows: stock status (out of stock at qty 0, as Magento sets it), notes on held
+    orders (dated when the order was placed), content pages and cart price rules. No RNG draws."""
+    conn.execute("UPDATE shop_products SET stock_status = 0 WHERE qty = 0")
+    conn.execute("INSERT INTO shop_order_comments (order_id, comment, status, created_at) SELECT id, "
+                 "'Customer asked us to hold the order until further notice.', status, created_at FROM shop_orders "
+                 "WHERE status = 'holded' ORDER BY id")
+    for page_id, (title, identifier, heading, content, active) in enumerate(shop_data.CMS_PAGES, start=1):
+        conn.execute("INSERT INTO shop_cms_pages (id, title, identifier, content_heading, content, is_active, "
+                     "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, '2022-01-03 09:00:00', '2022-01-03 09:00:00')",
+                     (page_id, title, identifier, heading, content, active))
+    for name, description, active, coupon, action, amount, groups in shop_data.SALES_RULES:
+        conn.execute("INSERT INTO shop_sales_rules (name, description, is_active, website_ids, customer_group_ids, "
+                     "coupon_code, simple_action, discount_amount) VALUES (?, ?, ?, '1', ?, ?, ?, ?)",
+                     (name, description, active, groups, coupon, action, amount))
+
 
 def seed(conn: sqlite3.Connection) -> None:
     """Insert the shop's deterministic data (fixed RNG, fixed timestamps; no clock)."""
@@ -217,3 +233,4 @@ def seed(conn: sqlite3.Connection) -> None:
     _seed_reviews(conn, rng, products)
     _seed_lists(conn, rng, products)
     _seed_subcategories(conn, products)
+    _seed_admin(conn)

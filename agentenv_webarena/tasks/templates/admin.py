@@ -272,7 +272,7 @@ def update_stock(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         intent_template="Set the stock quantity of {{product}} to {{quantity}}.",
                         values={"product": p["name"], "quantity": qty},
                         eval=html_eval([target(_edit_url(p),
-                                               "document.querySelector('input[name=\"product[qty]\"]').value",
+                                               "document.querySelector('input[name=\"product[quantity_and_stock_status][qty]\"]').value",
                                                exact=str(qty))]),
                         sequence=[*_find_product(p), *clear_and_type("textbox", "Quantity", str(qty)),
                                   click("button", "Save"), stop(DONE)]))

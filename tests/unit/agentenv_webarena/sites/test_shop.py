@@ -376,7 +376,7 @@ def test_admin_order_actions(admin_client, store):
     assert 'id="order-status">Canceled<' in r.text
     r = admin_client.post(f"/admin/sales/order/addComment/order_id/{order['id']}/",
                           data={"history[comment]": "Hi there"})
-    assert "Hi there" in re.search(r'<ul id="order-history">(.*?)</ul>', r.text).group(1)
+    assert "Hi there" in re.search(r'<ul id="order-history" class="note-list">(.*?)</ul>', r.text).group(1)
     canceled = admin_client.get("/admin/sales/order/", params={"status": "canceled", "q": order["increment_id"]}).text
     assert f"View order {order['increment_id']}" in canceled and "1 records found" in canceled
 
@@ -384,10 +384,12 @@ def test_admin_order_actions(admin_client, store):
 def test_admin_product_save_hides_disabled_products(admin_client, shop_app, store, request):
     p = _product(store, options=False)
     r = admin_client.post(f"/admin/catalog/product/save/id/{p['id']}/", data={
-        "product[name]": p["name"], "product[sku]": p["sku"], "product[price]": "12.5", "product[qty]": "7"})
+        "product[name]": p["name"], "product[sku]": p["sku"], "product[price]": "12.5",
+        "product[quantity_and_stock_status][qty]": "7"})
     assert "You saved the product." in r.text
-    assert 'name="product[price]" value="12.50"' in r.text and 'name="product[qty]" value="7"' in r.text
-    assert 'name="product[status]" value="1" checked' not in r.text  # unchecked box = disabled
+    assert 'name="product[price]" value="12.50"' in r.text
+    assert 'name="product[quantity_and_stock_status][qty]" value="7"' in r.text
+    assert 'name="product[status]" value="2"' in r.text and "Enable Product" in r.text  # unchecked box = disabled
     shopper = TestClient(shop_app, headers={INSTANCE_HEADER: _instance(request)})
     assert shopper.get(f"/{p['slug']}.html").status_code == 404
     assert shopper.get(f"/{p['slug']}.html", headers={INSTANCE_HEADER: "t-other"}).status_code == 200
