@@ -16,7 +16,15 @@ from starlette.responses import Response
 
 from agentenv_webarena.sites.common import esc, query_url, to_int
 from agentenv_webarena.sites.shop.layout import Ctx, back_to_product, not_found, render_page, star_text
-from agentenv_webarena.sites.shop.model import PAGE_SIZE, money, product_options, rating_summary, short_date, site_now
+from agentenv_webarena.sites.shop.model import (
+    PAGE_SIZE,
+    in_stock,
+    money,
+    product_options,
+    rating_summary,
+    short_date,
+    site_now,
+)
 
 __all__ = ["search_index", "search_products", "sort_products", "home", "search_results", "slug_page", "review_post"]
 
@@ -338,9 +346,9 @@ def _product(ctx: Ctx, p: sqlite3.Row) -> Response:
             radios = "".join(f'<label><input type="radio" name="{field}" value="{esc(v)}"> {esc(v)}</label>'
                              for v in values)
             options += f'<fieldset class="swatch-attribute {field}"><legend>{legend}</legend>{radios}</fieldset>'
-    stock = "In stock" if p["qty"] > 0 else "Out of stock"
+    stock = "In stock" if in_stock(p) else "Out of stock"
     buy = ('<div class="field"><label for="qty">Qty</label><input id="qty" type="number" name="qty" value="1" min="1">'
-           '</div><button type="submit">Add to Cart</button>') if p["qty"] > 0 else ""
+           '</div><button type="submit">Add to Cart</button>') if in_stock(p) else ""
     reviews = ctx.conn.execute("SELECT * FROM shop_reviews WHERE product_id = ? AND status = 'approved' "
                                "ORDER BY created_at, id", (p["id"],)).fetchall()
     review_items = "".join(

@@ -21,6 +21,7 @@ from agentenv_webarena.sites.shop.layout import (
 from agentenv_webarena.sites.shop.model import (
     SHIPPING_PER_ITEM,
     cart_lines,
+    in_stock,
     money,
     option_text,
     product_options,
@@ -49,7 +50,7 @@ def cart_add(ctx: Ctx) -> Response:
     if qty < 1:
         ctx.flash("Please enter a quantity greater than 0.", "error")
         return back_to_product(product)
-    if product["qty"] <= 0:
+    if not in_stock(product):
         ctx.flash("This product is out of stock.", "error")
         return back_to_product(product)
     cart = ctx.cart_id(create=True)
