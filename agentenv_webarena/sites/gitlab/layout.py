@@ -125,10 +125,19 @@ def markdown(text: str) -> str:
     return "".join(html)
 
 
+_VISIBILITY_TITLES = {
+    "private": "Private - Project access must be granted explicitly to each user. If this project is part of a "
+               "group, access is granted to members of the group.",
+    "internal": "Internal - The project can be accessed by any logged in user except external users.",
+    "public": "Public - The project can be accessed without any authentication.",
+}
+
+
 def visibility_badge(visibility: str) -> str:
-    """The project's visibility as a badge ('Private', 'Internal', 'Public')."""
+    """The project's visibility as a badge ('Private', 'Internal', 'Public'), GitLab's description as its title."""
     label = visibility.capitalize()
-    return f'<span class="badge visibility-badge" data-testid="visibility-badge">{label}</span>'
+    return (f'<span class="badge visibility-badge visibility-icon" data-testid="visibility-badge" '
+            f'title="{esc(_VISIBILITY_TITLES.get(visibility, label))}">{label}</span>')
 
 
 def user_link(username: str, name: str) -> str:

@@ -121,14 +121,16 @@ def _profile(ctx: Ctx, u: sqlite3.Row) -> Response:
     groups = conn.execute("SELECT g.path, g.name FROM gitlab_group_members m JOIN gitlab_groups g ON g.id = m.group_id "
                           "WHERE m.user_id = ? ORDER BY g.name", (u["id"],)).fetchall()
     group_links = ", ".join(f'<a href="/{quote(g["path"])}">{esc(g["name"])}</a>' for g in groups) or "None"
-    website = (f'<p class="profile-website"><a href="{esc(u["website"])}">{esc(u["website"])}</a></p>'
+    website = (f'<p class="profile-website"><a href="{esc(u["website"])}" itemprop="url">{esc(u["website"])}</a></p>'
                if u["website"] else "")
-    status = f'<p class="user-status" data-testid="user-status">{esc(u["status"])}</p>' if u["status"] else ""
+    status = (f'<p class="user-status cover-status" data-testid="user-status">{esc(u["status"])}</p>'
+              if u["status"] else "")
     rows = project_list(conn, viewer_id=ctx.user_id, namespace=u["username"], sort="name")
-    main = (f'<div class="user-profile"><h1 class="user-name" data-testid="user-name">{esc(u["name"])}</h1>'
+    main = (f'<div class="user-profile"><div class="profile-header">'
+            f'<h1 class="user-name" data-testid="user-name">{esc(u["name"])}</h1>'
             f'<p class="user-username">@{esc(u["username"])}</p>{status}'
             f'<p class="profile-bio">{esc(u["bio"])}</p><p class="profile-location">{esc(u["location"])}</p>{website}'
-            f'<p class="member-since">Member since {display_date(u["created_at"])}</p>'
+            f'<p class="member-since">Member since {display_date(u["created_at"])}</p></div>'
             f'<p><a href="/users/{name}/followers">{followers} Followers</a> '
             f'<a href="/users/{name}/following">{following} Following</a> '
             f'<a href="/users/{name}/starred">Starred projects</a></p>{follow_btn}'
@@ -188,7 +190,8 @@ def follow_list(ctx: Ctx, username: str, which: str) -> Response:
     items = "".join(f'<li class="user-row">{user_link(r["username"], r["name"])} @{esc(r["username"])}</li>'
                     for r in rows)
     title = f"{user['name']} · {'Following' if which == 'following' else 'Followers'}"
-    return render_page(ctx, title, f'<h1>{esc(title)}</h1><ul class="users-list">{items}</ul>')
+    return render_page(ctx, title, f'<div class="user-profile"><h1>{esc(title)}</h1><ul class="users-list">{items}</ul>'
+                       "</div>")
 
 
 def groups_list(ctx: Ctx) -> Response:

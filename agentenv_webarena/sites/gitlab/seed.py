@@ -55,6 +55,8 @@ def _seed_users(conn: sqlite3.Connection) -> dict[str, int]:
                      (i, u.username, u.name, f"{u.username.lower()}@example.com", "hello1234", u.bio, u.location,
                       _ts(base + dt.timedelta(days=13 * i, hours=i % 7))))
         ids[u.username] = i
+    for username, (status, website) in data.PROFILES.items():
+        conn.execute("UPDATE gitlab_users SET status = ?, website = ? WHERE username = ?", (status, website, username))
     return ids
 
 
