@@ -31,9 +31,11 @@ from agentenv_webarena.sites.gitlab.layout import (
     user_link,
 )
 from agentenv_webarena.sites.gitlab.model import (
+    add_todo,
     display_date,
     issue_list,
     member_level,
+    mentioned_users,
     mr_list,
     site_now,
     user_by_name,
@@ -271,13 +273,24 @@ def new_issue(ctx: Ctx, namespace: str, project: str) -> Response:
     if assignee is not None:
         ctx.conn.execute("INSERT INTO gitlab_issue_assignees (issue_id, user_id) VALUES (?,?)",
                          (issue_id, assignee["id"]))
+        add_todo(ctx.conn, assignee["id"], ctx.user_id, p["id"], "Issue", issue_id, "assigned", now)
+    _mention_todos(ctx.conn, p["id"], "Issue", issue_id, ctx.user_id, ctx.form.get("issue[description]", ""), now)
     return redirect(issue_path(p["namespace"], p["path"], iid))
 
 
-def _add_note(conn: sqlite3.Connection, kind: str, target_id: int, user_id: int, body: str) -> None:
+def _mention_todos(conn: sqlite3.Connection, project_id: int, kind: str, target_id: int, author_id: int, text: str,
+                   at: str) -> None:
+    """A 'mentioned you' to-do for every user `text` mentions as `@username`."""
+    for user in mentioned_users(conn, text):
+        add_todo(conn, user["id"], author_id, project_id, kind, target_id, "mentioned", at)
+
+
+def _add_note(conn: sqlite3.Connection, project_id: int, kind: str, target_id: int, user_id: int, body: str) -> None:
+    now = site_now(conn)
     conn.execute("INSERT INTO gitlab_notes (noteable_type, noteable_id, author_id, body, created_at) "
                  "VALUES (?,?,?,?,?)",
-                 (kind, target_id, user_id, body, site_now(conn)))
+                 (kind, target_id, user_id, body, now))
+    _mention_todos(conn, project_id, kind, target_id, user_id, body, now)
 
 
 def _bad_request(ctx: Ctx, p: sqlite3.Row, message: str, back: str, status: int = 422) -> Response:
@@ -302,7 +315,7 @@ def issue_action(ctx: Ctx, namespace: str, project: str, iid: str, action: str) 
         body = ctx.form.get("note[note]", "").strip()
         if not body:
             return _bad_request(ctx, p, "Comment can't be blank.", here)
-        _add_note(ctx.conn, "Issue", issue["id"], ctx.user_id, body)
+        _add_note(ctx.conn, p["id"], "Issue", issue["id"], ctx.user_id, body)
     elif action in ("close", "reopen"):
         ctx.conn.execute("UPDATE gitlab_issues SET state = ?, updated_at = ? WHERE id = ?",
                          ("closed" if action == "close" else "opened", now, issue["id"]))
@@ -311,8 +324,10 @@ def issue_action(ctx: Ctx, namespace: str, project: str, iid: str, action: str) 
         user = user_by_name(ctx.conn, name) if name else None
         if user is None:
             return _bad_request(ctx, p, f"There is no user {name!r} to assign.", here)
-        ctx.conn.execute("INSERT OR IGNORE INTO gitlab_issue_assignees (issue_id, user_id) VALUES (?,?)",
-                         (issue["id"], user["id"]))
+        added = ctx.conn.execute("INSERT OR IGNORE INTO gitlab_issue_assignees (issue_id, user_id) VALUES (?,?)",
+                                 (issue["id"], user["id"])).rowcount
+        if added:
+            add_todo(ctx.conn, user["id"], ctx.user_id, p["id"], "Issue", issue["id"], "assigned", now)
     else:
         ids, error = _label_ids(ctx.conn, p["id"], ctx.form.get("label_name", ""))
         if error or not ids:
@@ -461,12 +476,16 @@ def new_mr(ctx: Ctx, namespace: str, project: str) -> Response:
     now = site_now(ctx.conn)
     iid = ctx.conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_merge_requests WHERE project_id = ?",
                            (p["id"],)).fetchone()[0]
-    ctx.conn.execute("INSERT INTO gitlab_merge_requests (project_id, iid, title, description, author_id, assignee_id, "
-                     "reviewer_id, source_branch, target_branch, created_at, updated_at) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                     (p["id"], iid, title, ctx.form.get("merge_request[description]", "").strip(), ctx.user_id,
-                      people["assignee"]["id"] if people["assignee"] else None,
-                      people["reviewer"]["id"] if people["reviewer"] else None, source, target, now, now))
+    description = ctx.form.get("merge_request[description]", "").strip()
+    mr_id = ctx.conn.execute(
+        "INSERT INTO gitlab_merge_requests (project_id, iid, title, description, author_id, assignee_id, "
+        "reviewer_id, source_branch, target_branch, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (p["id"], iid, title, description, ctx.user_id, people["assignee"]["id"] if people["assignee"] else None,
+         people["reviewer"]["id"] if people["reviewer"] else None, source, target, now, now)).lastrowid
+    for key, action in (("assignee", "assigned"), ("reviewer", "review_requested")):
+        if people[key] is not None:
+            add_todo(ctx.conn, people[key]["id"], ctx.user_id, p["id"], "MergeRequest", mr_id, action, now)
+    _mention_todos(ctx.conn, p["id"], "MergeRequest", mr_id, ctx.user_id, description, now)
     return redirect(f"{project_base(p)}/-/merge_requests/{iid}")
 
 
@@ -486,13 +505,15 @@ def mr_action(ctx: Ctx, namespace: str, project: str, iid: str, action: str) -> 
         body = ctx.form.get("note[note]", "").strip()
         if not body:
             return _bad_request(ctx, p, "Comment can't be blank.", here)
-        _add_note(ctx.conn, "MergeRequest", mr["id"], ctx.user_id, body)
+        _add_note(ctx.conn, p["id"], "MergeRequest", mr["id"], ctx.user_id, body)
     elif action == "reviewer":
         name = ctx.form.get("reviewer_username", "").strip().lstrip("@")
         user = user_by_name(ctx.conn, name) if name else None
         if user is None:
             return _bad_request(ctx, p, f"There is no user {name!r} to request a review from.", here)
         ctx.conn.execute("UPDATE gitlab_merge_requests SET reviewer_id = ? WHERE id = ?", (user["id"], mr["id"]))
+        if user["id"] != mr["reviewer_id"]:
+            add_todo(ctx.conn, user["id"], ctx.user_id, p["id"], "MergeRequest", mr["id"], "review_requested", now)
     else:
         if (action == "reopen") != (mr["state"] == "closed") or (action != "reopen" and mr["state"] != "opened"):
             return _bad_request(ctx, p, f"A {mr['state']} merge request cannot be {action}d.", here)

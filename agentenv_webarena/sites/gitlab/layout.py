@@ -46,6 +46,7 @@ def _top_bar(ctx: Ctx) -> str:
         name = ctx.account["username"]
         account = (f'<a href="/dashboard/issues?assignee_username={quote(name)}">Your issues</a>'
                    f'<a href="/dashboard/merge_requests?assignee_username={quote(name)}">Your merge requests</a>'
+                   '<a href="/dashboard/todos" class="shortcuts-todos">To-Do List</a>'
                    '<a href="/projects/new">New project</a>'
                    f'<a href="/{quote(name)}" class="header-user-link" aria-label="Your profile">{esc(name)}</a>'
                    '<a href="/-/profile">Edit profile</a>'
