@@ -54,7 +54,7 @@ PAGE_KINDS: dict[str, tuple[str, str]] = {
     "gitlab user profile": ("gitlab", "/byteblaze"),
     "gitlab user following": ("gitlab", "/users/byteblaze/following"),
     "gitlab user starred": ("gitlab", "/users/byteblaze/starred"),
-    "gitlab issue": ("gitlab", "/a11yproject/a11yproject.com/-/issues/1"),
+    "gitlab issue": ("gitlab", "/a11yproject/checklist/-/issues/7"),
     "gitlab issue list": ("gitlab", "/a11yproject/a11yproject.com/-/issues"),
     "gitlab merge request": ("gitlab", "/a11yproject/a11yproject.com/-/merge_requests/1"),
     "gitlab merge request list": ("gitlab", "/a11yproject/a11yproject.com/-/merge_requests"),

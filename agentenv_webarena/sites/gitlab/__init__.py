@@ -2,7 +2,7 @@
 
 Owns the code host's tables (`schema.sql`, every table prefixed `gitlab_`), their deterministic seed
 (`seed`, drawing from `data`: 40 users led by byteblaze, 8 groups, 60 projects plus forks, with
-repositories, stars, issues, merge requests, milestones and comments) and its Starlette app (`app`).
+repositories, stars, issues, merge requests, milestones, comments and to-dos) and its Starlette app (`app`).
 It does not own instances or resets (`sites.store.InstanceStore`), the control endpoints
 (`sites.apps`), or the env's logins (`agentenv_webarena.tasks.auth`, whose recipe this site answers:
 POST `/users/sign_in` with `user[login]` and `user[password]`, cookie `_gitlab_session`).
@@ -10,8 +10,8 @@ POST `/users/sign_in` with `user[login]` and `user[password]`, cookie `_gitlab_s
 Modules: `data` (static vocabulary, a stable API other sites read), `model` (constants, clock,
 shared queries), `layout` (request context, shared markup), `projects` (listings, project home,
 new project, settings, stars, forks), `repository` (tree, files, commits, branches, contributors,
-web editor), `issuables` (issues, merge requests, milestones, comments, dashboards), `people`
-(sign in, profiles, follows, groups, members, search), `api` (`/api/v4` subset), `app`.
+web editor), `issuables` (issues, merge requests, milestones, comments, dashboards), `todos` (the To-Do
+List), `people` (sign in, profiles, follows, groups, members, search), `api` (`/api/v4` subset), `app`.
 
 URLs (GitLab's shapes; `<p>` = `/<namespace>/<project>`):
 
@@ -43,7 +43,11 @@ URLs (GitLab's shapes; `<p>` = `/<namespace>/<project>`):
   (`milestone[title|description|start_date|due_date]`, dates YYYY-MM-DD)
 - GET/POST `<p>/-/project_members` (invite: `usernames` comma-separated, `access_level` 10/20/30/40),
   GET/POST `<p>/-/project_members/<user id>/edit` (`access_level`), POST `.../<user id>/remove`
-- GET `/<username>` (profile: `h1.user-name`, `.profile-bio`, `.user-status`), `/<group>` (group page),
+- GET `/dashboard/todos[?state=pending|done&type=Issue|MergeRequest&action_id=1|2|9&project_id=]` (to-dos from
+  assignments, review requests and `@mentions`), POST `/dashboard/todos/<id>/mark_as_done|restore`,
+  POST `/dashboard/todos/mark_all_as_done`
+- GET `/<username>` (profile: `h1.user-name`, `.profile-bio`, `.user-status`), `/<group>` (group page;
+  `/groups/<group>` redirects there), `/groups/<group>/-/group_members` (the members table),
   `/users/<u>/starred|following|followers`, POST `/users/<u>/follow` (toggles), GET/POST `/-/profile`
   (`user[name|website_url|location|status|bio]`)
 - GET `/search?search=<words>&scope=projects|issues|users`
@@ -54,8 +58,11 @@ Bad form input answers 422 with the form and a `[role=alert]` message; a page th
 see answers 404, an action they may not take 403; actions that need a user redirect to
 `/users/sign_in`. The members table has the markup WebArena's `gitlab_get_project_memeber_role`
 reads: `td[data-label='Account'] span.gl-avatar-labeled-sublabel` ("@user") and
-`td.col-max-role span` (the role). New rows get the site clock: one minute after the newest
-timestamp in the database, so the data stay deterministic.
+`td.col-max-role span` (the role); pages also carry the classes, ids and attributes WebArena's other
+evaluator locators read (`.visibility-icon[title]`, `[data-qa-selector="title_content"]`,
+`.detail-page-description`, `#notes-list .timeline-discussion-body`, `.block.start_date`, `.cover-status`,
+`[itemprop="url"]`, ...; `bench/webarena_markup.py` measures them). New rows get the site clock: one minute
+after the newest timestamp in the database, so the data stay deterministic.
 """
 from agentenv_webarena.sites.gitlab.app import create_app
 from agentenv_webarena.sites.gitlab.seed import SCHEMA, SEED, seed

@@ -1,7 +1,7 @@
 """The code host's Starlette app: every route of the site, bound to an `InstanceStore`.
 
 Owns the URL table (GitLab's paths; specific routes before the `/<name>` and `/<ns>/<proj>`
-catch-alls) and binds each page handler of `projects`, `repository`, `issuables`, `people` and `api`
+catch-alls) and binds each page handler of `projects`, `repository`, `issuables`, `todos`, `people` and `api`
 to the store (`sites.common.page`: handlers take `(ctx, **path_params)`).
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from agentenv_webarena.sites.common import page
-from agentenv_webarena.sites.gitlab import api, issuables, people, projects, repository
+from agentenv_webarena.sites.gitlab import api, issuables, people, projects, repository, todos
 from agentenv_webarena.sites.gitlab.layout import Ctx
 from agentenv_webarena.sites.store import InstanceStore
 
@@ -42,6 +42,11 @@ def create_app(store: InstanceStore) -> Starlette:
         route("/dashboard/groups", people.groups_list),
         route("/dashboard/issues", issuables.dashboard_issues),
         route("/dashboard/merge_requests", issuables.dashboard_mrs),
+        route("/dashboard/todos", todos.dashboard_todos),
+        route("/dashboard/todos/mark_all_as_done", todos.mark_all_done, ["POST"]),
+        route("/dashboard/todos/{todo_id}/{action}", todos.todo_action, ["POST"]),
+        route("/groups/{group}", people.group_page),
+        route("/groups/{group}/-/group_members", people.group_members),
         route("/explore", projects.explore),
         route("/explore/projects", projects.explore),
         route("/explore/groups", people.groups_list),

@@ -6,6 +6,7 @@ sites, e.g. the wiki, read it so their articles agree with the code host):
 
 - `PRIMARY_USER`: "byteblaze", WebArena's gitlab account.
 - `USERS`: `User(username, name, bio, location)`; the first is the primary user.
+- `PROFILES`: username -> (status message, website URL) for the users who have set them.
 - `GROUPS`: `Group(path, name, description)`: namespaces shared by several users.
 - `PROJECTS`: `Project(namespace, path, name, description, language, license, created, topics)`, where
   `namespace` is a user name or a group path, so the project lives at `/<namespace>/<path>`;
@@ -16,8 +17,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["PRIMARY_USER", "User", "Group", "Project", "USERS", "GROUPS", "PROJECTS", "LICENSES", "LABELS",
-           "ISSUE_TITLES", "MR_TITLES", "COMMIT_TITLES", "COMMENTS", "MILESTONES", "LANGUAGE_FILES"]
+__all__ = ["PRIMARY_USER", "User", "Group", "Project", "USERS", "PROFILES", "GROUPS", "PROJECTS", "LICENSES",
+           "LABELS", "ISSUE_TITLES", "MR_TITLES", "COMMIT_TITLES", "COMMENTS", "MILESTONES", "LANGUAGE_FILES"]
 
 PRIMARY_USER = "byteblaze"
 
@@ -94,6 +95,13 @@ USERS: list[User] = [
     User("ella_s", "Ella Svensson", "Typography on the web.", "Stockholm, Sweden"),
     User("victor_l", "Victor Lima", "Scientific Python.", "Sao Paulo, Brazil"),
 ]
+
+PROFILES: dict[str, tuple[str, str]] = {
+    PRIMARY_USER: ("Writing accessible components", "https://gimmiethat.space"),
+    "ericwbailey": ("Auditing forms for screen readers", "https://ericwbailey.website"),
+    "Seirdy": ("Offline until the weekend", "https://seirdy.one"),
+    "lahwaacz": ("", "https://wiki.archlinux.org/title/User:Lahwaacz"),
+}
 
 GROUPS: list[Group] = [
     Group("a11yproject", "The A11Y Project", "A community effort to make digital accessibility easier."),

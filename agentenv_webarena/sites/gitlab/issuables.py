@@ -31,9 +31,11 @@ from agentenv_webarena.sites.gitlab.layout import (
     user_link,
 )
 from agentenv_webarena.sites.gitlab.model import (
+    add_todo,
     display_date,
     issue_list,
     member_level,
+    mentioned_users,
     mr_list,
     site_now,
     user_by_name,
@@ -125,16 +127,18 @@ def _notes_html(conn: sqlite3.Connection, kind: str, target_id: int, action: str
     rows = conn.execute("SELECT n.*, u.username, u.name FROM gitlab_notes n JOIN gitlab_users u ON u.id = n.author_id "
                         "WHERE n.noteable_type = ? AND n.noteable_id = ? ORDER BY n.created_at, n.id",
                         (kind, target_id)).fetchall()
-    items = "".join(f'<li class="note" id="note_{r["id"]}"><p class="note-header">'
+    items = "".join(f'<li class="note timeline-entry" id="note_{r["id"]}"><p class="note-header">'
                     f'{user_link(r["username"], r["name"])} '
                     f'<span class="note-headline-light">@{esc(r["username"])}</span> · {display_date(r["created_at"])}'
-                    f'</p><div class="note-text">{markdown(r["body"])}</div></li>' for r in rows)
+                    f'</p><div class="timeline-discussion-body note-body"><div class="note-text">{markdown(r["body"])}'
+                    '</div></div></li>' for r in rows)
     form = ""
     if signed_in:
         form = (f'<form action="{action}" method="post" class="new-note">'
                 + area_field("note_note", "note[note]", "Comment", rows=4)
                 + '<p><button type="submit">Comment</button></p></form>')
-    return (f'<section class="notes-section" id="notes"><h2>Activity</h2><ul class="notes main-notes-list">{items}</ul>'
+    return (f'<section class="notes-section" id="notes"><h2>Activity</h2><ul class="notes main-notes-list timeline" '
+            f'id="notes-list">{items}</ul>'
             f"{form}</section>")
 
 
@@ -177,13 +181,15 @@ def issue_page(ctx: Ctx, namespace: str, project: str, iid: str) -> Response:
                f'<div class="block labels"><h3>Labels</h3><p class="labels-list">'
                f'{_label_spans(issue["labels"]) or "None"}</p></div>'
                f'<div class="block milestone"><h3>Milestone</h3><p class="milestone-title">'
-               f'{esc(issue["milestone"] or "None")}</p></div><div class="block due-date"><h3>Due date</h3>'
+               f'{esc(issue["milestone"] or "None")}</p></div>'
+               f'<div class="block due-date" data-testid="sidebar-due-date"><h3>Due date</h3>'
                f'<p class="due-date-value">{esc(issue["due_date"] or "None")}</p></div>{controls}</aside>')
-    main = (f'<h1 class="title" data-testid="issue-title">{esc(issue["title"])}</h1>'
+    main = (f'<div class="detail-page-description content-block"><h1 class="title" data-testid="issue-title" '
+            f'data-qa-selector="title_content">{esc(issue["title"])}</h1>'
             f'<p><span class="badge issuable-status-badge" data-testid="issue-state">{status}</span> '
             f'Issue #{issue["iid"]} created {display_date(issue["created_at"])} by '
             f'{user_link(issue["author_username"], issue["author_name"])}</p>'
-            f'<div class="description">{markdown(issue["description"])}</div>{sidebar}'
+            f'<div class="description">{markdown(issue["description"])}</div></div>{sidebar}'
             f'{_notes_html(ctx.conn, "Issue", issue["id"], here + "/notes", ctx.account is not None)}')
     return project_page(ctx, p, issue["title"], main)
 
@@ -267,13 +273,24 @@ def new_issue(ctx: Ctx, namespace: str, project: str) -> Response:
     if assignee is not None:
         ctx.conn.execute("INSERT INTO gitlab_issue_assignees (issue_id, user_id) VALUES (?,?)",
                          (issue_id, assignee["id"]))
+        add_todo(ctx.conn, assignee["id"], ctx.user_id, p["id"], "Issue", issue_id, "assigned", now)
+    _mention_todos(ctx.conn, p["id"], "Issue", issue_id, ctx.user_id, ctx.form.get("issue[description]", ""), now)
     return redirect(issue_path(p["namespace"], p["path"], iid))
 
 
-def _add_note(conn: sqlite3.Connection, kind: str, target_id: int, user_id: int, body: str) -> None:
+def _mention_todos(conn: sqlite3.Connection, project_id: int, kind: str, target_id: int, author_id: int, text: str,
+                   at: str) -> None:
+    """A 'mentioned you' to-do for every user `text` mentions as `@username`."""
+    for user in mentioned_users(conn, text):
+        add_todo(conn, user["id"], author_id, project_id, kind, target_id, "mentioned", at)
+
+
+def _add_note(conn: sqlite3.Connection, project_id: int, kind: str, target_id: int, user_id: int, body: str) -> None:
+    now = site_now(conn)
     conn.execute("INSERT INTO gitlab_notes (noteable_type, noteable_id, author_id, body, created_at) "
                  "VALUES (?,?,?,?,?)",
-                 (kind, target_id, user_id, body, site_now(conn)))
+                 (kind, target_id, user_id, body, now))
+    _mention_todos(conn, project_id, kind, target_id, user_id, body, now)
 
 
 def _bad_request(ctx: Ctx, p: sqlite3.Row, message: str, back: str, status: int = 422) -> Response:
@@ -298,7 +315,7 @@ def issue_action(ctx: Ctx, namespace: str, project: str, iid: str, action: str) 
         body = ctx.form.get("note[note]", "").strip()
         if not body:
             return _bad_request(ctx, p, "Comment can't be blank.", here)
-        _add_note(ctx.conn, "Issue", issue["id"], ctx.user_id, body)
+        _add_note(ctx.conn, p["id"], "Issue", issue["id"], ctx.user_id, body)
     elif action in ("close", "reopen"):
         ctx.conn.execute("UPDATE gitlab_issues SET state = ?, updated_at = ? WHERE id = ?",
                          ("closed" if action == "close" else "opened", now, issue["id"]))
@@ -307,8 +324,10 @@ def issue_action(ctx: Ctx, namespace: str, project: str, iid: str, action: str) 
         user = user_by_name(ctx.conn, name) if name else None
         if user is None:
             return _bad_request(ctx, p, f"There is no user {name!r} to assign.", here)
-        ctx.conn.execute("INSERT OR IGNORE INTO gitlab_issue_assignees (issue_id, user_id) VALUES (?,?)",
-                         (issue["id"], user["id"]))
+        added = ctx.conn.execute("INSERT OR IGNORE INTO gitlab_issue_assignees (issue_id, user_id) VALUES (?,?)",
+                                 (issue["id"], user["id"])).rowcount
+        if added:
+            add_todo(ctx.conn, user["id"], ctx.user_id, p["id"], "Issue", issue["id"], "assigned", now)
     else:
         ids, error = _label_ids(ctx.conn, p["id"], ctx.form.get("label_name", ""))
         if error or not ids:
@@ -375,6 +394,13 @@ def mr_page(ctx: Ctx, namespace: str, project: str, iid: str) -> Response:
                      + text_field("reviewer_username", "reviewer_username", "Reviewer username")
                      + '<button type="submit">Request review</button></form>')
 
+    def branch_ref(name: str, role: str) -> str:
+        """A branch name as GitLab's header shows it: a link to its files while the branch exists."""
+        classes = f"ref-name {role} gl-link gl-font-monospace"
+        if not _branch_exists(ctx.conn, p["id"], name):
+            return f'<span class="{classes}">{esc(name)}</span>'
+        return f'<a href="{project_base(p)}/-/tree/{quote(name, safe="")}" class="{classes}">{esc(name)}</a>'
+
     def person(username: Optional[str]) -> str:
         if not username:
             return "None"
@@ -382,11 +408,11 @@ def mr_page(ctx: Ctx, namespace: str, project: str, iid: str) -> Response:
         return user_link(u["username"], u["name"])
 
     main = (f'<h1 class="title" data-testid="mr-title">{esc(mr["title"])}</h1>'
-            f'<p><span class="badge issuable-status-badge" data-testid="mr-state">{status}</span> '
-            f'{user_link(mr["author_username"], mr["author_name"])} requested to merge '
-            f'<span class="ref-name source-branch">{esc(mr["source_branch"])}</span> into '
-            f'<span class="ref-name target-branch">{esc(mr["target_branch"])}</span> '
-            f'{display_date(mr["created_at"])}</p><div class="description">{markdown(mr["description"])}</div>'
+            f'<p class="detail-page-description"><span class="badge issuable-status-badge" data-testid="mr-state">'
+            f'{status}</span> {user_link(mr["author_username"], mr["author_name"])} requested to merge '
+            f'{branch_ref(mr["source_branch"], "source-branch")} into '
+            f'{branch_ref(mr["target_branch"], "target-branch")} {display_date(mr["created_at"])}</p>'
+            f'<div class="description">{markdown(mr["description"])}</div>'
             f'<aside class="issuable-sidebar" aria-label="Merge request details"><div class="block assignee">'
             f'<h3>Assignee</h3><p class="assignees">{person(mr["assignee_username"])}</p></div>'
             f'<div class="block reviewer"><h3>Reviewer</h3><p class="reviewers">{person(mr["reviewer_username"])}'
@@ -450,12 +476,16 @@ def new_mr(ctx: Ctx, namespace: str, project: str) -> Response:
     now = site_now(ctx.conn)
     iid = ctx.conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_merge_requests WHERE project_id = ?",
                            (p["id"],)).fetchone()[0]
-    ctx.conn.execute("INSERT INTO gitlab_merge_requests (project_id, iid, title, description, author_id, assignee_id, "
-                     "reviewer_id, source_branch, target_branch, created_at, updated_at) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                     (p["id"], iid, title, ctx.form.get("merge_request[description]", "").strip(), ctx.user_id,
-                      people["assignee"]["id"] if people["assignee"] else None,
-                      people["reviewer"]["id"] if people["reviewer"] else None, source, target, now, now))
+    description = ctx.form.get("merge_request[description]", "").strip()
+    mr_id = ctx.conn.execute(
+        "INSERT INTO gitlab_merge_requests (project_id, iid, title, description, author_id, assignee_id, "
+        "reviewer_id, source_branch, target_branch, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (p["id"], iid, title, description, ctx.user_id, people["assignee"]["id"] if people["assignee"] else None,
+         people["reviewer"]["id"] if people["reviewer"] else None, source, target, now, now)).lastrowid
+    for key, action in (("assignee", "assigned"), ("reviewer", "review_requested")):
+        if people[key] is not None:
+            add_todo(ctx.conn, people[key]["id"], ctx.user_id, p["id"], "MergeRequest", mr_id, action, now)
+    _mention_todos(ctx.conn, p["id"], "MergeRequest", mr_id, ctx.user_id, description, now)
     return redirect(f"{project_base(p)}/-/merge_requests/{iid}")
 
 
@@ -475,13 +505,15 @@ def mr_action(ctx: Ctx, namespace: str, project: str, iid: str, action: str) -> 
         body = ctx.form.get("note[note]", "").strip()
         if not body:
             return _bad_request(ctx, p, "Comment can't be blank.", here)
-        _add_note(ctx.conn, "MergeRequest", mr["id"], ctx.user_id, body)
+        _add_note(ctx.conn, p["id"], "MergeRequest", mr["id"], ctx.user_id, body)
     elif action == "reviewer":
         name = ctx.form.get("reviewer_username", "").strip().lstrip("@")
         user = user_by_name(ctx.conn, name) if name else None
         if user is None:
             return _bad_request(ctx, p, f"There is no user {name!r} to request a review from.", here)
         ctx.conn.execute("UPDATE gitlab_merge_requests SET reviewer_id = ? WHERE id = ?", (user["id"], mr["id"]))
+        if user["id"] != mr["reviewer_id"]:
+            add_todo(ctx.conn, user["id"], ctx.user_id, p["id"], "MergeRequest", mr["id"], "review_requested", now)
     else:
         if (action == "reopen") != (mr["state"] == "closed") or (action != "reopen" and mr["state"] != "opened"):
             return _bad_request(ctx, p, f"A {mr['state']} merge request cannot be {action}d.", here)
@@ -534,9 +566,10 @@ def milestone_page(ctx: Ctx, namespace: str, project: str, iid: str) -> Response
     issues_here = [i for i in issue_list(ctx.conn, project_id=p["id"], state="all") if i["milestone_id"] == m["id"]]
     main = (f'<h1 class="milestone-title" data-testid="milestone-title">{esc(m["title"])}</h1>'
             f'<p><span class="badge">{esc(m["state"])}</span></p><div class="description">'
-            f'{markdown(m["description"])}</div><dl class="milestone-dates"><dt>Start date</dt>'
-            f'<dd class="start-date">{esc(m["start_date"] or "None")}</dd><dt>Due date</dt>'
-            f'<dd class="due-date">{esc(m["due_date"] or "None")}</dd></dl><h2>Issues</h2>'
+            f'{markdown(m["description"])}</div><dl class="milestone-dates"><div class="block start_date">'
+            f'<dt>Start date</dt><dd class="start-date">{esc(m["start_date"] or "None")}</dd></div>'
+            f'<div class="block due_date"><dt>Due date</dt><dd class="due-date">{esc(m["due_date"] or "None")}</dd>'
+            f'</div></dl><h2>Issues</h2>'
             f'{_issue_rows(issues_here, ctx.conn)}')
     return project_page(ctx, p, m["title"], main)
 

@@ -46,6 +46,7 @@ def _top_bar(ctx: Ctx) -> str:
         name = ctx.account["username"]
         account = (f'<a href="/dashboard/issues?assignee_username={quote(name)}">Your issues</a>'
                    f'<a href="/dashboard/merge_requests?assignee_username={quote(name)}">Your merge requests</a>'
+                   '<a href="/dashboard/todos" class="shortcuts-todos">To-Do List</a>'
                    '<a href="/projects/new">New project</a>'
                    f'<a href="/{quote(name)}" class="header-user-link" aria-label="Your profile">{esc(name)}</a>'
                    '<a href="/-/profile">Edit profile</a>'
@@ -125,10 +126,19 @@ def markdown(text: str) -> str:
     return "".join(html)
 
 
+_VISIBILITY_TITLES = {
+    "private": "Private - Project access must be granted explicitly to each user. If this project is part of a "
+               "group, access is granted to members of the group.",
+    "internal": "Internal - The project can be accessed by any logged in user except external users.",
+    "public": "Public - The project can be accessed without any authentication.",
+}
+
+
 def visibility_badge(visibility: str) -> str:
-    """The project's visibility as a badge ('Private', 'Internal', 'Public')."""
+    """The project's visibility as a badge ('Private', 'Internal', 'Public'), GitLab's description as its title."""
     label = visibility.capitalize()
-    return f'<span class="badge visibility-badge" data-testid="visibility-badge">{label}</span>'
+    return (f'<span class="badge visibility-badge visibility-icon" data-testid="visibility-badge" '
+            f'title="{esc(_VISIBILITY_TITLES.get(visibility, label))}">{label}</span>')
 
 
 def user_link(username: str, name: str) -> str:

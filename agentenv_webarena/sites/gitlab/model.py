@@ -3,7 +3,8 @@
 Owns the session cookie, roles (GitLab's access levels), timestamps and the site clock (`site_now`),
 clone URLs, and the reads several modules need: a project by path (`project_by_path`), project
 listings with star / fork / issue counts (`project_list`), a branch's commits (`branch_commits`) and
-files (`branch_files`), members (`project_members`) and issues (`issue_list`). It renders no pages.
+files (`branch_files`), members (`project_members`) and issues (`issue_list`), and the to-dos that
+assignments, review requests and mentions give a user (`add_todo`). It renders no pages.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Optional
 __all__ = ["COOKIE", "ROLES", "ROLE_LEVELS", "TIME_FORMAT", "SSH_HOST", "format_ts", "parse_ts", "site_now",
            "clone_urls", "slugify", "commit_sha", "project_by_path", "project_list", "PROJECT_SELECT",
            "branch_commits", "branch_files", "project_members", "member_level", "issue_list", "mr_list",
-           "user_by_name", "display_date", "display_day"]
+           "user_by_name", "display_date", "display_day", "TODO_ACTIONS", "add_todo", "mentioned_users"]
 
 COOKIE = "_gitlab_session"
 ROLES = {10: "Guest", 20: "Reporter", 30: "Developer", 40: "Maintainer", 50: "Owner"}
@@ -243,3 +244,29 @@ def mr_list(conn: sqlite3.Connection, *, project_id: Optional[int] = None, state
         args.append(iid)
     sql = _MR_SELECT + (" WHERE " + " AND ".join(where) if where else "")
     return conn.execute(sql + " ORDER BY m.created_at DESC, m.id DESC", args).fetchall()
+
+
+# To-do actions -> GitLab's `action_id` numbers (the `/dashboard/todos?action_id=` filter).
+TODO_ACTIONS = {"assigned": 1, "mentioned": 2, "review_requested": 9}
+_MENTION = re.compile(r"(?<![\w.@])@([A-Za-z0-9_][A-Za-z0-9_.-]*)")
+
+
+def mentioned_users(conn: sqlite3.Connection, text: str) -> list[sqlite3.Row]:
+    """The users a text mentions as `@username`, in order, each once."""
+    users, seen = [], set()
+    for name in _MENTION.findall(text or ""):
+        user = user_by_name(conn, name.rstrip(".-"))
+        if user is not None and user["id"] not in seen:
+            seen.add(user["id"])
+            users.append(user)
+    return users
+
+
+def add_todo(conn: sqlite3.Connection, user_id: Optional[int], author_id: int, project_id: int, target_type: str,
+             target_id: int, action: str, created_at: str, state: str = "pending") -> None:
+    """A to-do for `user_id` (none for actions on oneself, as GitLab): `author_id` did `action` on the target."""
+    if user_id is None or user_id == author_id:
+        return
+    conn.execute("INSERT INTO gitlab_todos (user_id, author_id, project_id, target_type, target_id, action, state, "
+                 "created_at) VALUES (?,?,?,?,?,?,?,?)",
+                 (user_id, author_id, project_id, target_type, target_id, action, state, created_at))

@@ -2,13 +2,14 @@
 project members (invite, change role, remove) and search.
 
 Owns `/users/sign_in`, `/users/sign_out`, `/-/profile`, `/<username>` and `/<group>` (one catch-all
-route: a user name first, then a group path), `/users/<u>/following|followers|follow`,
-`/dashboard/groups`, `/explore/groups`, `/<ns>/<proj>/-/project_members[/<uid>/edit|/<uid>/remove]`
-and `/search`.
+route: a user name first, then a group path), `/groups/<group>[/-/group_members]`,
+`/users/<u>/following|followers|follow`, `/dashboard/groups`, `/explore/groups`,
+`/<ns>/<proj>/-/project_members[/<uid>/edit|/<uid>/remove]` and `/search`.
 """
 from __future__ import annotations
 
 import sqlite3
+from typing import Optional
 from urllib.parse import quote
 
 from starlette.responses import Response
@@ -39,8 +40,8 @@ from agentenv_webarena.sites.gitlab.model import (
 )
 from agentenv_webarena.sites.gitlab.projects import project_rows
 
-__all__ = ["sign_in", "sign_in_post", "sign_out", "profile_edit", "namespace_page", "follow", "follow_list",
-           "groups_list", "members", "member_edit", "member_remove", "search"]
+__all__ = ["sign_in", "sign_in_post", "sign_out", "profile_edit", "namespace_page", "group_page", "group_members",
+           "follow", "follow_list", "groups_list", "members", "member_edit", "member_remove", "search"]
 
 _ROLE_OPTIONS = [(str(level), name) for level, name in ROLES.items()]
 
@@ -121,14 +122,16 @@ def _profile(ctx: Ctx, u: sqlite3.Row) -> Response:
     groups = conn.execute("SELECT g.path, g.name FROM gitlab_group_members m JOIN gitlab_groups g ON g.id = m.group_id "
                           "WHERE m.user_id = ? ORDER BY g.name", (u["id"],)).fetchall()
     group_links = ", ".join(f'<a href="/{quote(g["path"])}">{esc(g["name"])}</a>' for g in groups) or "None"
-    website = (f'<p class="profile-website"><a href="{esc(u["website"])}">{esc(u["website"])}</a></p>'
+    website = (f'<p class="profile-website"><a href="{esc(u["website"])}" itemprop="url">{esc(u["website"])}</a></p>'
                if u["website"] else "")
-    status = f'<p class="user-status" data-testid="user-status">{esc(u["status"])}</p>' if u["status"] else ""
+    status = (f'<p class="user-status cover-status" data-testid="user-status">{esc(u["status"])}</p>'
+              if u["status"] else "")
     rows = project_list(conn, viewer_id=ctx.user_id, namespace=u["username"], sort="name")
-    main = (f'<div class="user-profile"><h1 class="user-name" data-testid="user-name">{esc(u["name"])}</h1>'
+    main = (f'<div class="user-profile"><div class="profile-header">'
+            f'<h1 class="user-name" data-testid="user-name">{esc(u["name"])}</h1>'
             f'<p class="user-username">@{esc(u["username"])}</p>{status}'
             f'<p class="profile-bio">{esc(u["bio"])}</p><p class="profile-location">{esc(u["location"])}</p>{website}'
-            f'<p class="member-since">Member since {display_date(u["created_at"])}</p>'
+            f'<p class="member-since">Member since {display_date(u["created_at"])}</p></div>'
             f'<p><a href="/users/{name}/followers">{followers} Followers</a> '
             f'<a href="/users/{name}/following">{following} Following</a> '
             f'<a href="/users/{name}/starred">Starred projects</a></p>{follow_btn}'
@@ -137,18 +140,49 @@ def _profile(ctx: Ctx, u: sqlite3.Row) -> Response:
     return render_page(ctx, u["name"], main)
 
 
+def _group_members(conn: sqlite3.Connection, group_id: int) -> list[sqlite3.Row]:
+    return conn.execute("SELECT u.id, u.username, u.name, m.access_level, m.created_at FROM gitlab_group_members m "
+                        "JOIN gitlab_users u ON u.id = m.user_id WHERE m.group_id = ? "
+                        "ORDER BY m.access_level DESC, u.username COLLATE NOCASE", (group_id,)).fetchall()
+
+
+def _group_menu(g: sqlite3.Row) -> str:
+    path = quote(g["path"])
+    return (f'<nav aria-label="Group navigation"><p class="sidebar-context-title">{esc(g["name"])}</p><ul>'
+            f'<li><a href="/{path}">Group information</a></li>'
+            f'<li><a href="/groups/{path}/-/group_members">Members</a></li></ul></nav>')
+
+
 def _group_page(ctx: Ctx, g: sqlite3.Row) -> Response:
     conn = ctx.conn
     rows = project_list(conn, viewer_id=ctx.user_id, namespace=g["path"], sort="name")
-    members = conn.execute("SELECT u.username, u.name, m.access_level FROM gitlab_group_members m JOIN gitlab_users u "
-                           "ON u.id = m.user_id WHERE m.group_id = ? ORDER BY m.access_level DESC, u.username",
-                           (g["id"],)).fetchall()
     items = "".join(f'<li class="group-member">{user_link(m["username"], m["name"])} @{esc(m["username"])} · '
-                    f'{ROLES[m["access_level"]]}</li>' for m in members)
+                    f'{ROLES[m["access_level"]]}</li>' for m in _group_members(conn, g["id"]))
     main = (f'<h1 class="group-title">{esc(g["name"])}</h1><p class="group-path">Group URL: /{esc(g["path"])}</p>'
             f'<p class="group-description">{esc(g["description"])}</p><h2>Projects</h2>{project_rows(rows)}'
             f'<h2>Members</h2><ul class="group-members">{items}</ul>')
-    return render_page(ctx, g["name"], main)
+    return render_page(ctx, g["name"], main, _group_menu(g))
+
+
+def _group(ctx: Ctx, path: str) -> Optional[sqlite3.Row]:
+    return ctx.conn.execute("SELECT * FROM gitlab_groups WHERE path = ?", (path,)).fetchone()
+
+
+def group_page(ctx: Ctx, group: str) -> Response:
+    """GET `/groups/<group>`: GitLab's long form of a group's URL, redirected to `/<group>`."""
+    g = _group(ctx, group)
+    return not_found(ctx) if g is None else redirect(f"/{quote(g['path'])}")
+
+
+def group_members(ctx: Ctx, group: str) -> Response:
+    """GET `/groups/<group>/-/group_members`: the group's members table."""
+    g = _group(ctx, group)
+    if g is None:
+        return not_found(ctx)
+    rows = _group_members(ctx.conn, g["id"])
+    main = (f'<h1>Group members</h1><p class="members-count">{len(rows)} members of {esc(g["name"])}</p>'
+            f'{_members_table(rows)}')
+    return render_page(ctx, f"Members · {g['name']}", main, _group_menu(g))
 
 
 def namespace_page(ctx: Ctx, name: str) -> Response:
@@ -156,7 +190,7 @@ def namespace_page(ctx: Ctx, name: str) -> Response:
     user = user_by_name(ctx.conn, name)
     if user is not None:
         return _profile(ctx, user)
-    group = ctx.conn.execute("SELECT * FROM gitlab_groups WHERE path = ?", (name,)).fetchone()
+    group = _group(ctx, name)
     if group is not None:
         return _group_page(ctx, group)
     return not_found(ctx)
@@ -188,7 +222,8 @@ def follow_list(ctx: Ctx, username: str, which: str) -> Response:
     items = "".join(f'<li class="user-row">{user_link(r["username"], r["name"])} @{esc(r["username"])}</li>'
                     for r in rows)
     title = f"{user['name']} · {'Following' if which == 'following' else 'Followers'}"
-    return render_page(ctx, title, f'<h1>{esc(title)}</h1><ul class="users-list">{items}</ul>')
+    return render_page(ctx, title, f'<div class="user-profile"><h1>{esc(title)}</h1><ul class="users-list">{items}</ul>'
+                       "</div>")
 
 
 def groups_list(ctx: Ctx) -> Response:
@@ -207,14 +242,15 @@ def groups_list(ctx: Ctx) -> Response:
     return render_page(ctx, heading, f'<h1>{heading}</h1><ul class="groups-list">{items}</ul>')
 
 
-def _members_table(p: sqlite3.Row, rows: list[sqlite3.Row], can_edit: bool) -> str:
+def _members_table(rows: list[sqlite3.Row], edit_base: str = "") -> str:
+    """GitLab's members table (the markup `gitlab_get_project_memeber_role` reads); with `edit_base` (a project's
+    `/-/project_members`), edit and remove controls for members below Owner."""
     body = []
     for m in rows:
         edit = ""
-        if can_edit and m["access_level"] < 50:
-            edit = (f'<a href="{project_base(p)}/-/project_members/{m["id"]}/edit">'
-                    f'Edit role of {esc(m["username"])}</a>'
-                    f'<form action="{project_base(p)}/-/project_members/{m["id"]}/remove" method="post">'
+        if edit_base and m["access_level"] < 50:
+            edit = (f'<a href="{edit_base}/{m["id"]}/edit">Edit role of {esc(m["username"])}</a>'
+                    f'<form action="{edit_base}/{m["id"]}/remove" method="post">'
                     f'<button type="submit">Remove {esc(m["username"])}</button></form>')
         body.append(f'<tr class="member-row"><td data-label="Account"><span class="gl-avatar-labeled-label">'
                     f'{esc(m["name"])}</span> <span class="gl-avatar-labeled-sublabel">@{esc(m["username"])}</span>'
@@ -254,7 +290,8 @@ def members(ctx: Ctx, namespace: str, project: str) -> Response:
     alert = f'<p class="flash-alert" role="alert">{esc(error)}</p>' if error else ""
     rows = project_members(ctx.conn, p["id"])
     main = (f'<h1>Project members</h1>{alert}<p class="members-count">{len(rows)} members</p>'
-            f'{_invite_form(p) if can_edit else ""}{_members_table(p, rows, can_edit)}')
+            f'{_invite_form(p) if can_edit else ""}'
+            f'{_members_table(rows, f"{project_base(p)}/-/project_members" if can_edit else "")}')
     return project_page(ctx, p, "Members", main, status_code=422 if error else 200)
 
 

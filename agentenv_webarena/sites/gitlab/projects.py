@@ -66,7 +66,7 @@ def project_rows(rows: list[sqlite3.Row]) -> str:
             f'<span class="fork-count">{p["forks"]} forks</span> · '
             f'<span class="issue-count">{p["open_issues"]} open issues</span> · '
             f'updated {display_date(p["last_activity_at"])}</p></li>')
-    return f'<ul class="projects-list">{"".join(items)}</ul>'
+    return f'<ul class="projects-list content-list" data-qa-selector="projects_list">{"".join(items)}</ul>'
 
 
 def _sort_nav(path: str, current: str) -> str:
@@ -234,7 +234,8 @@ def project_home(ctx: Ctx, namespace: str, project: str) -> Response:
                    if readme is not None else '<p class="empty-repo">The repository for this project is empty.</p>')
     main = (f'<h1 class="project-title" data-testid="project-name">{esc(p["name"])}</h1>'
             f'{visibility_badge(p["visibility"])}<p class="project-id">Project ID: {p["id"]}</p>{forked}'
-            f'<p class="project-description" data-testid="project-description">{esc(p["description"])}</p>'
+            f'<p class="project-description home-panel-description-markdown" data-testid="project-description">'
+            f'{esc(p["description"])}</p>'
             f'<div class="project-actions">{star_btn}<a href="{base}/-/starrers" class="star-count">'
             f'{p["stars"]} stars</a> <a href="{base}/-/forks/new">Fork</a> '
             f'<a href="{base}/-/forks" class="fork-count">{p["forks"]} forks</a></div>'

@@ -33,6 +33,7 @@ CREATE TABLE gitlab_group_members (
     group_id INTEGER NOT NULL REFERENCES gitlab_groups(id) ON DELETE CASCADE,
     user_id INTEGER NOT NULL REFERENCES gitlab_users(id),
     access_level INTEGER NOT NULL,
+    created_at TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (group_id, user_id)
 );
 CREATE TABLE gitlab_projects (
@@ -156,3 +157,15 @@ CREATE TABLE gitlab_notes (
     created_at TEXT NOT NULL
 );
 CREATE INDEX gitlab_notes_target ON gitlab_notes(noteable_type, noteable_id);
+CREATE TABLE gitlab_todos (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES gitlab_users(id),
+    author_id INTEGER NOT NULL REFERENCES gitlab_users(id),
+    project_id INTEGER NOT NULL REFERENCES gitlab_projects(id) ON DELETE CASCADE,
+    target_type TEXT NOT NULL CHECK (target_type IN ('Issue', 'MergeRequest')),
+    target_id INTEGER NOT NULL,
+    action TEXT NOT NULL CHECK (action IN ('assigned', 'mentioned', 'review_requested')),
+    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done')),
+    created_at TEXT NOT NULL
+);
+CREATE INDEX gitlab_todos_user ON gitlab_todos(user_id, state);

@@ -1,5 +1,5 @@
 """The code host's tables (`schema.sql`) and their deterministic seed: users, groups, projects with
-repositories, stars, forks, issues, merge requests, milestones and comments.
+repositories, stars, forks, issues, merge requests, milestones, comments and the to-dos they give.
 
 Owns how the pristine code-host data is made from the vocabulary in `data` with a fixed
 `random.Random(SEED)` (no clock), so every build yields the same rows and ids.
@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from agentenv_webarena.sites.gitlab import data
-from agentenv_webarena.sites.gitlab.model import commit_sha, format_ts
+from agentenv_webarena.sites.gitlab.model import add_todo, commit_sha, format_ts
 
 __all__ = ["SCHEMA", "SEED", "SEED_END", "seed"]
 
@@ -35,6 +35,7 @@ def seed(conn: sqlite3.Connection) -> None:
     _seed_forks(conn, rng, users, len(data.PROJECTS))
     _seed_stars(conn, rng, users)
     _seed_follows(conn, rng, users)
+    _seed_todos(conn)
 
 
 def _ts(t: dt.datetime) -> str:
@@ -55,6 +56,8 @@ def _seed_users(conn: sqlite3.Connection) -> dict[str, int]:
                      (i, u.username, u.name, f"{u.username.lower()}@example.com", "hello1234", u.bio, u.location,
                       _ts(base + dt.timedelta(days=13 * i, hours=i % 7))))
         ids[u.username] = i
+    for username, (status, website) in data.PROFILES.items():
+        conn.execute("UPDATE gitlab_users SET status = ?, website = ? WHERE username = ?", (status, website, username))
     return ids
 
 
@@ -63,15 +66,16 @@ def _seed_groups(conn: sqlite3.Connection, rng: random.Random, users: dict[str, 
     others = [uid for name, uid in users.items() if name != data.PRIMARY_USER]
     members: dict[str, list[tuple]] = {}
     for gid, g in enumerate(data.GROUPS, start=1):
+        created = _ts(dt.datetime(2018, 12, 1) + dt.timedelta(days=9 * gid))
         conn.execute("INSERT INTO gitlab_groups (id, path, name, description, created_at) VALUES (?,?,?,?,?)",
-                     (gid, g.path, g.name, g.description, _ts(dt.datetime(2018, 12, 1) + dt.timedelta(days=9 * gid))))
+                     (gid, g.path, g.name, g.description, created))
         chosen = rng.sample(others, rng.randint(3, 6))
         rows = [(chosen[0], 50)] + [(uid, rng.choice((30, 30, 40, 20))) for uid in chosen[1:]]
         if g.path in ("a11yproject", "primer", "webtools"):
             rows.append((users[data.PRIMARY_USER], 40 if g.path == "a11yproject" else 30))
         for uid, level in rows:
-            conn.execute("INSERT INTO gitlab_group_members (group_id, user_id, access_level) VALUES (?,?,?)",
-                         (gid, uid, level))
+            conn.execute("INSERT INTO gitlab_group_members (group_id, user_id, access_level, created_at) "
+                         "VALUES (?,?,?,?)", (gid, uid, level, created))
         members[g.path] = rows
     return members
 
@@ -328,3 +332,20 @@ def _seed_follows(conn, rng, users) -> None:
             if other != uid:
                 conn.execute("INSERT OR IGNORE INTO gitlab_follows (follower_id, followee_id) VALUES (?,?)",
                              (uid, other))
+
+
+def _seed_todos(conn: sqlite3.Connection) -> None:
+    """The to-dos GitLab would have made for the seeded assignments and review requests (done once the issue or
+    merge request is no longer open; seeded comments mention nobody)."""
+    issues = conn.execute("SELECT i.id, i.project_id, i.author_id, i.state, i.created_at, a.user_id AS assignee "
+                          "FROM gitlab_issues i JOIN gitlab_issue_assignees a ON a.issue_id = i.id "
+                          "ORDER BY i.created_at, i.id, a.user_id").fetchall()
+    for i in issues:
+        add_todo(conn, i["assignee"], i["author_id"], i["project_id"], "Issue", i["id"], "assigned", i["created_at"],
+                 "pending" if i["state"] == "opened" else "done")
+    for m in conn.execute("SELECT * FROM gitlab_merge_requests ORDER BY created_at, id").fetchall():
+        state = "pending" if m["state"] == "opened" else "done"
+        add_todo(conn, m["assignee_id"], m["author_id"], m["project_id"], "MergeRequest", m["id"], "assigned",
+                 m["created_at"], state)
+        add_todo(conn, m["reviewer_id"], m["author_id"], m["project_id"], "MergeRequest", m["id"],
+                 "review_requested", m["created_at"], state)

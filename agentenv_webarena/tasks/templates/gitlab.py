@@ -849,8 +849,8 @@ def t5070_set_status(db, rng):
     for text in pick(rng, _STATUSES, INSTANCES):
         ev = html_eval([target(f"{GITLAB}/{PRIMARY_USER}", "document.querySelector('.user-status').outerText",
                                exact=text)])
-        seq = [click("link", "Edit profile"), type_text("textbox", "Status message", text, enter=False),
-               click("button", "Update profile settings"), stop(DONE)]
+        seq = ([click("link", "Edit profile")] + clear_and_type("textbox", "Status message", text)
+               + [click("button", "Update profile settings"), stop(DONE)])
         out.append(_task(tpl, {"status": text}, GITLAB, ev, seq))
     return out
 
@@ -863,8 +863,8 @@ def t5071_set_website(db, rng):
     for url in pick(rng, sites, INSTANCES):
         ev = html_eval([target(f"{GITLAB}/{PRIMARY_USER}", "document.querySelector('.profile-website').outerText",
                                exact=url)])
-        seq = [click("link", "Edit profile"), type_text("textbox", "Website URL", url, enter=False),
-               click("button", "Update profile settings"), stop(DONE)]
+        seq = ([click("link", "Edit profile")] + clear_and_type("textbox", "Website URL", url)
+               + [click("button", "Update profile settings"), stop(DONE)])
         out.append(_task(tpl, {"url": url}, GITLAB, ev, seq))
     return out
 

@@ -8,6 +8,7 @@ plus the forum's (its templates share the forum's helpers) and the control route
 from __future__ import annotations
 
 import importlib
+import re
 import sqlite3
 
 import pytest
@@ -162,3 +163,90 @@ def test_api_subset(app):
     assert readme.text.startswith("# dotfiles")
     assert client.get("/api/v4/users", params={"username": "vinta"}).json()[0]["name"] == "Vinta Chen"
     assert client.get("/api/v4/projects/999999").status_code == 404
+
+
+def _sign_in_as(client: TestClient, username: str) -> None:
+    client.cookies.clear()
+    r = client.post("/users/sign_in", data={"user[login]": username, "user[password]": "hello1234"},
+                    follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/"
+
+
+def test_pages_carry_webarena_markup(app):
+    """The classes, ids and attributes WebArena's evaluators read, on pages of the same kind."""
+    client = _client(app, "gl-markup")
+    home = client.get("/byteblaze/dotfiles").text
+    assert 'visibility-icon" data-testid="visibility-badge" title="Private - Project access must be granted' in home
+    assert 'class="project-description home-panel-description-markdown"' in home
+    issue = client.get("/a11yproject/checklist/-/issues/7").text
+    assert '<div class="detail-page-description content-block"><h1 class="title"' in issue
+    assert 'data-qa-selector="title_content">Upgrade dependencies</h1>' in issue
+    assert 'data-testid="sidebar-due-date"><h3>Due date</h3><p class="due-date-value">2022-08-18</p>' in issue
+    assert re.search(r'<ul class="notes main-notes-list timeline" id="notes-list"><li class="note timeline-entry" '
+                     r'id="note_\d+">.*?<div class="timeline-discussion-body note-body"><div class="note-text">', issue)
+    mr = client.get("/a11yproject/a11yproject.com/-/merge_requests/1").text
+    branches = re.findall(r'<a href="/a11yproject/a11yproject.com/-/tree/[^"]+" class="ref-name (source|target)-branch '
+                          r'gl-link gl-font-monospace">([^<]+)</a>', mr)
+    assert branches == [("source", "docs/update-readme"), ("target", "main")]
+    milestone = client.get("/a11yproject/a11yproject.com/-/milestones/1").text
+    assert '<div class="block start_date"><dt>Start date</dt>' in milestone
+    assert '<div class="block due_date"><dt>Due date</dt>' in milestone
+    profile = client.get("/byteblaze").text
+    assert '<p class="user-status cover-status" data-testid="user-status">Writing accessible components</p>' in profile
+    assert re.search(r'<div class="profile-header">.*<a href="https://gimmiethat.space" itemprop="url">', profile)
+    assert 'data-qa-selector="projects_list"' in client.get("/dashboard/projects").text
+    assert client.get("/users/byteblaze/following").text.count('<div class="user-profile">') == 1
+
+
+def test_group_members_page(app):
+    client = _client(app, "gl-groups", login=False)
+    page = client.get("/groups/a11yproject/-/group_members").text
+    assert '<span class="gl-avatar-labeled-sublabel">@byteblaze</span>' in page
+    assert '<td class="col-max-role" data-label="Max role"><span>Maintainer</span>' in page
+    assert 'href="/groups/a11yproject/-/group_members"' in client.get("/a11yproject").text
+    assert client.get("/groups/a11yproject", follow_redirects=False).headers["location"] == "/a11yproject"
+    assert client.get("/groups/nogroup/-/group_members").status_code == 404
+
+
+def _todo_ids(page: str) -> list[str]:
+    return re.findall(r'<li class="todo todo-\w+" id="todo_(\d+)">', page)
+
+
+def test_todos_list_filter_and_mark_done(app):
+    client = _client(app, "gl-todos")
+    pending = client.get("/dashboard/todos").text
+    ids = _todo_ids(pending)
+    assert ids and "assigned you</span> issue" in pending and "requested a review of</span> merge request" in pending
+    issues_only = client.get("/dashboard/todos", params={"type": "Issue"}).text
+    assert _todo_ids(issues_only) and "merge request !" not in issues_only
+    reviews = client.get("/dashboard/todos", params={"action_id": "9"}).text
+    assert _todo_ids(reviews) and "assigned you</span>" not in reviews
+    done_before = _todo_ids(client.get("/dashboard/todos", params={"state": "done"}).text)
+    r = client.post(f"/dashboard/todos/{ids[0]}/mark_as_done", follow_redirects=False)
+    assert r.status_code == 303
+    assert ids[0] not in _todo_ids(client.get("/dashboard/todos").text)
+    assert ids[0] in _todo_ids(client.get("/dashboard/todos", params={"state": "done"}).text)
+    assert set(done_before) < set(_todo_ids(client.get("/dashboard/todos", params={"state": "done"}).text))
+    client.post("/dashboard/todos/mark_all_as_done")
+    assert _todo_ids(client.get("/dashboard/todos").text) == []
+    assert client.post("/dashboard/todos/999999/mark_as_done").status_code == 404
+    assert client.post(f"/dashboard/todos/{ids[0]}/explode").status_code == 404
+
+
+def test_assignments_and_mentions_make_todos(app):
+    client = _client(app, "gl-todo-make")
+    client.post("/byteblaze/timeit/-/issues/new",
+                data={"issue[title]": "Todo probe", "issue[assignee_username]": "jdoe"})
+    client.post("/byteblaze/timeit/-/issues/1/notes", data={"note[note]": "Could @vinta have a look?"})
+    client.post("/byteblaze/timeit/-/issues/1/assign", data={"assignee_username": "byteblaze"})  # oneself: no to-do
+    own = client.get("/dashboard/todos").text
+    assert "Todo probe" not in own
+    _sign_in_as(client, "jdoe")
+    assert 'Byte Blaze</a> <span class="action-name">assigned you</span> issue' in client.get("/dashboard/todos").text
+    _sign_in_as(client, "vinta")
+    mentioned = client.get("/dashboard/todos").text
+    assert '<span class="action-name">mentioned you on</span> issue <a href="/byteblaze/timeit/-/issues/1"' in mentioned
+    # a to-do is its owner's: another user cannot mark it done
+    vinta_todo = _todo_ids(mentioned)[0]
+    _sign_in_as(client, "jdoe")
+    assert client.post(f"/dashboard/todos/{vinta_todo}/mark_as_done").status_code == 404
