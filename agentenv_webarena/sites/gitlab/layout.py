@@ -17,7 +17,7 @@ from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, ht
 from agentenv_webarena.sites.gitlab.model import COOKIE, member_level, project_by_path
 
 __all__ = ["Ctx", "render_page", "not_found", "form_error", "markdown", "project_page", "load_project",
-           "visibility_badge", "user_link", "radio_group", "text_field", "area_field"]
+           "form_page", "post_form", "visibility_badge", "user_link", "radio_group", "text_field", "area_field"]
 
 _CSS = (
     ".top-bar{display:flex;gap:1em;align-items:center;padding:.4em 0;border-bottom:1px solid #ccc}"
@@ -183,6 +183,21 @@ def project_page(ctx: Ctx, project: sqlite3.Row, title: str, main: str, status_c
               f'{esc(project["namespace"])}</a> / <a href="{project_base(project)}">{esc(project["name"])}</a></nav>')
     return render_page(ctx, f"{title} · {project['namespace']} / {project['name']}", crumbs + main,
                        _project_menu(ctx, project), status_code=status_code)
+
+
+def form_page(ctx: Ctx, project: sqlite3.Row, title: str, form_html: str, error: str = "") -> HTMLResponse:
+    """A project page holding a form under the heading `title`; with `error`, the form refused: its alert
+    above the form and HTTP 422."""
+    alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>' if error else ""
+    return project_page(ctx, project, title, f"<h1>{esc(title)}</h1>{alert}{form_html}",
+                        status_code=422 if error else 200)
+
+
+def post_form(action: str, cls: str, fields: str, button: str) -> str:
+    """A POST form to `action` (trusted markup: already quoted) of class `cls` holding `fields` and a submit
+    `button`."""
+    return (f'<form action="{action}" method="post" class="{esc(cls)}">{fields}'
+            f'<p><button type="submit">{esc(button)}</button></p></form>')
 
 
 def radio_group(name: str, legend: str, options: list[tuple[str, str]], checked: str) -> str:
