@@ -16,10 +16,12 @@ from starlette.responses import PlainTextResponse, Response
 from agentenv_webarena.sites.common import esc, login_required, redirect
 from agentenv_webarena.sites.gitlab.layout import (
     Ctx,
+    alert,
     area_field,
     load_project,
     markdown,
     not_found,
+    post_form,
     project_base,
     project_page,
     text_field,
@@ -278,10 +280,8 @@ def _bad_name(name: str) -> str:
 
 
 def _editor(action: str, heading: str, fields: str, button: str, error: str = "") -> str:
-    alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>' if error else ""
-    return (f'<h1>{esc(heading)}</h1>{alert}<form action="{esc(action)}" method="post" class="file-editor">{fields}'
-            + text_field("commit_message", "commit_message", "Commit message", placeholder="Add new file")
-            + f'<p><button type="submit">{esc(button)}</button></p></form>')
+    commit = text_field("commit_message", "commit_message", "Commit message", placeholder="Add new file")
+    return f'<h1>{esc(heading)}</h1>{alert(error)}' + post_form(esc(action), "file-editor", fields + commit, button)
 
 
 def _editor_page(ctx: Ctx, p: sqlite3.Row, title: str, action: str, heading: str, fields: str, button: str,
