@@ -4,8 +4,9 @@ redirects, forms, the request's DB.
 Owns the plumbing every site shares so each site holds only its own routes and markup: `page()` turns a
 handler `handler(ctx, **path_params)` into an endpoint (the form, the instance DB, the site's
 `RequestContext` with who is signed in, the `login_required` gate, the session cookie), and
-`SessionTable` is the one sign-in/sign-out helper of the sites that log in. Pages are plain server-rendered
-HTML (no scripts needed to use them), so the accessibility tree Chromium builds from them is rich and stable.
+`SessionTable` (the sessions) with `SignIn` (the sign-in form and its POST) is the one sign-in/sign-out
+helper of the sites that log in. Pages are plain server-rendered HTML (no scripts needed to use them), so
+the accessibility tree Chromium builds from them is rich and stable.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from starlette.routing import Route
 
 from agentenv_webarena.sites.store import InstanceStore, instance_of
 
-__all__ = ["SessionTable", "RequestContext", "page", "login_required", "esc", "html_page", "redirect", "db",
+__all__ = ["SessionTable", "RequestContext", "SignIn", "page", "login_required", "esc", "html_page", "redirect", "db",
            "new_token", "query_url", "json_error", "form_fields", "read_form", "to_int", "slash_routes"]
 
 
@@ -86,15 +87,10 @@ class RequestContext:
         """The query parameters."""
         return self.request.query_params
 
-    def sign_in(self, account: Optional[sqlite3.Row], password: str,
-                hash_password: Optional[Callable[[str], str]] = None) -> bool:
-        """Start a signed-in session for `account` if `password` is its password (the row's `password`, or its
-        `password_hash` when `hash_password` is given); returns False, changing nothing, otherwise."""
-        stored = account and (account["password_hash"] if hash_password else account["password"])
-        if account is None or stored != (hash_password(password) if hash_password else password):
-            return False
+    def sign_in(self, account: sqlite3.Row) -> None:
+        """Sign `account` in, its password checked (`SignIn.post`): a new session and its cookie. A site whose
+        visitors keep one session across signing in (the storefront's guests) overrides it."""
         self.start_session(account["id"])
-        return True
 
     def start_session(self, account_id: Optional[int]) -> str:
         """Sign `account_id` in (None: open a guest session) with a new session and its cookie; returns the token."""
@@ -116,6 +112,70 @@ class RequestContext:
         elif self._cookie == "":
             response.delete_cookie(sessions.cookie, path=sessions.cookie_path)
         return response
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """One site's sign-in: the form (`form()`) and its POST (`post(ctx)`), the one helper every site that
+    logs in uses.
+
+    The form posts `user_field` and `password_field` to `action`; the POST looks the account up with
+    `account_sql` (its every `?` is the login), checks the password (the row's `password`, or its
+    `password_hash` when `hash_password` is given), signs in through the site's `RequestContext.sign_in`
+    and redirects to `signed_in_url`; a refused sign-in calls `on_refused(ctx)` (if any) and redirects to
+    `refused_url`. The other fields shape the form's markup: labels, ids, the login input's type, extra
+    attributes, and `magento` (Magento's markup: each label and input in a `div.field`, the button bare;
+    otherwise the fields bare and the button in a `p`; `form_class` is for the latter).
+    """
+
+    action: str
+    user_field: str
+    password_field: str
+    account_sql: str
+    signed_in_url: str
+    refused_url: str
+    hash_password: Optional[Callable[[str], str]] = None
+    strip_login: bool = True
+    on_refused: Optional[Callable[[Any], None]] = None
+    user_label: str = "Username"
+    user_id: str = "username"
+    user_type: str = "text"
+    password_id: str = "password"
+    button: str = "Sign in"
+    form_class: str = ""
+    user_attrs: str = ""
+    password_attrs: str = ""
+    button_attrs: str = ""
+    magento: bool = False
+
+    def form(self) -> str:
+        """The sign-in form's markup."""
+        fields = [(self.user_id, self.user_type, self.user_field, self.user_label, self.user_attrs),
+                  (self.password_id, "password", self.password_field, "Password", self.password_attrs)]
+        button = f'<button type="submit"{self.button_attrs}>{esc(self.button)}</button>'
+        if self.magento:
+            body = "".join(f'<div class="field"><label for="{esc(id_)}">{esc(label)}</label><input id="{esc(id_)}" '
+                           f'type="{type_}" name="{esc(name)}"{attrs}></div>'
+                           for id_, type_, name, label, attrs in fields)
+            return f'<form method="post" action="{esc(self.action)}">{body}{button}</form>'
+        body = "".join(f'<label for="{esc(id_)}">{esc(label)}</label><input type="{type_}" id="{esc(id_)}" '
+                       f'name="{esc(name)}"{attrs}>' for id_, type_, name, label, attrs in fields)
+        cls = f' class="{esc(self.form_class)}"' if self.form_class else ""
+        return f'<form action="{esc(self.action)}" method="post"{cls}>{body}<p>{button}</p></form>'
+
+    def post(self, ctx: RequestContext) -> Response:
+        """Handle the form's POST: sign in and redirect, or refuse (back to `refused_url`)."""
+        login = str(ctx.form.get(self.user_field, ""))
+        login = login.strip() if self.strip_login else login
+        account = ctx.conn.execute(self.account_sql, (login,) * self.account_sql.count("?")).fetchone()
+        password = str(ctx.form.get(self.password_field, ""))
+        stored = account and (account["password_hash"] if self.hash_password else account["password"])
+        if account is None or stored != (self.hash_password(password) if self.hash_password else password):
+            if self.on_refused is not None:
+                self.on_refused(ctx)
+            return redirect(self.refused_url)
+        ctx.sign_in(account)
+        return redirect(self.signed_in_url)
 
 
 def login_required(handler: Callable[..., Response]) -> Callable[..., Response]:

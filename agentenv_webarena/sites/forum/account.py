@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from starlette.responses import Response
 
-from agentenv_webarena.sites.common import esc, login_required, redirect
+from agentenv_webarena.sites.common import SignIn, esc, login_required, redirect
 from agentenv_webarena.sites.forum.layout import (
     Ctx,
     not_found,
@@ -106,27 +106,25 @@ def edit_biography(ctx: Ctx, name: str) -> Response:
     return render_page(ctx, "Edit biography", main)
 
 
+# WebArena's login recipe posts `_username` and `_password` to `/login_check`; a refused login goes back to
+# the login page (tasks.auth reads that as a refused login).
+SIGN_IN = SignIn(action="/login_check", user_field="_username", password_field="_password",
+                 account_sql="SELECT id, password FROM forum_users WHERE username = ? COLLATE NOCASE",
+                 signed_in_url="/", refused_url="/login", strip_login=False, user_id="login_username",
+                 password_id="login_password", button="Log in", form_class="login-form",
+                 user_attrs=' required autocomplete="username"',
+                 password_attrs=' required autocomplete="current-password"')
+
+
 def login_page(ctx: Ctx) -> Response:
     """GET `/login`: the login form."""
-    failed = ctx.q.get("error")
-    err = '<p class="errors" role="alert">Invalid username or password.</p>' if failed else ""
-    main = ("<h1>Log in</h1>" + err + '<form action="/login_check" method="post" class="login-form">'
-            '<label for="login_username">Username</label>'
-            '<input type="text" id="login_username" name="_username" required autocomplete="username">'
-            '<label for="login_password">Password</label>'
-            '<input type="password" id="login_password" name="_password" required '
-            'autocomplete="current-password"><p><button type="submit">Log in</button></p></form>')
-    return render_page(ctx, "Log in", main)
+    err = '<p class="errors" role="alert">Invalid username or password.</p>' if ctx.q.get("error") else ""
+    return render_page(ctx, "Log in", "<h1>Log in</h1>" + err + SIGN_IN.form())
 
 
 def login_check(ctx: Ctx) -> Response:
     """POST `/login_check`: log in (`_username`, `_password`) and set the session cookie."""
-    username = str(ctx.form.get("_username", ""))
-    password = str(ctx.form.get("_password", ""))
-    user = ctx.conn.execute("SELECT id, password FROM forum_users WHERE username = ? COLLATE NOCASE",
-                            (username,)).fetchone()
-    # A refused login goes back to the login page (tasks.auth reads that as a refused login).
-    return redirect("/" if ctx.sign_in(user, password) else "/login")
+    return SIGN_IN.post(ctx)
 
 
 def logout(ctx: Ctx) -> Response:

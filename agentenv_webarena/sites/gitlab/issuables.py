@@ -21,9 +21,11 @@ from agentenv_webarena.sites.gitlab import data
 from agentenv_webarena.sites.gitlab.layout import (
     Ctx,
     area_field,
+    form_page,
     load_project,
     markdown,
     not_found,
+    post_form,
     project_base,
     project_page,
     render_page,
@@ -218,18 +220,19 @@ def _label_ids(conn: sqlite3.Connection, project_id: int, names: str) -> tuple[l
 
 
 def _issue_form(p: sqlite3.Row, values: dict[str, str]) -> str:
-    return (f'<form action="{project_base(p)}/-/issues/new" method="post" class="issue-form">'
-            + text_field("issue_title", "issue[title]", "Title", values.get("issue[title]", ""), required=True)
-            + area_field("issue_description", "issue[description]", "Description", values.get("issue[description]", ""))
-            + text_field("issue_assignee", "issue[assignee_username]", "Assignee username",
-                         values.get("issue[assignee_username]", ""))
-            + text_field("issue_labels", "issue[label_names]", "Labels (comma-separated)",
-                         values.get("issue[label_names]", ""))
-            + text_field("issue_milestone", "issue[milestone_title]", "Milestone title",
-                         values.get("issue[milestone_title]", ""))
-            + text_field("issue_due_date", "issue[due_date]", "Due date (YYYY-MM-DD)",
-                         values.get("issue[due_date]", ""))
-            + '<p><button type="submit">Create issue</button></p></form>')
+    return post_form(
+        f"{project_base(p)}/-/issues/new", "issue-form",
+        text_field("issue_title", "issue[title]", "Title", values.get("issue[title]", ""), required=True)
+        + area_field("issue_description", "issue[description]", "Description", values.get("issue[description]", ""))
+        + text_field("issue_assignee", "issue[assignee_username]", "Assignee username",
+                     values.get("issue[assignee_username]", ""))
+        + text_field("issue_labels", "issue[label_names]", "Labels (comma-separated)",
+                     values.get("issue[label_names]", ""))
+        + text_field("issue_milestone", "issue[milestone_title]", "Milestone title",
+                     values.get("issue[milestone_title]", ""))
+        + text_field("issue_due_date", "issue[due_date]", "Due date (YYYY-MM-DD)",
+                     values.get("issue[due_date]", "")),
+        "Create issue")
 
 
 @login_required
@@ -239,7 +242,7 @@ def new_issue(ctx: Ctx, namespace: str, project: str) -> Response:
     if p is None:
         return not_found(ctx)
     if not ctx.posted:
-        return project_page(ctx, p, "New issue", "<h1>New issue</h1>" + _issue_form(p, {}))
+        return form_page(ctx, p, "New issue", _issue_form(p, {}))
     title = ctx.form.get("issue[title]", "").strip()
     assignee_name = ctx.form.get("issue[assignee_username]", "").strip().lstrip("@")
     milestone_title = ctx.form.get("issue[milestone_title]", "").strip()
@@ -257,9 +260,7 @@ def new_issue(ctx: Ctx, namespace: str, project: str) -> Response:
     elif due and not _date_ok(due):
         error = f"Due date {due!r} is invalid: use YYYY-MM-DD."
     if error:
-        alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
-        return project_page(ctx, p, "New issue", "<h1>New issue</h1>" + alert + _issue_form(p, ctx.form),
-                            status_code=422)
+        return form_page(ctx, p, "New issue", _issue_form(p, ctx.form), error)
     now = site_now(ctx.conn)
     iid = ctx.conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_issues WHERE project_id = ?",
                            (p["id"],)).fetchone()[0]
@@ -427,20 +428,21 @@ def _branch_exists(conn: sqlite3.Connection, project_id: int, name: str) -> bool
 
 
 def _mr_form(p: sqlite3.Row, values: dict[str, str]) -> str:
-    return (f'<form action="{project_base(p)}/-/merge_requests/new" method="post" class="mr-form">'
-            + text_field("mr_source", "merge_request[source_branch]", "Source branch",
-                         values.get("merge_request[source_branch]", ""), required=True)
-            + text_field("mr_target", "merge_request[target_branch]", "Target branch",
-                         values.get("merge_request[target_branch]", ""), placeholder=p["default_branch"])
-            + text_field("mr_title", "merge_request[title]", "Title", values.get("merge_request[title]", ""),
-                         required=True)
-            + area_field("mr_description", "merge_request[description]", "Description",
-                         values.get("merge_request[description]", ""))
-            + text_field("mr_assignee", "merge_request[assignee_username]", "Assignee username",
-                         values.get("merge_request[assignee_username]", ""))
-            + text_field("mr_reviewer", "merge_request[reviewer_username]", "Reviewer username",
-                         values.get("merge_request[reviewer_username]", ""))
-            + '<p><button type="submit">Create merge request</button></p></form>')
+    return post_form(
+        f"{project_base(p)}/-/merge_requests/new", "mr-form",
+        text_field("mr_source", "merge_request[source_branch]", "Source branch",
+                   values.get("merge_request[source_branch]", ""), required=True)
+        + text_field("mr_target", "merge_request[target_branch]", "Target branch",
+                     values.get("merge_request[target_branch]", ""), placeholder=p["default_branch"])
+        + text_field("mr_title", "merge_request[title]", "Title", values.get("merge_request[title]", ""),
+                     required=True)
+        + area_field("mr_description", "merge_request[description]", "Description",
+                     values.get("merge_request[description]", ""))
+        + text_field("mr_assignee", "merge_request[assignee_username]", "Assignee username",
+                     values.get("merge_request[assignee_username]", ""))
+        + text_field("mr_reviewer", "merge_request[reviewer_username]", "Reviewer username",
+                     values.get("merge_request[reviewer_username]", "")),
+        "Create merge request")
 
 
 @login_required
@@ -450,7 +452,7 @@ def new_mr(ctx: Ctx, namespace: str, project: str) -> Response:
     if p is None:
         return not_found(ctx)
     if not ctx.posted:
-        return project_page(ctx, p, "New merge request", "<h1>New merge request</h1>" + _mr_form(p, {}))
+        return form_page(ctx, p, "New merge request", _mr_form(p, {}))
     source = ctx.form.get("merge_request[source_branch]", "").strip()
     target = ctx.form.get("merge_request[target_branch]", "").strip() or p["default_branch"]
     title = ctx.form.get("merge_request[title]", "").strip()
@@ -470,9 +472,7 @@ def new_mr(ctx: Ctx, namespace: str, project: str) -> Response:
     elif not title:
         error = "Title can't be blank."
     if error:
-        alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
-        return project_page(ctx, p, "New merge request", "<h1>New merge request</h1>" + alert + _mr_form(p, ctx.form),
-                            status_code=422)
+        return form_page(ctx, p, "New merge request", _mr_form(p, ctx.form), error)
     now = site_now(ctx.conn)
     iid = ctx.conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_merge_requests WHERE project_id = ?",
                            (p["id"],)).fetchone()[0]
@@ -575,16 +575,17 @@ def milestone_page(ctx: Ctx, namespace: str, project: str, iid: str) -> Response
 
 
 def _milestone_form(p: sqlite3.Row, values: dict[str, str]) -> str:
-    return (f'<form action="{project_base(p)}/-/milestones/new" method="post" class="milestone-form">'
-            + text_field("milestone_title", "milestone[title]", "Title", values.get("milestone[title]", ""),
-                         required=True)
-            + area_field("milestone_description", "milestone[description]", "Description",
-                         values.get("milestone[description]", ""), rows=3)
-            + text_field("milestone_start_date", "milestone[start_date]", "Start date (YYYY-MM-DD)",
-                         values.get("milestone[start_date]", ""))
-            + text_field("milestone_due_date", "milestone[due_date]", "Due date (YYYY-MM-DD)",
-                         values.get("milestone[due_date]", ""))
-            + '<p><button type="submit">Create milestone</button></p></form>')
+    return post_form(
+        f"{project_base(p)}/-/milestones/new", "milestone-form",
+        text_field("milestone_title", "milestone[title]", "Title", values.get("milestone[title]", ""),
+                   required=True)
+        + area_field("milestone_description", "milestone[description]", "Description",
+                     values.get("milestone[description]", ""), rows=3)
+        + text_field("milestone_start_date", "milestone[start_date]", "Start date (YYYY-MM-DD)",
+                     values.get("milestone[start_date]", ""))
+        + text_field("milestone_due_date", "milestone[due_date]", "Due date (YYYY-MM-DD)",
+                     values.get("milestone[due_date]", "")),
+        "Create milestone")
 
 
 @login_required
@@ -597,7 +598,7 @@ def new_milestone(ctx: Ctx, namespace: str, project: str) -> Response:
         return _bad_request(ctx, p, "You need the Reporter role or higher to create milestones.",
                             project_base(p), 403)
     if not ctx.posted:
-        return project_page(ctx, p, "New milestone", "<h1>New milestone</h1>" + _milestone_form(p, {}))
+        return form_page(ctx, p, "New milestone", _milestone_form(p, {}))
     title = ctx.form.get("milestone[title]", "").strip()
     start = ctx.form.get("milestone[start_date]", "").strip()
     due = ctx.form.get("milestone[due_date]", "").strip()
@@ -612,9 +613,7 @@ def new_milestone(ctx: Ctx, namespace: str, project: str) -> Response:
                           (p["id"], title)).fetchone():
         error = f"Title {title!r} has already been taken."
     if error:
-        alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
-        return project_page(ctx, p, "New milestone", "<h1>New milestone</h1>" + alert + _milestone_form(p, ctx.form),
-                            status_code=422)
+        return form_page(ctx, p, "New milestone", _milestone_form(p, ctx.form), error)
     iid = ctx.conn.execute("SELECT COALESCE(MAX(iid), 0) + 1 FROM gitlab_milestones WHERE project_id = ?",
                            (p["id"],)).fetchone()[0]
     ctx.conn.execute("INSERT INTO gitlab_milestones (project_id, iid, title, description, start_date, due_date) "

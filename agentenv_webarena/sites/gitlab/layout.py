@@ -16,8 +16,8 @@ from starlette.responses import HTMLResponse, Response
 from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, html_page
 from agentenv_webarena.sites.gitlab.model import COOKIE, member_level, project_by_path
 
-__all__ = ["Ctx", "render_page", "not_found", "form_error", "markdown", "project_page", "load_project",
-           "visibility_badge", "user_link", "radio_group", "text_field", "area_field"]
+__all__ = ["Ctx", "render_page", "not_found", "alert", "form_error", "markdown", "project_page", "load_project",
+           "form_page", "post_form", "visibility_badge", "user_link", "radio_group", "text_field", "area_field"]
 
 _CSS = (
     ".top-bar{display:flex;gap:1em;align-items:center;padding:.4em 0;border-bottom:1px solid #ccc}"
@@ -74,10 +74,14 @@ def not_found(ctx: Ctx, what: str = "The page could not be found or you don't ha
     return render_page(ctx, "Not Found", f"<h1>404: Page not found</h1><p>{esc(what)}</p>", status_code=404)
 
 
+def alert(message: str) -> str:
+    """A refused form's error message (nothing without one)."""
+    return f'<div class="flash-alert" role="alert">{esc(message)}</div>' if message else ""
+
+
 def form_error(ctx: Ctx, title: str, message: str, form_html: str, sidebar: str = "") -> Response:
     """A form page re-rendered with an error (HTTP 422)."""
-    alert = f'<div class="flash-alert" role="alert">{esc(message)}</div>'
-    return render_page(ctx, title, alert + form_html, sidebar, status_code=422)
+    return render_page(ctx, title, alert(message) + form_html, sidebar, status_code=422)
 
 
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
@@ -183,6 +187,20 @@ def project_page(ctx: Ctx, project: sqlite3.Row, title: str, main: str, status_c
               f'{esc(project["namespace"])}</a> / <a href="{project_base(project)}">{esc(project["name"])}</a></nav>')
     return render_page(ctx, f"{title} · {project['namespace']} / {project['name']}", crumbs + main,
                        _project_menu(ctx, project), status_code=status_code)
+
+
+def form_page(ctx: Ctx, project: sqlite3.Row, title: str, form_html: str, error: str = "") -> HTMLResponse:
+    """A project page holding a form under the heading `title`; with `error`, the form refused: its alert
+    above the form and HTTP 422."""
+    return project_page(ctx, project, title, f"<h1>{esc(title)}</h1>{alert(error)}{form_html}",
+                        status_code=422 if error else 200)
+
+
+def post_form(action: str, cls: str, fields: str, button: str) -> str:
+    """A POST form to `action` (trusted markup: already quoted) of class `cls` holding `fields` and a submit
+    `button`."""
+    return (f'<form action="{action}" method="post" class="{esc(cls)}">{fields}'
+            f'<p><button type="submit">{esc(button)}</button></p></form>')
 
 
 def radio_group(name: str, legend: str, options: list[tuple[str, str]], checked: str) -> str:

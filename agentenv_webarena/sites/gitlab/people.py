@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from starlette.responses import Response
 
-from agentenv_webarena.sites.common import esc, login_required, query_url, redirect, to_int
+from agentenv_webarena.sites.common import SignIn, esc, login_required, query_url, redirect, to_int
 from agentenv_webarena.sites.gitlab.issuables import _issue_rows
 from agentenv_webarena.sites.gitlab.layout import (
     Ctx,
@@ -46,25 +46,25 @@ __all__ = ["sign_in", "sign_in_post", "sign_out", "profile_edit", "namespace_pag
 _ROLE_OPTIONS = [(str(level), name) for level, name in ROLES.items()]
 
 
+SIGN_IN = SignIn(action="/users/sign_in", user_field="user[login]", password_field="user[password]",
+                 account_sql="SELECT id, password FROM gitlab_users WHERE username = ? COLLATE NOCASE OR email = ? "
+                             "COLLATE NOCASE",
+                 signed_in_url="/", refused_url="/users/sign_in?error=1", user_label="Username or email",
+                 user_id="user_login", password_id="user_password", form_class="new_user",
+                 user_attrs=' data-testid="username-field" autocomplete="username" required',
+                 password_attrs=' data-testid="password-field" autocomplete="current-password" required',
+                 button_attrs=' data-testid="sign-in-button"')
+
+
 def sign_in(ctx: Ctx) -> Response:
     """GET `/users/sign_in`: the sign-in form (`user[login]`, `user[password]`)."""
-    err = ('<p class="flash-alert" role="alert">Invalid login or password.</p>'
-           if ctx.q.get("error") else "")
-    main = ("<h1>Sign in</h1>" + err + '<form action="/users/sign_in" method="post" class="new_user">'
-            '<label for="user_login">Username or email</label><input type="text" id="user_login" '
-            'name="user[login]" data-testid="username-field" autocomplete="username" required>'
-            '<label for="user_password">Password</label><input type="password" id="user_password" '
-            'name="user[password]" data-testid="password-field" autocomplete="current-password" required>'
-            '<p><button type="submit" data-testid="sign-in-button">Sign in</button></p></form>')
-    return render_page(ctx, "Sign in", main)
+    err = '<p class="flash-alert" role="alert">Invalid login or password.</p>' if ctx.q.get("error") else ""
+    return render_page(ctx, "Sign in", "<h1>Sign in</h1>" + err + SIGN_IN.form())
 
 
 def sign_in_post(ctx: Ctx) -> Response:
     """POST `/users/sign_in`: check the password and set the session cookie (refused: back to the form)."""
-    login = ctx.form.get("user[login]", "").strip()
-    user = ctx.conn.execute("SELECT id, password FROM gitlab_users WHERE username = ? COLLATE NOCASE OR email = ? "
-                            "COLLATE NOCASE", (login, login)).fetchone()
-    return redirect("/" if ctx.sign_in(user, ctx.form.get("user[password]", "")) else "/users/sign_in?error=1")
+    return SIGN_IN.post(ctx)
 
 
 def sign_out(ctx: Ctx) -> Response:

@@ -18,9 +18,11 @@ from agentenv_webarena.sites.gitlab.layout import (
     Ctx,
     area_field,
     form_error,
+    form_page,
     load_project,
     markdown,
     not_found,
+    post_form,
     project_base,
     project_page,
     radio_group,
@@ -258,14 +260,15 @@ def project_home(ctx: Ctx, namespace: str, project: str) -> Response:
 
 
 def _settings_form(p: sqlite3.Row, values: dict[str, str]) -> str:
-    return (f'<form action="{project_base(p)}/-/edit" method="post" class="project-settings-form">'
-            + text_field("project_name_edit", "project[name]", "Project name", values.get("project[name]", p["name"]),
-                         required=True)
-            + area_field("project_description_edit", "project[description]", "Project description",
-                         values.get("project[description]", p["description"]), rows=3)
-            + radio_group("project[visibility]", "Project visibility", _VISIBILITY,
-                          values.get("project[visibility]", p["visibility"]))
-            + '<p><button type="submit">Save changes</button></p></form>')
+    return post_form(
+        f"{project_base(p)}/-/edit", "project-settings-form",
+        text_field("project_name_edit", "project[name]", "Project name", values.get("project[name]", p["name"]),
+                   required=True)
+        + area_field("project_description_edit", "project[description]", "Project description",
+                     values.get("project[description]", p["description"]), rows=3)
+        + radio_group("project[visibility]", "Project visibility", _VISIBILITY,
+                      values.get("project[visibility]", p["visibility"])),
+        "Save changes")
 
 
 @login_required
@@ -277,17 +280,15 @@ def project_settings(ctx: Ctx, namespace: str, project: str) -> Response:
     if member_level(ctx.conn, p["id"], ctx.user_id) < 40:
         return project_page(ctx, p, "Forbidden", "<h1>403: Forbidden</h1><p>Only Maintainers and Owners can "
                             "change the project settings.</p>", status_code=403)
-    head = "<h1>General settings</h1>"
     if not ctx.posted:
-        return project_page(ctx, p, "General settings", head + _settings_form(p, {}))
+        return form_page(ctx, p, "General settings", _settings_form(p, {}))
     name = ctx.form.get("project[name]", "").strip()
     visibility = ctx.form.get("project[visibility]", p["visibility"])
     error = ("Project name can't be blank." if not name else
              f"Visibility {visibility!r} is invalid: choose private, internal or public."
              if visibility not in dict(_VISIBILITY) else "")
     if error:
-        alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>'
-        return project_page(ctx, p, "General settings", head + alert + _settings_form(p, ctx.form), status_code=422)
+        return form_page(ctx, p, "General settings", _settings_form(p, ctx.form), error)
     ctx.conn.execute("UPDATE gitlab_projects SET name = ?, description = ?, visibility = ?, last_activity_at = ? "
                      "WHERE id = ?", (name, ctx.form.get("project[description]", "").strip(), visibility,
                                       site_now(ctx.conn), p["id"]))

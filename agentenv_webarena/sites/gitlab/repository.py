@@ -16,10 +16,12 @@ from starlette.responses import PlainTextResponse, Response
 from agentenv_webarena.sites.common import esc, login_required, redirect
 from agentenv_webarena.sites.gitlab.layout import (
     Ctx,
+    alert,
     area_field,
     load_project,
     markdown,
     not_found,
+    post_form,
     project_base,
     project_page,
     text_field,
@@ -278,10 +280,26 @@ def _bad_name(name: str) -> str:
 
 
 def _editor(action: str, heading: str, fields: str, button: str, error: str = "") -> str:
-    alert = f'<div class="flash-alert" role="alert">{esc(error)}</div>' if error else ""
-    return (f'<h1>{esc(heading)}</h1>{alert}<form action="{esc(action)}" method="post" class="file-editor">{fields}'
-            + text_field("commit_message", "commit_message", "Commit message", placeholder="Add new file")
-            + f'<p><button type="submit">{esc(button)}</button></p></form>')
+    commit = text_field("commit_message", "commit_message", "Commit message", placeholder="Add new file")
+    return f'<h1>{esc(heading)}</h1>{alert(error)}' + post_form(esc(action), "file-editor", fields + commit, button)
+
+
+def _editor_page(ctx: Ctx, p: sqlite3.Row, title: str, action: str, heading: str, fields: str, button: str,
+                 error: str = "") -> Response:
+    """The project page `title` holding the editor; with `error`, the editor refused it (HTTP 422)."""
+    return project_page(ctx, p, title, _editor(action, heading, fields, button, error),
+                        status_code=422 if error else 200)
+
+
+def _new_path(ctx: Ctx, directory: str, field: str, noun: str) -> tuple[str, str, str]:
+    """The name posted in `field`, its path under `directory` and the error when the name is invalid."""
+    name = ctx.form.get(field, "").strip().strip("/")
+    problem = _bad_name(name)
+    return name, f"{directory}/{name}" if directory else name, f"{noun} name {name!r} {problem}." if problem else ""
+
+
+def _message(ctx: Ctx, default: str) -> str:
+    return ctx.form.get("commit_message", "").strip() or default
 
 
 @login_required
@@ -296,18 +314,14 @@ def new_file(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     fields = (text_field("file_name", "file_name", "File name", values.get("file_name", ""), required=True)
               + area_field("file_content", "content", "File content", values.get("content", ""), rows=10))
     if not ctx.posted:
-        return project_page(ctx, p, "New file", _editor(action, f"New file in {directory or '/'}", fields,
-                                                        "Commit changes"))
-    name = ctx.form.get("file_name", "").strip().strip("/")
-    path = f"{directory}/{name}" if directory else name
-    problem = _bad_name(name)
-    error = f"File name {name!r} {problem}." if problem else (
-        f"A file named {path} already exists on {branch}." if _file(ctx.conn, p, branch, path) else "")
+        return _editor_page(ctx, p, "New file", action, f"New file in {directory or '/'}", fields, "Commit changes")
+    name, path, error = _new_path(ctx, directory, "file_name", "File")
+    if not error and _file(ctx.conn, p, branch, path):
+        error = f"A file named {path} already exists on {branch}."
     if error:
-        return project_page(ctx, p, "New file", _editor(action, "New file", fields, "Commit changes", error),
-                            status_code=422)
-    commit_file(ctx.conn, p["id"], branch, path, ctx.form.get("content", ""),
-                ctx.form.get("commit_message", "").strip() or f"Add new file {name}", ctx.user_id)
+        return _editor_page(ctx, p, "New file", action, "New file", fields, "Commit changes", error)
+    commit_file(ctx.conn, p["id"], branch, path, ctx.form.get("content", ""), _message(ctx, f"Add new file {name}"),
+                ctx.user_id)
     return redirect(f"{project_base(p)}/-/blob/{quote(branch)}/{quote(path)}")
 
 
@@ -320,20 +334,17 @@ def new_dir(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     branch, directory = ref
     action = f"{project_base(p)}/-/create_dir/{quote(branch)}/{quote(directory)}"
     fields = text_field("dir_name", "dir_name", "Directory name", ctx.form.get("dir_name", ""), required=True)
+    heading, button = "Create new directory", "Create directory"
     if not ctx.posted:
-        return project_page(ctx, p, "New directory", _editor(action, "Create new directory", fields,
-                                                             "Create directory"))
-    name = ctx.form.get("dir_name", "").strip().strip("/")
-    path = f"{directory}/{name}" if directory else name
-    problem = _bad_name(name)
-    exists = any(f["path"].startswith(path + "/") or f["path"] == path for f in branch_files(ctx.conn, p["id"], branch))
-    error = f"Directory name {name!r} {problem}." if problem else (
-        f"{path} already exists on {branch}." if exists else "")
+        return _editor_page(ctx, p, "New directory", action, heading, fields, button)
+    name, path, error = _new_path(ctx, directory, "dir_name", "Directory")
+    if not error and any(f["path"].startswith(path + "/") or f["path"] == path
+                         for f in branch_files(ctx.conn, p["id"], branch)):
+        error = f"{path} already exists on {branch}."
     if error:
-        return project_page(ctx, p, "New directory", _editor(action, "Create new directory", fields,
-                                                             "Create directory", error), status_code=422)
-    commit_file(ctx.conn, p["id"], branch, f"{path}/.gitkeep", "",
-                ctx.form.get("commit_message", "").strip() or f"Add new directory {name}", ctx.user_id)
+        return _editor_page(ctx, p, "New directory", action, heading, fields, button, error)
+    commit_file(ctx.conn, p["id"], branch, f"{path}/.gitkeep", "", _message(ctx, f"Add new directory {name}"),
+                ctx.user_id)
     return redirect(f"{project_base(p)}/-/tree/{quote(branch)}/{quote(path)}")
 
 
@@ -350,7 +361,7 @@ def edit_file(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     action = f"{project_base(p)}/-/edit/{quote(branch)}/{quote(path)}"
     fields = area_field("file_content", "content", "File content", f["content"], rows=14)
     if not ctx.posted:
-        return project_page(ctx, p, f"Edit {path}", _editor(action, f"Edit {path}", fields, "Commit changes"))
-    commit_file(ctx.conn, p["id"], branch, path, ctx.form.get("content", ""),
-                ctx.form.get("commit_message", "").strip() or f"Update {path}", ctx.user_id)
+        return _editor_page(ctx, p, f"Edit {path}", action, f"Edit {path}", fields, "Commit changes")
+    commit_file(ctx.conn, p["id"], branch, path, ctx.form.get("content", ""), _message(ctx, f"Update {path}"),
+                ctx.user_id)
     return redirect(f"{project_base(p)}/-/blob/{quote(branch)}/{quote(path)}")

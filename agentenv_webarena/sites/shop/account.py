@@ -12,7 +12,7 @@ from typing import Optional
 
 from starlette.responses import Response
 
-from agentenv_webarena.sites.common import esc, login_required, redirect, to_int
+from agentenv_webarena.sites.common import SignIn, esc, login_required, redirect, to_int
 from agentenv_webarena.sites.shop.layout import (
     ADDRESS_FIELDS,
     Ctx,
@@ -338,36 +338,31 @@ def my_reviews(ctx: Ctx) -> Response:
                         f'</thead><tbody>{body}</tbody></table>')
 
 
+def _refused(ctx: Ctx) -> None:
+    ctx.flash("The account sign-in was incorrect or your account is disabled temporarily. Please wait and try "
+              "again later.", "error")
+
+
+# WebArena's login recipe posts `login[username]` (the email) and `login[password]` to `loginPost`.
+SIGN_IN = SignIn(action="/customer/account/loginPost/", user_field="login[username]", password_field="login[password]",
+                 account_sql="SELECT * FROM shop_customers WHERE email = ? COLLATE NOCASE",
+                 signed_in_url="/customer/account/", refused_url="/customer/account/login/",
+                 hash_password=hash_password, on_refused=_refused, user_label="Email", user_id="email",
+                 user_type="email", password_id="pass", button="Sign In", magento=True)
+
+
 def login_page(ctx: Ctx) -> Response:
     """GET `/customer/account/login/`: the sign-in form."""
     if ctx.customer is not None:
         return redirect("/customer/account/")
     main = ('<h1>Customer Login</h1><section><h2>Registered Customers</h2><p>If you have an account, sign in with your '
-            'email address.</p><form method="post" action="/customer/account/loginPost/"><div class="field">'
-            '<label for="email">Email</label><input id="email" type="email" name="login[username]"></div>'
-            '<div class="field"><label for="pass">Password</label><input id="pass" type="password" '
-            'name="login[password]"></div><button type="submit">Sign In</button></form></section>')
+            f'email address.</p>{SIGN_IN.form()}</section>')
     return render_page(ctx, "Customer Login", main)
 
 
 def login_post(ctx: Ctx) -> Response:
-    """POST `/customer/account/loginPost/`: sign in, merging the guest cart into the customer's."""
-    email = ctx.form.get("login[username]", "").strip()
-    password = ctx.form.get("login[password]", "")
-    customer = ctx.conn.execute("SELECT * FROM shop_customers WHERE email = ? COLLATE NOCASE", (email,)).fetchone()
-    if customer is None or customer["password_hash"] != hash_password(password):
-        ctx.flash("The account sign-in was incorrect or your account is disabled temporarily. Please wait and try "
-                  "again later.", "error")
-        return redirect("/customer/account/login/")
-    guest_cart = ctx.cart_id() if ctx.customer is None and ctx.token else None
-    ctx.ensure_session()
-    ctx.conn.execute("UPDATE shop_sessions SET customer_id = ? WHERE token = ?", (customer["id"], ctx.token))
-    ctx.account = customer
-    if guest_cart is not None:  # Magento merges the guest cart into the customer's
-        mine = ctx.cart_id(create=True)
-        ctx.conn.execute("UPDATE shop_cart_items SET cart_id = ? WHERE cart_id = ?", (mine, guest_cart))
-        ctx.conn.execute("DELETE FROM shop_carts WHERE id = ?", (guest_cart,))
-    return redirect("/customer/account/")
+    """POST `/customer/account/loginPost/`: sign in, merging the guest cart into the customer's (`Ctx.sign_in`)."""
+    return SIGN_IN.post(ctx)
 
 
 def logout(ctx: Ctx) -> Response:

@@ -36,7 +36,16 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agentenv_webarena.sites.common import esc, html_page, login_required, page, query_url, redirect, slash_routes
+from agentenv_webarena.sites.common import (
+    SignIn,
+    esc,
+    html_page,
+    login_required,
+    page,
+    query_url,
+    redirect,
+    slash_routes,
+)
 from agentenv_webarena.sites.shop import admin_catalog, admin_content, admin_marketing, admin_reports
 from agentenv_webarena.sites.shop.admin_layout import (
     ADMIN_CSS,
@@ -80,30 +89,24 @@ _ACTION_LABELS = {"cancel": "Cancel", "hold": "Hold", "unhold": "Unhold", "invoi
 
 # --- handlers ----------------------------------------------------------------------------------------
 
-def _login_form(ctx: AdminCtx, error: str = "") -> Response:
-    message = f'<div class="message message-error" role="alert">{esc(error)}</div>' if error else ""
-    body = ('<main class="login"><h1>Welcome, please sign in</h1>' + message +
-            f'<form method="post" action="{PREFIX}/login"><div class="field"><label for="username">Username</label>'
-            '<input id="username" type="text" name="login[username]" placeholder="user name"></div>'
-            '<div class="field"><label for="login">Password</label><input id="login" type="password" '
-            'name="login[password]" placeholder="password"></div><button type="submit">Sign in</button></form></main>')
-    return html_page("Magento Admin", body, css=ADMIN_CSS)
+_SIGN_IN = SignIn(action=f"{PREFIX}/login", user_field="login[username]", password_field="login[password]",
+                  account_sql="SELECT * FROM shop_admin_users WHERE username = ?",
+                  signed_in_url=f"{PREFIX}/dashboard/", refused_url=f"{PREFIX}/login?error=1",
+                  hash_password=hash_password, password_id="login", user_attrs=' placeholder="user name"',
+                  password_attrs=' placeholder="password"', magento=True)
 
 
 def _index(ctx: AdminCtx) -> Response:
     if ctx.admin is not None:
         return redirect(f"{PREFIX}/dashboard/")
-    error = "The account sign-in was incorrect or your account is disabled temporarily. Please wait and try again " \
-            "later." if ctx.q.get("error") else ""
-    return _login_form(ctx, error)
+    error = ('<div class="message message-error" role="alert">The account sign-in was incorrect or your account is '
+             'disabled temporarily. Please wait and try again later.</div>' if ctx.q.get("error") else "")
+    body = f'<main class="login"><h1>Welcome, please sign in</h1>{error}{_SIGN_IN.form()}</main>'
+    return html_page("Magento Admin", body, css=ADMIN_CSS)
 
 
 def _login_post(ctx: AdminCtx) -> Response:
-    user = ctx.conn.execute("SELECT * FROM shop_admin_users WHERE username = ?",
-                            (ctx.form.get("login[username]", "").strip(),)).fetchone()
-    if not ctx.sign_in(user, ctx.form.get("login[password]", ""), hash_password):
-        return redirect(f"{PREFIX}/login?error=1")
-    return redirect(f"{PREFIX}/dashboard/")
+    return _SIGN_IN.post(ctx)
 
 
 def _logout(ctx: AdminCtx) -> Response:

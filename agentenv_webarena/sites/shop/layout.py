@@ -66,6 +66,18 @@ class Ctx(RequestContext):
             self.start_session(None)
         return self.token
 
+    def sign_in(self, account: sqlite3.Row) -> None:
+        """Attach the customer to the visitor's session (a guest's cart merges into the customer's, as in
+        Magento)."""
+        guest_cart = self.cart_id() if self.customer is None and self.token else None
+        self.ensure_session()
+        self.conn.execute("UPDATE shop_sessions SET customer_id = ? WHERE token = ?", (account["id"], self.token))
+        self.account = account
+        if guest_cart is not None:
+            mine = self.cart_id(create=True)
+            self.conn.execute("UPDATE shop_cart_items SET cart_id = ? WHERE cart_id = ?", (mine, guest_cart))
+            self.conn.execute("DELETE FROM shop_carts WHERE id = ?", (guest_cart,))
+
     def flash(self, message: str, kind: str = "success") -> None:
         self.ensure_session()
         self.conn.execute("UPDATE shop_sessions SET flash = ?, flash_kind = ? WHERE token = ?",
