@@ -47,7 +47,9 @@ URLs (GitLab's shapes; `<p>` = `/<namespace>/<project>`):
   assignments, review requests and `@mentions`), POST `/dashboard/todos/<id>/mark_as_done|restore`,
   POST `/dashboard/todos/mark_all_as_done`
 - GET `/<username>` (profile: `h1.user-name`, `.profile-bio`, `.user-status`), `/<group>` (group page;
-  `/groups/<group>` redirects there), `/groups/<group>/-/group_members` (the members table),
+  `/groups/<group>` redirects there), GET/POST `/groups/<group>/-/group_members` (the members table; its
+  Maintainers and Owners invite: `usernames`, `access_level` 10-50), GET/POST `/groups/new`
+  (`group[name|path|description|visibility]`; the creator becomes Owner; "New group" on `/dashboard/groups`),
   `/users/<u>/starred|following|followers`, POST `/users/<u>/follow` (toggles), GET/POST `/-/profile`
   (`user[name|website_url|location|status|bio]`)
 - GET `/search?search=<words>&scope=projects|issues|users`

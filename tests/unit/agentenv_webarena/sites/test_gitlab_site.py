@@ -108,6 +108,12 @@ def test_sign_in_refused_goes_back_to_the_form(app):
                                                   "merge_request[title]": "t"}, "must differ"),
     ("/byteblaze/dotfiles/-/issues/1/notes", {"note[note]": "  "}, "be blank"),
     ("/-/profile", {"user[name]": ""}, "be blank"),
+    ("/groups/new", {"group[name]": ""}, "be blank"),
+    ("/groups/new", {"group[name]": "x", "group[path]": "primer"}, "already been taken"),
+    ("/groups/new", {"group[name]": "x", "group[path]": "vinta"}, "already been taken"),
+    ("/groups/new", {"group[name]": "x", "group[path]": "dashboard"}, "invalid"),
+    ("/groups/a11yproject/-/group_members", {"usernames": "ghost", "access_level": "30"}, "ghost"),
+    ("/groups/a11yproject/-/group_members", {"usernames": "vinta", "access_level": "7"}, "7"),
 ])
 def test_bad_form_input_answers_422_with_a_message(app, path, form, message):
     client = _client(app, "gl-forms")
@@ -250,3 +256,21 @@ def test_assignments_and_mentions_make_todos(app):
     vinta_todo = _todo_ids(mentioned)[0]
     _sign_in_as(client, "jdoe")
     assert client.post(f"/dashboard/todos/{vinta_todo}/mark_as_done").status_code == 404
+
+
+def test_groups_are_created_and_their_maintainers_invite_members(app):
+    client = _client(app, "gl-groups")
+    assert "New group" in client.get("/dashboard/groups").text
+    r = client.post("/groups/new", data={"group[name]": "Unit Testers", "group[visibility]": "public"},
+                    follow_redirects=False)
+    assert r.headers["location"] == "/unit-testers"
+    assert "Unit Testers" in client.get("/unit-testers").text
+    client.post("/groups/unit-testers/-/group_members", data={"usernames": "vinta, @yjlou", "access_level": "20"})
+    page = client.get("/groups/unit-testers/-/group_members").text
+    assert "<span class=\"gl-avatar-labeled-sublabel\">@vinta</span>" in page and "Invite members" in page
+    assert page.count("<td class=\"col-max-role\" data-label=\"Max role\"><span>Reporter</span>") == 2
+    assert ">Owner</span>" in page
+    # byteblaze is only a Developer of primer: no invite form, and a POST is refused
+    assert "Invite members" not in client.get("/groups/primer/-/group_members").text
+    r = client.post("/groups/primer/-/group_members", data={"usernames": "vinta", "access_level": "30"})
+    assert r.status_code == 422 and "Maintainer role" in r.text
