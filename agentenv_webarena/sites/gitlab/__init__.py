@@ -46,7 +46,8 @@ URLs (GitLab's shapes; `<p>` = `/<namespace>/<project>`):
 - GET `/dashboard/todos[?state=pending|done&type=Issue|MergeRequest&action_id=1|2|9&project_id=]` (to-dos from
   assignments, review requests and `@mentions`), POST `/dashboard/todos/<id>/mark_as_done|restore`,
   POST `/dashboard/todos/mark_all_as_done`
-- GET `/<username>` (profile: `h1.user-name`, `.profile-bio`, `.user-status`), `/<group>` (group page;
+- GET `/<username>` (profile: `h1.user-name`, `.profile-bio`, `.user-status`), `/<group>` (group page with its
+  `.visibility-badge`;
   `/groups/<group>` redirects there), GET/POST `/groups/<group>/-/group_members` (the members table; its
   Maintainers and Owners invite: `usernames`, `access_level` 10-50), GET/POST `/groups/new`
   (`group[name|path|description|visibility]`; the creator becomes Owner; "New group" on `/dashboard/groups`),

@@ -28,6 +28,7 @@ from agentenv_webarena.sites.gitlab.layout import (
     render_page,
     text_field,
     user_link,
+    visibility_badge,
 )
 from agentenv_webarena.sites.gitlab.model import (
     ROLES,
@@ -162,7 +163,8 @@ def _group_page(ctx: Ctx, g: sqlite3.Row) -> Response:
     rows = project_list(conn, viewer_id=ctx.user_id, namespace=g["path"], sort="name")
     items = "".join(f'<li class="group-member">{user_link(m["username"], m["name"])} @{esc(m["username"])} · '
                     f'{ROLES[m["access_level"]]}</li>' for m in _group_members(conn, g["id"]))
-    main = (f'<h1 class="group-title">{esc(g["name"])}</h1><p class="group-path">Group URL: /{esc(g["path"])}</p>'
+    main = (f'<h1 class="group-title">{esc(g["name"])} {visibility_badge(g["visibility"])}</h1>'
+            f'<p class="group-path">Group URL: /{esc(g["path"])}</p>'
             f'<p class="group-description">{esc(g["description"])}</p><h2>Projects</h2>{project_rows(rows)}'
             f'<h2>Members</h2><ul class="group-members">{items}</ul>')
     return render_page(ctx, g["name"], main, _group_menu(g))

@@ -264,7 +264,7 @@ def test_groups_are_created_and_their_maintainers_invite_members(app):
     r = client.post("/groups/new", data={"group[name]": "Unit Testers", "group[visibility]": "public"},
                     follow_redirects=False)
     assert r.headers["location"] == "/unit-testers"
-    assert "Unit Testers" in client.get("/unit-testers").text
+    assert "Unit Testers" in client.get("/unit-testers").text and ">Public</span>" in client.get("/unit-testers").text
     client.post("/groups/unit-testers/-/group_members", data={"usernames": "vinta, @yjlou", "access_level": "20"})
     page = client.get("/groups/unit-testers/-/group_members").text
     assert "<span class=\"gl-avatar-labeled-sublabel\">@vinta</span>" in page and "Invite members" in page
