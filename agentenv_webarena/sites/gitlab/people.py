@@ -97,7 +97,8 @@ def profile_edit(ctx: Ctx) -> Response:
         ctx.conn.execute("UPDATE gitlab_users SET name = ?, website = ?, location = ?, status = ?, bio = ? "
                          "WHERE id = ?", (name, *fields, u["id"]))
         return redirect(f"/{quote(u['username'])}")
-    return render_page(ctx, "Edit profile", "<h1>Edit profile</h1>" + _profile_form(u, {}))
+    tokens = '<p><a href="/-/user_settings/personal_access_tokens">Access tokens</a></p>'
+    return render_page(ctx, "Edit profile", "<h1>Edit profile</h1>" + tokens + _profile_form(u, {}))
 
 
 def _profile_form(u: sqlite3.Row, values: dict[str, str]) -> str:

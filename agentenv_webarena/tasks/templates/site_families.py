@@ -2,9 +2,10 @@
 that start on one site only (the agent reaches the other by its URL, as in WebArena).
 
 Code host: the To-Do List (counts, review requests, marking to-dos done), groups (roles, members, inviting,
-creating a group); forum: a moderator editing their forum, image-link posts; map: the visiting order that
-minimises driving time. Dict shape: `templates.base.task`; facts come from the sites' own queries, so pages
-and answers agree. State-changing tasks pick targets whose pristine state fails the check.
+creating a group), personal access tokens (create, revoke, expiry); forum: a moderator editing their forum,
+image-link posts; map: the visiting order that minimises driving time. Dict shape: `templates.base.task`;
+facts come from the sites' own queries, so pages and answers agree. State-changing tasks pick targets whose
+pristine state fails the check.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any, Optional, Sequence
 from agentenv_webarena.sites.forum.data import MODERATORS
 from agentenv_webarena.sites.forum.data import PRIMARY_USER as FORUM_USER
 from agentenv_webarena.sites.gitlab.model import ROLES, project_list, slugify
+from agentenv_webarena.sites.gitlab.tokens import SCOPES, TOKENS_PATH
 from agentenv_webarena.sites.map import directions_url
 from agentenv_webarena.tasks.templates.base import (
     DONE,
@@ -53,7 +55,7 @@ __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
 
 N = 6  # instances per template (fewer when the data offer fewer)
 TODOS = f"{GITLAB}/dashboard/todos"
-TODO_COUNT = "String(document.querySelectorAll('li.todo').length)"
+TODO_COUNT = "document.querySelectorAll('li.todo').length"
 INFEASIBLE = "the task cannot be done: the site has no such thing"
 
 
@@ -124,7 +126,7 @@ def t9101_review_waiting(db, rng):
 
 
 def _todo_state(todo_id: int) -> str:
-    return f"(document.querySelector('#todo_{todo_id}') || {{className: ''}}).className"
+    return f"document.querySelector('#todo_{todo_id}').className"  # a missing element reads as ""
 
 
 def _mark_done(pending: list[dict], todo: dict) -> list[dict]:
@@ -257,20 +259,81 @@ def t9107_create_group(db, rng):
     out = []
     users = rows(db, "SELECT username, name FROM gitlab_users WHERE id != ? ORDER BY id", (ME,))
     for name in pick(rng, _GROUP_NAMES, N):
-        visibility = rng.choice(["private", "internal", "public"])
+        visibility = rng.choice(["Private", "Internal", "Public"])
         chosen = pick(rng, users, rng.choice([2, 3]))
         path = slugify(name)
         page = f"{GITLAB}/groups/{path}/-/group_members"
         ev = html_eval([target(f"{GITLAB}/{path}", "document.querySelector('.group-title').outerText",
-                               must_include=[name, visibility.capitalize()]),
+                               must_include=[name, visibility]),
                         target(page, _role_func("byteblaze"), exact="Owner"),
                         *(target(page, _role_func(u["username"]), exact="Developer") for u in chosen)])
         listed = ", ".join(u["username"] for u in chosen[:-1]) + f" and {chosen[-1]['username']}"
         seq = [click("link", "Groups"), click("link", "New group"),
                type_text("textbox", "Group name", name, enter=False),
-               click("radio", visibility.capitalize()), click("button", "Create group"), click("link", "Members"),
+               click("radio", visibility), click("button", "Create group"), click("link", "Members"),
                *_invite_steps([u["username"] for u in chosen], "Developer"), stop(DONE)]
         out.append(_task(tpl, {"visibility": visibility, "name": name, "users": listed}, GITLAB, ev, seq, ["gitlab"]))
+    return out
+
+
+# --- code host: personal access tokens ---------------------------------------------------------------
+
+TOKENS = GITLAB + TOKENS_PATH
+# How intents describe byteblaze's seeded tokens (never by name).
+_TOKEN_USES = {"ci-pipeline": "my CI pipeline uses", "old-laptop": "I made for my old laptop",
+               "backup-script": "my backup script uses", "ide-plugin": "my IDE plugin uses"}
+_NEW_TOKENS = ["release-bot", "docs-deploy", "metrics-export", "issue-sync", "mirror-job", "local-dev"]
+
+
+def _tokens(db: sqlite3.Connection) -> list[dict]:
+    return rows(db, "SELECT name, scopes, expires_at FROM gitlab_access_tokens WHERE user_id = ? AND revoked = 0 "
+                    "ORDER BY created_at, id", (ME,))
+
+
+def _token_cell(name: str, cell: str) -> str:
+    return f"document.querySelector('#active-tokens tr[data-name=\"{name}\"] td.token-{cell}').outerText"
+
+
+def _open_tokens() -> list[dict]:
+    return [click("link", "Edit profile"), click("link", "Access tokens")]
+
+
+def t9113_create_token(db, rng):
+    tpl = ("Create a GitLab personal access token named {{name}} that expires on {{date}}, with only these scopes: "
+           "{{scopes}}.")
+    out = []
+    for name in pick(rng, _NEW_TOKENS, N):
+        scopes = sorted(pick(rng, list(SCOPES), rng.choice([1, 2])), key=list(SCOPES).index)
+        date = f"{rng.choice([2023, 2024])}-{rng.randint(8, 12):02d}-{rng.randint(1, 28):02d}"
+        ev = html_eval([target(TOKENS, _token_cell(name, "scopes"), exact=", ".join(scopes)),
+                        target(TOKENS, _token_cell(name, "expires"), exact=date)])
+        seq = [*_open_tokens(), type_text("textbox", "Token name", name, enter=False),
+               type_text("textbox", "Expiration date", date, enter=False), *(click("checkbox", s) for s in scopes),
+               click("button", "Create personal access token"), stop(DONE)]
+        out.append(_task(tpl, {"name": name, "scopes": ", ".join(scopes), "date": date}, GITLAB, ev, seq,
+                         ["gitlab"]))
+    return out
+
+
+def t9114_revoke_token(db, rng):
+    tpl = "Revoke the GitLab access token {{use}}; keep my other tokens."
+    names = [t["name"] for t in _tokens(db)]
+    out = []
+    for name in names:
+        ev = html_eval([target(TOKENS, "document.querySelector('#revoked-tokens').outerText", must_include=[name]),
+                        target(TOKENS, "document.querySelector('#active-tokens').outerText",
+                               must_include=[n for n in names if n != name])])
+        out.append(_task(tpl, {"use": _TOKEN_USES[name]}, GITLAB, ev,
+                         [*_open_tokens(), click("button", f"Revoke {name}"), stop(DONE)], ["gitlab"]))
+    return out
+
+
+def t9115_token_expiry(db, rng):
+    tpl = "When does the GitLab access token {{use}} expire?"
+    out = [_task(tpl, {"use": _TOKEN_USES[t["name"]]}, GITLAB, string_eval(fuzzy=[t["expires_at"]]),
+                 [*_open_tokens(), stop(t["expires_at"])], ["gitlab"]) for t in _tokens(db)]
+    out.append(_task(tpl, {"use": "my deploy bot uses"}, GITLAB, _na("byteblaze has no token for a deploy bot"),
+                     [*_open_tokens(), stop("N/A")], ["gitlab"]))
     return out
 
 
@@ -417,7 +480,7 @@ def t9112_issue_from_most_commented(db, rng):
 
 
 # Held out: every instance of these goes to the test split (templates never seen in training).
-TEST_ONLY_TEMPLATES = {9101, 9105, 9112}
+TEST_ONLY_TEMPLATES = {9101, 9105, 9112, 9115}
 
 # Every `t91NN_*` function above, in id order.
 TEMPLATES = [(int(name[1:5]), fn) for name, fn in sorted(globals().items()) if name.startswith("t91") and callable(fn)]
