@@ -86,7 +86,7 @@ def reference_actions(step: dict, nodes_info: dict[str, dict], site_urls: dict[s
     if kind in ("click", "hover"):
         return f"{kind} [{eid}]"
     if kind == "type":
-        return f"type [{eid}] [{step['text']}] [{1 if step.get('enter', True) else 0}]"
+        return f"type [{eid}] [{_substitute(step['text'], site_urls)}] [{1 if step.get('enter', True) else 0}]"
     if kind == "press":
         return f"press [{step['key']}]"
     if kind == "scroll":

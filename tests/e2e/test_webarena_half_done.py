@@ -20,7 +20,7 @@ require_chromium()
 from agentenv.envs.webarena import WebarenaEnvClient  # noqa: E402
 from agentenv_webarena.expert import play_task  # noqa: E402
 from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
-from agentenv_webarena.tasks.templates.base import clear_and_type, click, tab_focus  # noqa: E402
+from agentenv_webarena.tasks.templates.base import clear_and_type, click, goto, tab_focus  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +73,26 @@ def _no_clearing(steps: list[dict]) -> list[dict]:
     return [s for s in steps if s["action"] != "press"]
 
 
+def _mark_all_done(steps: list[dict]) -> list[dict]:
+    return [goto("__GITLAB__/dashboard/todos"), click("button", "Mark all as done"), steps[-1]]
+
+
+def _rename(old: str, new: Callable[[str], str]) -> Callable[[list[dict]], list[dict]]:
+    """Act on another element than `old` (a name starting with it): the wrong role, token, ..."""
+    def change(steps: list[dict]) -> list[dict]:
+        for step in steps:
+            name = (step.get("element") or {}).get("name", "")
+            if name.startswith(old):
+                step["element"]["name"] = new(name)
+        return steps
+    return change
+
+
+def _drop_last_checkbox(steps: list[dict]) -> list[dict]:
+    i = max(i for i, s in enumerate(steps) if (s.get("element") or {}).get("role") == "checkbox")
+    return steps[:i] + steps[i + 1:]
+
+
 # (template, what the careless play does, how the reference sequence changes)
 HALF_DONE = [
     (1010, "review text typed halfway", _retype("Review", lambda t: t[: len(t) // 2])),
@@ -84,6 +104,12 @@ HALF_DONE = [
     (2015, "comment typed, never submitted", _drop("Submit Comment")),
     (3009, "post created without its text", _drop("Body", action="type")),
     (4005, "order number left out of the post", _retype("Title", lambda t: t.rsplit(" ", 1)[0])),
+    (9102, "every to-do marked done", _mark_all_done),
+    (9107, "members added as Reporters", _rename("Developer", lambda _: "Reporter")),
+    (9108, "new text typed after the old one", _no_clearing),
+    (9113, "one scope left out", _drop_last_checkbox),
+    (9114, "another token revoked", _rename("Revoke ", lambda n: "Revoke ide-plugin" if "ide-plugin" not in n
+                                            else "Revoke ci-pipeline")),
 ]
 
 

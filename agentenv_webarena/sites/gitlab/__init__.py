@@ -2,8 +2,8 @@
 
 Owns the code host's tables (`schema.sql`, every table prefixed `gitlab_`), their deterministic seed
 (`seed`, drawing from `data`: 40 users led by byteblaze, 8 groups, 60 projects plus forks, with
-repositories, stars, issues, merge requests, milestones, comments and to-dos) and its Starlette app (`app`).
-It does not own instances or resets (`sites.store.InstanceStore`), the control endpoints
+repositories, stars, issues, merge requests, milestones, comments, to-dos and access tokens) and its
+Starlette app (`app`). It does not own instances or resets (`sites.store.InstanceStore`), the control endpoints
 (`sites.apps`), or the env's logins (`agentenv_webarena.tasks.auth`, whose recipe this site answers:
 POST `/users/sign_in` with `user[login]` and `user[password]`, cookie `_gitlab_session`).
 
@@ -11,7 +11,8 @@ Modules: `data` (static vocabulary, a stable API other sites read), `model` (con
 shared queries), `layout` (request context, shared markup), `projects` (listings, project home,
 new project, settings, stars, forks), `repository` (tree, files, commits, branches, contributors,
 web editor), `issuables` (issues, merge requests, milestones, comments, dashboards), `todos` (the To-Do
-List), `people` (sign in, profiles, follows, groups, members, search), `api` (`/api/v4` subset), `app`.
+List), `people` (sign in, profiles, follows, groups, members, search), `tokens` (personal access tokens),
+`api` (`/api/v4` subset), `app`.
 
 URLs (GitLab's shapes; `<p>` = `/<namespace>/<project>`):
 
@@ -46,10 +47,16 @@ URLs (GitLab's shapes; `<p>` = `/<namespace>/<project>`):
 - GET `/dashboard/todos[?state=pending|done&type=Issue|MergeRequest&action_id=1|2|9&project_id=]` (to-dos from
   assignments, review requests and `@mentions`), POST `/dashboard/todos/<id>/mark_as_done|restore`,
   POST `/dashboard/todos/mark_all_as_done`
-- GET `/<username>` (profile: `h1.user-name`, `.profile-bio`, `.user-status`), `/<group>` (group page;
-  `/groups/<group>` redirects there), `/groups/<group>/-/group_members` (the members table),
+- GET `/<username>` (profile: `h1.user-name`, `.profile-bio`, `.user-status`), `/<group>` (group page with its
+  `.visibility-badge`;
+  `/groups/<group>` redirects there), GET/POST `/groups/<group>/-/group_members` (the members table; its
+  Maintainers and Owners invite: `usernames`, `access_level` 10-50), GET/POST `/groups/new`
+  (`group[name|path|description|visibility]`; the creator becomes Owner; "New group" on `/dashboard/groups`),
   `/users/<u>/starred|following|followers`, POST `/users/<u>/follow` (toggles), GET/POST `/-/profile`
   (`user[name|website_url|location|status|bio]`)
+- GET/POST `/-/user_settings/personal_access_tokens` (linked from `/-/profile`: `personal_access_token[name]`,
+  `personal_access_token[expires_at]`, `personal_access_token[scopes][<scope>]`; rows `tr.token-row[data-name]`
+  of `#active-tokens` and `#revoked-tokens`), POST `/-/user_settings/personal_access_tokens/<id>/revoke`
 - GET `/search?search=<words>&scope=projects|issues|users`
 - GET/POST `/users/sign_in` (`user[login]`, `user[password]`; refused: 303 back to the form), POST `/users/sign_out`
 - GET `/api/v4/...`: see `api`

@@ -1,7 +1,8 @@
 """The code host's Starlette app: every route of the site, bound to an `InstanceStore`.
 
 Owns the URL table (GitLab's paths; specific routes before the `/<name>` and `/<ns>/<proj>`
-catch-alls) and binds each page handler of `projects`, `repository`, `issuables`, `todos`, `people` and `api`
+catch-alls) and binds each page handler of `projects`, `repository`, `issuables`, `todos`, `people`, `tokens`
+and `api`
 to the store (`sites.common.page`: handlers take `(ctx, **path_params)`).
 """
 from __future__ import annotations
@@ -12,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from agentenv_webarena.sites.common import page
-from agentenv_webarena.sites.gitlab import api, issuables, people, projects, repository, todos
+from agentenv_webarena.sites.gitlab import api, issuables, people, projects, repository, todos, tokens
 from agentenv_webarena.sites.gitlab.layout import Ctx
 from agentenv_webarena.sites.store import InstanceStore
 
@@ -37,6 +38,8 @@ def create_app(store: InstanceStore) -> Starlette:
         route("/users/{username}/follow", people.follow, ["POST"]),
         route("/users/{username}/{which}", people.follow_list),
         route("/-/profile", people.profile_edit, _GP),
+        route(tokens.TOKENS_PATH, tokens.access_tokens, _GP),
+        route(tokens.TOKENS_PATH + "/{token_id}/revoke", tokens.revoke_token, ["POST"]),
         route("/dashboard/projects", projects.dashboard_projects),
         route("/dashboard/projects/starred", projects.dashboard_projects),
         route("/dashboard/groups", people.groups_list),
@@ -45,8 +48,9 @@ def create_app(store: InstanceStore) -> Starlette:
         route("/dashboard/todos", todos.dashboard_todos),
         route("/dashboard/todos/mark_all_as_done", todos.mark_all_done, ["POST"]),
         route("/dashboard/todos/{todo_id}/{action}", todos.todo_action, ["POST"]),
+        route("/groups/new", people.new_group, _GP),
         route("/groups/{group}", people.group_page),
-        route("/groups/{group}/-/group_members", people.group_members),
+        route("/groups/{group}/-/group_members", people.group_members, _GP),
         route("/explore", projects.explore),
         route("/explore/projects", projects.explore),
         route("/explore/groups", people.groups_list),

@@ -4,7 +4,7 @@ project members (invite, change role, remove) and search.
 Owns `/users/sign_in`, `/users/sign_out`, `/-/profile`, `/<username>` and `/<group>` (one catch-all
 route: a user name first, then a group path), `/groups/<group>[/-/group_members]`,
 `/users/<u>/following|followers|follow`, `/dashboard/groups`, `/explore/groups`,
-`/<ns>/<proj>/-/project_members[/<uid>/edit|/<uid>/remove]` and `/search`.
+`/groups/new` (create a group), `/<ns>/<proj>/-/project_members[/<uid>/edit|/<uid>/remove]` and `/search`.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from agentenv_webarena.sites.gitlab.issuables import _issue_rows
 from agentenv_webarena.sites.gitlab.layout import (
     Ctx,
     area_field,
+    form_error,
     load_project,
     not_found,
     project_base,
@@ -27,6 +28,7 @@ from agentenv_webarena.sites.gitlab.layout import (
     render_page,
     text_field,
     user_link,
+    visibility_badge,
 )
 from agentenv_webarena.sites.gitlab.model import (
     ROLES,
@@ -36,11 +38,14 @@ from agentenv_webarena.sites.gitlab.model import (
     project_list,
     project_members,
     site_now,
+    slugify,
     user_by_name,
+    valid_path,
 )
 from agentenv_webarena.sites.gitlab.projects import project_rows
 
 __all__ = ["sign_in", "sign_in_post", "sign_out", "profile_edit", "namespace_page", "group_page", "group_members",
+           "new_group",
            "follow", "follow_list", "groups_list", "members", "member_edit", "member_remove", "search"]
 
 _ROLE_OPTIONS = [(str(level), name) for level, name in ROLES.items()]
@@ -92,7 +97,8 @@ def profile_edit(ctx: Ctx) -> Response:
         ctx.conn.execute("UPDATE gitlab_users SET name = ?, website = ?, location = ?, status = ?, bio = ? "
                          "WHERE id = ?", (name, *fields, u["id"]))
         return redirect(f"/{quote(u['username'])}")
-    return render_page(ctx, "Edit profile", "<h1>Edit profile</h1>" + _profile_form(u, {}))
+    tokens = '<p><a href="/-/user_settings/personal_access_tokens">Access tokens</a></p>'
+    return render_page(ctx, "Edit profile", "<h1>Edit profile</h1>" + tokens + _profile_form(u, {}))
 
 
 def _profile_form(u: sqlite3.Row, values: dict[str, str]) -> str:
@@ -158,7 +164,8 @@ def _group_page(ctx: Ctx, g: sqlite3.Row) -> Response:
     rows = project_list(conn, viewer_id=ctx.user_id, namespace=g["path"], sort="name")
     items = "".join(f'<li class="group-member">{user_link(m["username"], m["name"])} @{esc(m["username"])} · '
                     f'{ROLES[m["access_level"]]}</li>' for m in _group_members(conn, g["id"]))
-    main = (f'<h1 class="group-title">{esc(g["name"])}</h1><p class="group-path">Group URL: /{esc(g["path"])}</p>'
+    main = (f'<h1 class="group-title">{esc(g["name"])} {visibility_badge(g["visibility"])}</h1>'
+            f'<p class="group-path">Group URL: /{esc(g["path"])}</p>'
             f'<p class="group-description">{esc(g["description"])}</p><h2>Projects</h2>{project_rows(rows)}'
             f'<h2>Members</h2><ul class="group-members">{items}</ul>')
     return render_page(ctx, g["name"], main, _group_menu(g))
@@ -174,15 +181,112 @@ def group_page(ctx: Ctx, group: str) -> Response:
     return not_found(ctx) if g is None else redirect(f"/{quote(g['path'])}")
 
 
+def _group_level(conn: sqlite3.Connection, group_id: int, user_id: Optional[int]) -> int:
+    row = conn.execute("SELECT access_level FROM gitlab_group_members WHERE group_id = ? AND user_id = ?",
+                       (group_id, user_id)).fetchone()
+    return row[0] if row else 0
+
+
+def _add_group_members(conn: sqlite3.Connection, group_id: int, form: dict[str, str]) -> str:
+    """Add the form's users to the group; returns an error message, or "" when all were added."""
+    level = to_int(form.get("access_level"), -1)
+    names = [n.strip().lstrip("@") for n in form.get("usernames", "").split(",") if n.strip()]
+    if level not in ROLES:
+        return f"Role {form.get('access_level')!r} is invalid: choose Guest, Reporter, Developer, Maintainer or Owner."
+    if not names:
+        return "Enter at least one username to invite."
+    users = []
+    for name in names:
+        user = user_by_name(conn, name)
+        if user is None:
+            return f"There is no user {name!r}."
+        if _group_level(conn, group_id, user["id"]):
+            return f"{user['username']} is already a member of this group."
+        users.append(user)
+    now = site_now(conn)
+    conn.executemany("INSERT INTO gitlab_group_members (group_id, user_id, access_level, created_at) VALUES (?,?,?,?)",
+                     [(group_id, user["id"], level, now) for user in users])
+    return ""
+
+
 def group_members(ctx: Ctx, group: str) -> Response:
-    """GET `/groups/<group>/-/group_members`: the group's members table."""
+    """GET/POST `/groups/<group>/-/group_members`: the members table; its Maintainers and Owners see an invite form
+    (POST: `usernames` comma-separated, `access_level` 10-50)."""
     g = _group(ctx, group)
     if g is None:
         return not_found(ctx)
+    can_invite = _group_level(ctx.conn, g["id"], ctx.user_id) >= 40
+    action = f"/groups/{quote(g['path'])}/-/group_members"
+    error = ""
+    if ctx.posted:
+        if ctx.account is None:
+            return redirect(ctx.LOGIN_URL)
+        error = (_add_group_members(ctx.conn, g["id"], ctx.form) if can_invite else
+                 "You need the Maintainer role or higher in this group to invite members.")
+        if not error:
+            return redirect(action)
+    alert = f'<p class="flash-alert" role="alert">{esc(error)}</p>' if error else ""
+    invite = ""
+    if can_invite:
+        invite = (f'<form action="{action}" method="post" class="invite-members-form"><h2>Invite members</h2>'
+                  + text_field("invite_usernames", "usernames", "Usernames (comma-separated)", required=True)
+                  + radio_group("access_level", "Select a role", _ROLE_OPTIONS, "10")
+                  + '<p><button type="submit">Invite</button></p></form>')
     rows = _group_members(ctx.conn, g["id"])
-    main = (f'<h1>Group members</h1><p class="members-count">{len(rows)} members of {esc(g["name"])}</p>'
-            f'{_members_table(rows)}')
-    return render_page(ctx, f"Members · {g['name']}", main, _group_menu(g))
+    main = (f'<h1>Group members</h1>{alert}<p class="members-count">{len(rows)} members of {esc(g["name"])}</p>'
+            f'{invite}{_members_table(rows)}')
+    return render_page(ctx, f"Members · {g['name']}", main, _group_menu(g), status_code=422 if error else 200)
+
+
+_GROUP_VISIBILITY = [("private", "Private"), ("internal", "Internal"), ("public", "Public")]
+_RESERVED = {"new", "dashboard", "explore", "users", "groups", "projects", "search", "api", "help", "admin", "-"}
+
+
+def _new_group_form(values: dict[str, str]) -> str:
+    return ('<form action="/groups/new" method="post" class="new-group-form">'
+            + text_field("group_name", "group[name]", "Group name", values.get("group[name]", ""), required=True,
+                         placeholder="My awesome group")
+            + text_field("group_path", "group[path]", "Group URL", values.get("group[path]", ""),
+                         placeholder="my-awesome-group")
+            + area_field("group_description", "group[description]", "Group description (optional)",
+                         values.get("group[description]", ""), rows=3)
+            + radio_group("group[visibility]", "Visibility level", _GROUP_VISIBILITY,
+                          values.get("group[visibility]", "private"))
+            + '<p><button type="submit">Create group</button></p></form>')
+
+
+def _new_group_error(conn: sqlite3.Connection, name: str, path: str, visibility: str) -> str:
+    if not name:
+        return "Group name can't be blank."
+    if not valid_path(path) or path.lower() in _RESERVED:
+        return f"Group URL {path!r} is invalid: use letters, digits, '_', '-' and '.'."
+    if visibility not in dict(_GROUP_VISIBILITY):
+        return f"Visibility {visibility!r} is invalid: choose private, internal or public."
+    if user_by_name(conn, path) is not None or conn.execute("SELECT 1 FROM gitlab_groups WHERE path = ?",
+                                                            (path,)).fetchone():
+        return f"Group URL {path!r} has already been taken."
+    return ""
+
+
+@login_required
+def new_group(ctx: Ctx) -> Response:
+    """GET/POST `/groups/new`: create a group (`group[name|path|description|visibility]`) with its creator as Owner."""
+    heading = "<h1>Create group</h1>"
+    if not ctx.posted:
+        return render_page(ctx, "New group", heading + _new_group_form({}))
+    name = ctx.form.get("group[name]", "").strip()
+    path = ctx.form.get("group[path]", "").strip() or slugify(name)
+    visibility = ctx.form.get("group[visibility]", "private")
+    error = _new_group_error(ctx.conn, name, path, visibility)
+    if error:
+        return form_error(ctx, "New group", error, heading + _new_group_form(ctx.form))
+    now = site_now(ctx.conn)
+    gid = ctx.conn.execute("INSERT INTO gitlab_groups (path, name, description, visibility, created_at) "
+                           "VALUES (?,?,?,?,?)", (path, name, ctx.form.get("group[description]", "").strip(),
+                                                  visibility, now)).lastrowid
+    ctx.conn.execute("INSERT INTO gitlab_group_members (group_id, user_id, access_level, created_at) "
+                     "VALUES (?,?,50,?)", (gid, ctx.user_id, now))
+    return redirect(f"/{quote(path)}")
 
 
 def namespace_page(ctx: Ctx, name: str) -> Response:
@@ -239,7 +343,8 @@ def groups_list(ctx: Ctx) -> Response:
     items = "".join(f'<li class="group-row"><a href="/{quote(g["path"])}">{esc(g["name"])}</a> '
                     f'<p class="description">{esc(g["description"])}</p></li>' for g in rows)
     heading = "Your groups" if mine else "Explore groups"
-    return render_page(ctx, heading, f'<h1>{heading}</h1><ul class="groups-list">{items}</ul>')
+    new = '<p><a href="/groups/new" class="new-group-link">New group</a></p>' if ctx.account is not None else ""
+    return render_page(ctx, heading, f'<h1>{heading}</h1>{new}<ul class="groups-list">{items}</ul>')
 
 
 def _members_table(rows: list[sqlite3.Row], edit_base: str = "") -> str:

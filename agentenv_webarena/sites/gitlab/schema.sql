@@ -169,3 +169,13 @@ CREATE TABLE gitlab_todos (
     created_at TEXT NOT NULL
 );
 CREATE INDEX gitlab_todos_user ON gitlab_todos(user_id, state);
+CREATE TABLE gitlab_access_tokens (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES gitlab_users(id),
+    name TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    token TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    revoked INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agentenv_webarena.sites.gitlab import data
 from agentenv_webarena.sites.gitlab.model import add_todo, commit_sha, format_ts
+from agentenv_webarena.sites.gitlab.tokens import seed_tokens
 
 __all__ = ["SCHEMA", "SEED", "SEED_END", "seed"]
 
@@ -26,7 +27,7 @@ _BRANCH_NAMES = ("develop", "feature/{t}", "fix/{t}", "docs/update-readme", "rel
 
 def seed(conn: sqlite3.Connection) -> None:
     """Insert the deterministic code-host data: 40 users, 8 groups, 60 projects (+ forks) and their
-    repositories, stars, issues, merge requests, milestones and comments."""
+    repositories, stars, issues, merge requests, milestones, comments, to-dos and byteblaze's access tokens."""
     rng = random.Random(SEED)
     users = _seed_users(conn)
     groups = _seed_groups(conn, rng, users)
@@ -36,6 +37,7 @@ def seed(conn: sqlite3.Connection) -> None:
     _seed_stars(conn, rng, users)
     _seed_follows(conn, rng, users)
     _seed_todos(conn)
+    seed_tokens(conn, users[data.PRIMARY_USER])
 
 
 def _ts(t: dt.datetime) -> str:

@@ -108,6 +108,12 @@ def test_sign_in_refused_goes_back_to_the_form(app):
                                                   "merge_request[title]": "t"}, "must differ"),
     ("/byteblaze/dotfiles/-/issues/1/notes", {"note[note]": "  "}, "be blank"),
     ("/-/profile", {"user[name]": ""}, "be blank"),
+    ("/groups/new", {"group[name]": ""}, "be blank"),
+    ("/groups/new", {"group[name]": "x", "group[path]": "primer"}, "already been taken"),
+    ("/groups/new", {"group[name]": "x", "group[path]": "vinta"}, "already been taken"),
+    ("/groups/new", {"group[name]": "x", "group[path]": "dashboard"}, "invalid"),
+    ("/groups/a11yproject/-/group_members", {"usernames": "ghost", "access_level": "30"}, "ghost"),
+    ("/groups/a11yproject/-/group_members", {"usernames": "vinta", "access_level": "7"}, "7"),
 ])
 def test_bad_form_input_answers_422_with_a_message(app, path, form, message):
     client = _client(app, "gl-forms")
@@ -250,3 +256,49 @@ def test_assignments_and_mentions_make_todos(app):
     vinta_todo = _todo_ids(mentioned)[0]
     _sign_in_as(client, "jdoe")
     assert client.post(f"/dashboard/todos/{vinta_todo}/mark_as_done").status_code == 404
+
+
+def test_groups_are_created_and_their_maintainers_invite_members(app):
+    client = _client(app, "gl-groups")
+    assert "New group" in client.get("/dashboard/groups").text
+    r = client.post("/groups/new", data={"group[name]": "Unit Testers", "group[visibility]": "public"},
+                    follow_redirects=False)
+    assert r.headers["location"] == "/unit-testers"
+    assert "Unit Testers" in client.get("/unit-testers").text and ">Public</span>" in client.get("/unit-testers").text
+    client.post("/groups/unit-testers/-/group_members", data={"usernames": "vinta, @yjlou", "access_level": "20"})
+    page = client.get("/groups/unit-testers/-/group_members").text
+    assert "<span class=\"gl-avatar-labeled-sublabel\">@vinta</span>" in page and "Invite members" in page
+    assert page.count("<td class=\"col-max-role\" data-label=\"Max role\"><span>Reporter</span>") == 2
+    assert ">Owner</span>" in page
+    # byteblaze is only a Developer of primer: no invite form, and a POST is refused
+    assert "Invite members" not in client.get("/groups/primer/-/group_members").text
+    r = client.post("/groups/primer/-/group_members", data={"usernames": "vinta", "access_level": "30"})
+    assert r.status_code == 422 and "Maintainer role" in r.text
+
+
+def test_personal_access_tokens_are_created_listed_and_revoked(app):
+    client = _client(app, "gl-tokens")
+    path = "/-/user_settings/personal_access_tokens"
+    assert path in client.get("/-/profile").text
+    page = client.get(path).text
+    assert 'data-name="ci-pipeline"' in page and 'id="revoked-tokens" class="tokens-empty"' in page
+    for form, message in [({"personal_access_token[name]": ""}, "be blank"),
+                          ({"personal_access_token[name]": "x", "personal_access_token[expires_at]": "soon"}, "a date"),
+                          ({"personal_access_token[name]": "x", "personal_access_token[expires_at]": "2020-01-01",
+                            "personal_access_token[scopes][api]": "1"}, "in the future"),
+                          ({"personal_access_token[name]": "x", "personal_access_token[expires_at]": "2030-01-01"},
+                           "at least one scope")]:
+        r = client.post(path, data=form)
+        assert r.status_code == 422 and 'role="alert"' in r.text and message in r.text
+    r = client.post(path, data={"personal_access_token[name]": "deploy", "personal_access_token[expires_at]":
+                                "2030-01-01", "personal_access_token[scopes][read_api]": "1",
+                                "personal_access_token[scopes][write_repository]": "1"})
+    assert r.status_code == 200 and 'id="created-personal-access-token"' in r.text and "glpat-" in r.text
+    row = re.search(r'<tr class="token-row" data-name="deploy">.*?</tr>', r.text).group(0)
+    assert '<td class="token-scopes">read_api, write_repository</td>' in row and "2030-01-01" in row
+    first = re.findall(r'action="/-/user_settings/personal_access_tokens/(\d+)/revoke"', r.text)[0]  # the oldest
+    client.post(f"{path}/{first}/revoke")
+    page = client.get(path).text
+    assert page.count('class="token-row"') == 5
+    assert re.search(r'id="revoked-tokens".*data-name="old-laptop"', page, re.S)
+    assert client.post(f"{path}/999/revoke").status_code == 404

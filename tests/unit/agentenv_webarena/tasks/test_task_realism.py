@@ -38,6 +38,8 @@ TEMPLATE_FIELDS: dict[int, list[str]] = {
     7055: [], 7062: ["project"],
     8003: [], 8004: ["product"], 8005: ["product"], 8014: [], 8015: ["product"], 8021: [],
     8022: ["url", "forum", "title"], 8023: [], 8030: [], 8031: ["product", "forum"],
+    9102: [], 9103: [], 9106: ["role"], 9107: ["name", "visibility"], 9108: ["field", "text"],
+    9109: ["url", "forum", "title"], 9111: ["forum"], 9112: ["project"], 9113: ["name", "date", "scopes"], 9114: [],
 }
 
 
