@@ -10,6 +10,8 @@
 | `map`      | 6000-6199    | MAP    | map (`__MAP__`), and its multi-site tasks                     |
 | `wiki`     | 7000-7199    | WIKI   | wiki (`__WIKIPEDIA__`), homepage, and their multi-site tasks  |
 | `classic`  | 8000-8099    | SITES  | later templates of the first three site kinds                 |
+| `shop_families` | 9000-9099 | SITES  | storefront and admin families added later |
+| `site_families` | 9100-9199 | SITES  | code host, forum, map and multi-site families added later |
 
 Modules run in this order and task ids follow it (task_id == index), so a new module goes last and
 the ids of earlier tasks never move (item-id lists saved by users keep their meaning).
@@ -31,7 +33,7 @@ __all__ = ["MODULES", "Template", "load_templates", "test_only_templates"]
 
 logger = logging.getLogger(__name__)
 
-MODULES = ("shopping", "admin", "forum", "cross", "gitlab", "map", "wiki", "classic")
+MODULES = ("shopping", "admin", "forum", "cross", "gitlab", "map", "wiki", "classic", "shop_families", "site_families")
 Template = tuple[int, Callable]
 
 
