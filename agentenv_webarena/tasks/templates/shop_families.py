@@ -36,7 +36,6 @@ from agentenv_webarena.tasks.templates.base import (
 )
 from agentenv_webarena.tasks.templates.common import (
     ADMIN,
-    EMMA,
     approved_reviews,
     emma_orders,
     js_string,
@@ -93,9 +92,9 @@ def new_simple_product(db: sqlite3.Connection, rng: random.Random) -> list[dict]
         _, category, sizes, (low, high) = next(x for x in _NEW_PRODUCTS if x[0] == noun)
         size, color = rng.choice(sizes), rng.choice(_NEW_COLORS)
         price, qty = f"{rng.randint(low, high) - 0.01:.2f}", rng.choice([20, 35, 50, 80, 120])
-        checks = [(_value("#product-name"), name), (_value("#product-price"), price), (_value("#product-qty"), str(qty)),
-                  (_chosen("#product-category"), category), (_chosen("#product-size"), size),
-                  (_chosen("#product-color"), color)]
+        checks = [(_value("#product-name"), name), (_value("#product-price"), price),
+                  (_value("#product-qty"), str(qty)), (_chosen("#product-category"), category),
+                  (_chosen("#product-size"), size), (_chosen("#product-color"), color)]
         out.append(task(
             sites=["shopping_admin"], start_url=A,
             intent_template="We now sell a {{color}} {{name}} in size {{size}}. Add it to the catalog as a simple "
@@ -440,10 +439,11 @@ def unhappy_reviewers(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
             feasible.append((p, complaints))
     out = []
     for p, complaints in pick(rng, feasible, N - 1):
+        summary = f"They say {' and '.join(complaints)}."
         out.append(task(sites=["shopping"], start_url=S, intent_template=template, values={"product": p["name"]},
-                        eval=string_eval(fuzzy=complaints),
+                        eval=string_eval(fuzzy=[summary]),
                         sequence=[type_text("searchbox", "Search", p["name"]), click("link", p["name"]),
-                                  stop("; ".join(complaints))]))
+                                  stop(summary)]))
     names = {r[0] for r in db.execute("SELECT name FROM shop_products")}
     brand, noun = feasible[0][0]["name"].split(" ", 1)[0], "Espresso Grinder"
     fake = f"{brand} {noun}"

@@ -44,7 +44,7 @@ def tasks(by_template):
 def test_ids_in_range_unique_and_last_module():
     ids = [tid for tid, _ in classic.TEMPLATES]
     assert len(ids) == len(set(ids)) and all(8000 <= tid < 8100 for tid in ids)
-    assert MODULES[-1] == "classic"  # task ids of the earlier modules never move
+    assert MODULES[:8][-1] == "classic"  # task ids of the earlier modules never move (later ones follow it)
     assert [tid for tid, _ in load_templates(["classic"])] == ids
 
 

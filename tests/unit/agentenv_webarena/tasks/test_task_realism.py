@@ -39,6 +39,10 @@ TEMPLATE_FIELDS: dict[int, list[str]] = {
     8003: [], 8004: ["product"], 8005: ["product"], 8014: [], 8015: ["product"], 8021: [],
     8022: ["url", "forum", "title"], 8023: [], 8030: [], 8031: ["product", "forum"],
 }
+TEMPLATE_FIELDS.update({  # shop_families
+    9000: ["name", "color", "size", "category", "price", "qty"], 9001: ["name"], 9002: [], 9003: ["title"],
+    9004: ["number"], 9008: ["reason"], 9011: ["product", "size"],
+})
 
 
 @pytest.fixture(scope="module")
