@@ -97,8 +97,8 @@ def new_simple_product(db: sqlite3.Connection, rng: random.Random) -> list[dict]
                   (_chosen("#product-size"), size), (_chosen("#product-color"), color)]
         out.append(task(
             sites=["shopping_admin"], start_url=A,
-            intent_template="We now sell a {{color}} {{name}} in size {{size}}. Add it to the catalog as a simple "
-                            "product under {{category}}, priced at ${{price}}, with {{qty}} units in stock.",
+            intent_template="We now sell the \"{{name}}\" in {{color}}, size {{size}}. Add it to the catalog as a "
+                            "simple product under {{category}}, priced at ${{price}}, with {{qty}} units in stock.",
             values={"name": name, "color": color, "size": size, "category": category, "price": price, "qty": qty},
             eval=html_eval([target(edit, loc, exact=want) for loc, want in checks]),
             sequence=[click("link", "Products"), click("link", "Add Product"),
@@ -280,6 +280,18 @@ def _periods(years: list[str]) -> list[tuple[str, str, str]]:
     return out
 
 
+def _month_spans(years: list[str], longest: int = 8) -> list[tuple[str, str, str]]:
+    """(intent wording, first day, last day) of each span of 2 to `longest` months within `years`."""
+    months = [(int(y), m) for y in years for m in range(1, 13)]
+    out = []
+    for i, (y1, m1) in enumerate(months):
+        for y2, m2 in months[i + 1:i + longest]:
+            start = calendar.month_name[m1] + ("" if y1 == y2 else f" {y1}")
+            out.append((f"the months from {start} through {calendar.month_name[m2]} {y2}", f"{y1}-{m1:02d}-01",
+                        f"{y2}-{m2:02d}-{calendar.monthrange(y2, m2)[1]}"))
+    return out
+
+
 def _report_steps(link: str, first: str, last: str, period: str) -> list[dict]:
     return [click("link", link), type_text("textbox", "From", first, enter=False),
             type_text("textbox", "To", last, enter=False), click("radio", period), click("button", "Show Report")]
@@ -323,10 +335,10 @@ def bestseller_in_period(db: sqlite3.Connection, rng: random.Random) -> list[dic
 def spend_in_period(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     orders = emma_orders(db)
     out = []
-    for wording, first, last in _periods(["2022", "2023"]):
+    for wording, first, last in _periods(["2022", "2023"]) + _month_spans(["2022", "2023"]):
         inside = [(i, o) for i, o in enumerate(orders) if first <= o["created_at"][:10] <= last]
-        if len(inside) < 2 or any(o["status"] == "canceled" for _, o in inside):
-            continue  # one order is a lookup, and whether canceled orders count is unclear
+        if len(inside) < 2 or any(o["status"] != "complete" for _, o in inside):
+            continue  # one order is a lookup, and whether canceled or held orders count is unclear
         total = f"{sum(o['grand_total'] for _, o in inside):.2f}"
         out.append(task(sites=["shopping"], start_url=S,
                         intent_template="How much did I spend on my orders in {{period}} altogether?",
@@ -350,6 +362,8 @@ def draft_refund_request(db: sqlite3.Connection, rng: random.Random) -> list[dic
             continue
         items = order_items(db, o["id"])
         for item in items:
+            if item["qty"] != 1:  # "the price I paid" would be ambiguous
+                continue
             bought = [it for oo in orders for it in order_items(db, oo["id"]) if it["product_id"] == item["product_id"]]
             if len(bought) == 1:  # the product identifies the order
                 cases.append((i, o, item))
