@@ -84,6 +84,12 @@ HALF_DONE = [
     (2015, "comment typed, never submitted", _drop("Submit Comment")),
     (3009, "post created without its text", _drop("Body", action="type")),
     (4005, "order number left out of the post", _retype("Title", lambda t: t.rsplit(" ", 1)[0])),
+    (9000, "product saved without its color", _drop("Color", action="type")),
+    (9001, "rule saved with another amount", _retype("Discount Amount", lambda t: str(int(t) + 5))),
+    (9003, "page title typed after the old one", _no_clearing),
+    (9004, "tracking number typed halfway", _retype("Number", lambda t: t[: len(t) // 2])),
+    (9008, "refund reason left out", _retype("What’s on your mind?", lambda t: t.split(" because ")[0] + ".")),
+    (9011, "only the new size kept", _retype("Sizes", lambda t: t.rsplit(",", 1)[1])),
 ]
 
 
