@@ -2,11 +2,11 @@
 
 Owns kinds of work the earlier shop modules (`shopping`, `admin`, `classic`) do not cover, after WebArena's
 own shopping / shopping_admin intents: creating a product, cart price rules, CMS pages, shipment tracking
-numbers, refund and bestseller reports over a period, what Emma spent over a period, drafting a refund
+numbers, refund, shipping and bestseller reports over a period, what Emma spent over a period, drafting a refund
 request on Contact Us, the cheapest product of a sub-category in a price range, what unhappy reviewers say
-(judge-scored) and adding a size to a configurable product. Intents describe their targets where the
-pages make them findable (a customer's order by its date, a page by what it says), and a few instances
-ask for something that does not exist (answer "N/A").
+(judge-scored), adding a size to a configurable product and a sub-category's listing filtered by price and
+sorted. Intents describe their targets where the pages make them findable (a customer's order by its date, a
+page by what it says), and a few instances ask for something that does not exist (answer "N/A").
 
 Like the other modules it reads the pristine seed, leaves out instances whose answer would be ambiguous
 (ties), and picks state-changing targets whose pristine state fails the check.
@@ -19,7 +19,7 @@ import sqlite3
 
 from agentenv_webarena.sites.shop import long_date, money, product_options
 from agentenv_webarena.sites.shop.admin import bestsellers
-from agentenv_webarena.sites.shop.admin_reports import refunds_report
+from agentenv_webarena.sites.shop.admin_reports import refunds_report, shipping_report
 from agentenv_webarena.sites.shop.catalog import price_buckets, price_label
 from agentenv_webarena.tasks.templates.base import (
     DONE,
@@ -33,6 +33,7 @@ from agentenv_webarena.tasks.templates.base import (
     target,
     task,
     type_text,
+    url_eval,
 )
 from agentenv_webarena.tasks.templates.common import (
     ADMIN,
@@ -330,6 +331,21 @@ def bestseller_in_period(db: sqlite3.Connection, rng: random.Random) -> list[dic
     return pick(rng, out, N)
 
 
+def shipping_in_period(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
+    out = []
+    for wording, first, last in _periods(["2022", "2023"]):
+        rows = shipping_report(db, "year", first, last)
+        if not rows or wording.isdigit():
+            continue
+        total = money(rows[0]["total"])
+        out.append(task(sites=["shopping_admin"], start_url=A,
+                        intent_template="How much did customers pay us for shipping in {{period}}?",
+                        values={"period": wording}, eval=string_eval(must_include=[total]),
+                        sequence=[click("link", "Orders Report"), *_report_steps("Shipping", first, last, "Year"),
+                                  stop(total)]))
+    return pick(rng, out, N)
+
+
 # --- storefront: what Emma spent -----------------------------------------------------------------------
 
 def spend_in_period(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
@@ -388,46 +404,78 @@ def draft_refund_request(db: sqlite3.Connection, rng: random.Random) -> list[dic
 
 # --- storefront: the cheapest product of a sub-category in a price range ------------------------------
 
-def cheapest_in_price_range(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    template = "What is the cheapest product in the {{sub}} section of {{department}} priced {{range}}?"
-    subs = db.execute("SELECT s.*, c.name AS department, c.slug FROM shop_subcategories s JOIN shop_categories c "
-                      "ON c.id = s.category_id ORDER BY s.id").fetchall()
-    feasible, infeasible = [], []
+def _subcategories(db: sqlite3.Connection) -> list[tuple[dict, list[sqlite3.Row], list[dict]]]:
+    """Each sub-category (with `department`, and `label`: its name, and its parent's where the name repeats), its
+    enabled products, and the clicks from the home page to its listing."""
+    subs = [dict(r) for r in db.execute("SELECT s.*, c.name AS department FROM shop_subcategories s JOIN "
+                                        "shop_categories c ON c.id = s.category_id ORDER BY s.id")]
+    names = {s["id"]: s["name"] for s in subs}
+    out = []
     for s in subs:
         prods = db.execute("SELECT p.* FROM shop_products p JOIN shop_subcategory_products l ON l.product_id = p.id "
                            "JOIN shop_subcategories t ON t.id = l.subcategory_id WHERE p.enabled = 1 AND "
                            "(t.url_path = ? OR t.url_path LIKE ? || '/%') ORDER BY p.id",
                            (s["url_path"], s["url_path"])).fetchall()
-        buckets = price_buckets([p["price"] for p in prods])
+        repeated = sum(t["name"] == s["name"] and t["category_id"] == s["category_id"] for t in subs) > 1
+        s["label"] = f"{s['name']} ({names[s['parent_id']]})" if repeated else s["name"]
         trail = [click("link", s["department"])]
         if s["parent_id"] is not None:
-            parent = db.execute("SELECT name FROM shop_subcategories WHERE id = ?", (s["parent_id"],)).fetchone()
-            trail.append(click("link", parent["name"]))
-        trail.append(click("link", s["name"]))
-        for low, high, _ in buckets:
-            if high is None:
-                continue
-            inside = sorted((p for p in prods if low <= p["price"] < high), key=lambda p: p["price"])
+            trail.append(click("link", names[s["parent_id"]]))
+        out.append((s, prods, [*trail, click("link", s["name"])]))
+    return out
+
+
+def _closed_ranges(prods: list[sqlite3.Row]) -> list[tuple[float, float, list[sqlite3.Row]]]:
+    """The listing's price filter ranges with an upper bound: (from, to, products in it by price)."""
+    return [(low, high, sorted((p for p in prods if low <= p["price"] < high), key=lambda p: p["price"]))
+            for low, high, _ in price_buckets([p["price"] for p in prods]) if high is not None]
+
+
+def _range_words(low: float, high: float) -> str:
+    return f"under {money(high)}" if low == 0 else f"from {price_label((low, high)).replace(' - ', ' to ')}"
+
+
+def cheapest_in_price_range(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
+    template = "What is the cheapest product in the {{sub}} section of {{department}} priced {{range}}?"
+    feasible, infeasible = [], []
+    for s, prods, trail in _subcategories(db):
+        values = {"sub": s["label"], "department": s["department"]}
+        for low, high, inside in _closed_ranges(prods):
             if len(inside) < 2 or inside[0]["price"] == inside[1]["price"]:
                 continue
-            label = price_label((low, high))
-            wording = f"from {label.replace(' - ', ' to ')}"
             feasible.append(task(
                 sites=["shopping"], start_url=S, intent_template=template,
-                values={"sub": s["name"], "department": s["department"], "range": wording},
-                eval=string_eval(must_include=[inside[0]["name"]]),
-                sequence=[*trail, click("link", label), click("link", "Price"), stop(inside[0]["name"])]))
-        if buckets and buckets[0][0] >= 20:  # nothing under the lowest range
-            top = buckets[0][0]
-            wording = f"under {money(top / 4)}"
+                values={**values, "range": _range_words(low, high)}, eval=string_eval(must_include=[inside[0]["name"]]),
+                sequence=[*trail, click("link", price_label((low, high))), click("link", "Price"),
+                          stop(inside[0]["name"])]))
+        lowest = min((p["price"] for p in prods), default=0)
+        if lowest >= 20:  # nothing under a quarter of the cheapest price
+            under = money(round(lowest / 4))
             infeasible.append(task(
-                sites=["shopping"], start_url=S, intent_template=template,
-                values={"sub": s["name"], "department": s["department"], "range": wording},
-                eval=_na(f"No {s['name']} product costs less than {money(top / 4)}."),
+                sites=["shopping"], start_url=S, intent_template=template, values={**values, "range": f"under {under}"},
+                eval=_na(f"No {s['label']} product costs less than {under}."),
                 sequence=[*trail, click("link", "Price"), stop("N/A")]))
     out = pick(rng, feasible, N - 1) + pick(rng, infeasible, 1)
     rng.shuffle(out)
     return out
+
+
+def sorted_price_listing(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
+    out = []
+    for s, prods, trail in _subcategories(db):
+        for low, high, inside in _closed_ranges(prods):
+            if len(inside) < 3:
+                continue
+            url = f"{S}/{s['url_path']}.html?price={low:g}-{high:g}&product_list_order=price&product_list_dir=desc"
+            out.append(task(
+                sites=["shopping"], start_url=S,
+                intent_template="Show me the {{sub}} products of {{department}} priced {{range}}, most expensive "
+                                "first.",
+                values={"sub": s["label"], "department": s["department"], "range": _range_words(low, high)},
+                eval=url_eval(url),
+                sequence=[*trail, click("link", price_label((low, high))), click("link", "Price"),
+                          click("link", "Set Descending Direction"), stop(DONE)]))
+    return pick(rng, out, N)
 
 
 # --- storefront: what unhappy reviewers say (judge-scored) --------------------------------------------
@@ -517,6 +565,8 @@ TEMPLATES = [
     (9009, cheapest_in_price_range),
     (9010, unhappy_reviewers),
     (9011, add_configurable_size),
+    (9012, shipping_in_period),
+    (9013, sorted_price_listing),
 ]
 
 # Whole templates kept out of the training split; judge-scored answers (9010) only here.

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from agentenv_webarena.sites.shop import money
-from agentenv_webarena.sites.shop.admin_reports import bestsellers, refunds_report
+from agentenv_webarena.sites.shop.admin_reports import bestsellers, refunds_report, shipping_report
 from agentenv_webarena.tasks import generate, stats
 from agentenv_webarena.tasks.templates import MODULES, load_templates, shop_families
 
@@ -42,7 +42,7 @@ def test_ids_in_range_and_after_the_earlier_modules():
 
 
 def test_every_template_produces_valid_distinct_tasks(by_template, tasks):
-    assert len(by_template) >= 10 and len(tasks) >= 90
+    assert len(by_template) >= 12 and len(tasks) >= 110
     for template_id, group in by_template.items():
         assert len(group) >= 4, f"template {template_id} produced too few tasks"
         assert len({t["intent"] for t in group}) == len(group), f"template {template_id} repeats an intent"
@@ -66,6 +66,10 @@ def test_report_answers_come_from_the_report_functions(db, by_template):
         steps = [s for s in t["reference_action_sequence"] if s["action"] == "type"]
         row = refunds_report(db, "year", steps[0]["text"], steps[1]["text"])[0]
         assert t["eval"]["reference_answers"]["must_include"] == [str(row["orders"]), money(row["total"])]
+    for t in by_template[9012]:
+        steps = [s for s in t["reference_action_sequence"] if s["action"] == "type"]
+        row = shipping_report(db, "year", steps[0]["text"], steps[1]["text"])[0]
+        assert t["eval"]["reference_answers"]["must_include"] == [money(row["total"])]
     for t in by_template[9006]:
         steps = [s for s in t["reference_action_sequence"] if s["action"] == "type"]
         top, second = bestsellers(db, "year", steps[0]["text"], steps[1]["text"], limit=2)
