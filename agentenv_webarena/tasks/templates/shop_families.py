@@ -316,6 +316,7 @@ def refunds_in_period(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 
 
 def bestseller_in_period(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
+    template = "Which product sold the most units in {{period}}?"
     out = []
     for wording, first, last in _periods(["2022", "2023"]):
         if wording[:1].isupper() or wording.isdigit():  # months and years: the admin module asks those
@@ -324,11 +325,17 @@ def bestseller_in_period(db: sqlite3.Connection, rng: random.Random) -> list[dic
         if len(ranked) < 2 or ranked[0]["qty"] == ranked[1]["qty"]:
             continue
         name = ranked[0]["name"]
-        out.append(task(sites=["shopping_admin"], start_url=A,
-                        intent_template="Which product sold the most units in {{period}}?",
+        out.append(task(sites=["shopping_admin"], start_url=A, intent_template=template,
                         values={"period": wording}, eval=string_eval(must_include=[name]),
                         sequence=[*_report_steps("Bestsellers Report", first, last, "Year"), stop(name)]))
-    return pick(rng, out, N)
+    out = pick(rng, out, N - 1)
+    wording, first, last = rng.choice([p for p in _periods(["2024"]) if "quarter" in p[0]])
+    assert not bestsellers(db, "year", first, last)
+    out.append(task(sites=["shopping_admin"], start_url=A, intent_template=template, values={"period": wording},
+                    eval=_na(f"The store has no orders in {wording} yet, so nothing sold then."),
+                    sequence=[*_report_steps("Bestsellers Report", first, last, "Year"), stop("N/A")]))
+    rng.shuffle(out)
+    return out
 
 
 def shipping_in_period(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
@@ -383,22 +390,28 @@ def draft_refund_request(db: sqlite3.Connection, rng: random.Random) -> list[dic
             bought = [it for oo in orders for it in order_items(db, oo["id"]) if it["product_id"] == item["product_id"]]
             if len(bought) == 1:  # the product identifies the order
                 cases.append((i, o, item))
+    template = ("Draft a refund request for the {{product}} I bought, using the store's Contact Us form: give the "
+                "order number and the price I paid, and say that {{reason}}. Do not send it yet.")
     out = []
-    for i, o, item in pick(rng, cases, N):
+    for i, o, item in pick(rng, cases, N - 1):
         reason = rng.choice(_REASONS)
         number = str(int(o["increment_id"]))
         message = (f"Hello, I would like a refund for the {item['name']} from order #{o['increment_id']} "
                    f"({money(item['price'])}) because {reason}.")
         out.append(task(
-            sites=["shopping"], start_url=S,
-            intent_template="Draft a refund request for the {{product}} I bought, using the store's Contact Us form: "
-                            "give the order number and the price I paid, and say that {{reason}}. Do not send it "
-                            "yet.",
+            sites=["shopping"], start_url=S, intent_template=template,
             values={"product": item["name"], "reason": reason},
             eval=html_eval([target("last", CONTACT_LOCATOR,
                                    must_include=["refund", number, f"{item['price']:.2f}", reason])]),
             sequence=[*order_history_steps(i), click("link", "Contact Us"),
                       type_text("textbox", "What’s on your mind?", message, enter=False), stop(DONE)]))
+    bought = {it["product_id"] for o in orders for it in order_items(db, o["id"])}
+    never = rng.choice([p for p in sellable_products(db) if p["id"] not in bought])
+    out.append(task(sites=["shopping"], start_url=S, intent_template=template,
+                    values={"product": never["name"], "reason": rng.choice(_REASONS)},
+                    eval=_na(f"None of my orders has the {never['name']}, so there is nothing to refund."),
+                    sequence=[*order_history_steps(0), stop("N/A")]))
+    rng.shuffle(out)
     return out
 
 

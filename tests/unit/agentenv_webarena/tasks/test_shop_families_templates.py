@@ -71,6 +71,8 @@ def test_report_answers_come_from_the_report_functions(db, by_template):
         row = shipping_report(db, "year", steps[0]["text"], steps[1]["text"])[0]
         assert t["eval"]["reference_answers"]["must_include"] == [money(row["total"])]
     for t in by_template[9006]:
+        if stats.is_na(t):  # a period after the store's last order
+            continue
         steps = [s for s in t["reference_action_sequence"] if s["action"] == "type"]
         top, second = bestsellers(db, "year", steps[0]["text"], steps[1]["text"], limit=2)
         assert top["qty"] > second["qty"] and t["eval"]["reference_answers"]["must_include"] == [top["name"]]
