@@ -72,7 +72,7 @@ def _na(note: str) -> dict:
 # --- admin: a new simple product ----------------------------------------------------------------------
 
 _ADJECTIVES = ["Trailblazer", "Harbor", "Meadow", "Granite", "Solstice", "Juniper", "Cobalt", "Maple Ridge"]
-_NEW_PRODUCTS = [  # (noun, category, sizes or None, price range)
+_NEW_PRODUCTS = [  # (noun, category, sizes, price range)
     ("Fleece Vest", "Clothing, Shoes & Jewelry", ["S", "M", "L", "XL"], (25, 60)),
     ("Rain Jacket", "Clothing, Shoes & Jewelry", ["XS", "S", "M", "L"], (40, 90)),
     ("Yoga Pants", "Sports & Outdoors", ["XS", "S", "M", "L"], (20, 45)),
