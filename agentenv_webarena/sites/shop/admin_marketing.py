@@ -46,7 +46,7 @@ def _multi(name: str, label: str, options: dict[str, str], chosen: list[str]) ->
     opts = "".join(f'<option value="{k}"{" selected" if k in chosen else ""}>{esc(v)}</option>'
                    for k, v in options.items())
     return (f'<div class="field admin__field" data-index="{name}"><label for="{name}">{label}</label>'
-            f'<select id="{name}" name="{name}" multiple size="{len(options)}">{opts}</select></div>')
+            f'<select id="{name}" name="{name}" multiple size="{max(2, len(options))}">{opts}</select></div>')
 
 
 def _input(name: str, label: str, value: Any) -> str:

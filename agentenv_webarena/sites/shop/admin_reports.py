@@ -171,6 +171,14 @@ _REPORTS: dict[str, tuple[str, tuple[str, ...], str, list[str], Callable[..., li
 }
 
 
+# Magento's Reports menu, shown on every report page: the reports the admin header does not link.
+_REPORTS_NAV = '<nav class="reports-menu" aria-label="Reports"><ul>' + "".join(
+    f'<li><a href="{PREFIX}{path}">{label}</a></li>' for path, label in (
+        ("/reports/report_sales/refunded/", "Refunds"), ("/reports/report_sales/shipping/", "Shipping"),
+        ("/reports/report_sales/tax/", "Tax"), ("/reports/report_sales/coupons/", "Coupons"),
+        ("/reports/report_product/viewed/", "Product Views"))) + "</ul></nav>"
+
+
 @login_required
 def _report(ctx: AdminCtx, path: str) -> Response:
     title, periods, default, head, rows_of, cells, with_total = _REPORTS[path]
@@ -186,7 +194,7 @@ def _report(ctx: AdminCtx, path: str) -> Response:
     head_html = "".join(f"<th>{h}</th>" for h in head)
     table = (f'<table id="report-table"><caption>{title}</caption><thead><tr>{head_html}</tr></thead>'
              f'<tbody>{body}</tbody>{foot}</table>')
-    return admin_page(ctx, title, form + table)
+    return admin_page(ctx, title, _REPORTS_NAV + form + table)
 
 
 ROUTES = [(path, _report, ("GET",), {"path": path}) for path in _REPORTS]

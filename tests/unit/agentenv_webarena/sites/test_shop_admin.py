@@ -152,11 +152,12 @@ def test_report_date_filters(client, store):
     for path in ("shipping", "tax", "coupons"):
         assert 'id="sales_report_to"' in client.get(f"/admin/reports/report_sales/{path}/").text
     assert "Product Views Report" in client.get("/admin/reports/report_product/viewed/").text
+    assert '<a href="/admin/reports/report_sales/refunded/">Refunds</a>' in html  # every report links the others
 
 
 def test_cart_price_rule_is_validated_and_saved(client):
     html = client.get("/admin/sales_rule/promo_quote/new/").text
-    for name in ('name="name"', 'name="website_ids" multiple', 'name="customer_group_ids" multiple',
+    for name in ('name="name"', 'name="website_ids" multiple size="2"', 'name="customer_group_ids" multiple',
                  'name="simple_action"', 'name="discount_amount"'):
         assert name in html
     r = client.post("/admin/sales_rule/promo_quote/save/", data={"name": "", "simple_action": "by_percent",

@@ -41,6 +41,10 @@ TEMPLATE_FIELDS: dict[int, list[str]] = {
     9102: [], 9103: [], 9106: ["role"], 9107: ["name", "visibility"], 9108: ["field", "text"],
     9109: ["url", "forum", "title"], 9111: ["forum"], 9112: ["project"], 9113: ["name", "date", "scopes"], 9114: [],
 }
+TEMPLATE_FIELDS.update({  # shop_families
+    9000: ["name", "color", "size", "category", "price", "qty"], 9001: ["name"], 9002: [], 9003: ["title"],
+    9004: ["number"], 9008: ["reason"], 9011: ["product", "size"],
+})
 
 
 @pytest.fixture(scope="module")
