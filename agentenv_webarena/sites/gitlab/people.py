@@ -9,7 +9,7 @@ route: a user name first, then a group path), `/groups/<group>[/-/group_members]
 from __future__ import annotations
 
 import sqlite3
-from typing import Optional
+from typing import Callable, Optional
 from urllib.parse import quote
 
 from starlette.responses import Response
@@ -187,12 +187,17 @@ def _group_level(conn: sqlite3.Connection, group_id: int, user_id: Optional[int]
     return row[0] if row else 0
 
 
-def _add_group_members(conn: sqlite3.Connection, group_id: int, form: dict[str, str]) -> str:
-    """Add the form's users to the group; returns an error message, or "" when all were added."""
+def _invite_members(conn: sqlite3.Connection, form: dict[str, str], table: str, key: str, owner_id: int,
+                    level_of: Callable[[int], int], what: str, owners: bool) -> str:
+    """Add the form's users (`usernames` comma-separated, `access_level`) to a project's or group's members table
+    (`table`, keyed by `key` = `owner_id`); returns an error message, or "" when all were added. `level_of(user_id)`
+    is a user's current level there (0: not a member); `owners` says whether Owner (50) may be given."""
     level = to_int(form.get("access_level"), -1)
     names = [n.strip().lstrip("@") for n in form.get("usernames", "").split(",") if n.strip()]
-    if level not in ROLES:
-        return f"Role {form.get('access_level')!r} is invalid: choose Guest, Reporter, Developer, Maintainer or Owner."
+    if level not in ROLES or (level == 50 and not owners):
+        roles = ("Guest, Reporter, Developer, Maintainer or Owner" if owners else
+                 "Guest, Reporter, Developer or Maintainer")
+        return f"Role {form.get('access_level')!r} is invalid: choose {roles}."
     if not names:
         return "Enter at least one username to invite."
     users = []
@@ -200,13 +205,19 @@ def _add_group_members(conn: sqlite3.Connection, group_id: int, form: dict[str, 
         user = user_by_name(conn, name)
         if user is None:
             return f"There is no user {name!r}."
-        if _group_level(conn, group_id, user["id"]):
-            return f"{user['username']} is already a member of this group."
+        if level_of(user["id"]):
+            return f"{user['username']} is already a member of this {what}."
         users.append(user)
     now = site_now(conn)
-    conn.executemany("INSERT INTO gitlab_group_members (group_id, user_id, access_level, created_at) VALUES (?,?,?,?)",
-                     [(group_id, user["id"], level, now) for user in users])
+    conn.executemany(f"INSERT INTO {table} ({key}, user_id, access_level, created_at) VALUES (?,?,?,?)",
+                     [(owner_id, user["id"], level, now) for user in users])
     return ""
+
+
+def _add_group_members(conn: sqlite3.Connection, group_id: int, form: dict[str, str]) -> str:
+    """Add the form's users to the group; returns an error message, or "" when all were added."""
+    return _invite_members(conn, form, "gitlab_group_members", "group_id", group_id,
+                           lambda uid: _group_level(conn, group_id, uid), "group", owners=True)
 
 
 def group_members(ctx: Ctx, group: str) -> Response:
@@ -402,26 +413,8 @@ def members(ctx: Ctx, namespace: str, project: str) -> Response:
 
 def _invite(conn: sqlite3.Connection, p: sqlite3.Row, form: dict[str, str]) -> str:
     """Add the form's users as members; returns an error message, or "" when all were added."""
-    level = to_int(form.get("access_level"), -1)
-    names = [n.strip().lstrip("@") for n in form.get("usernames", "").split(",") if n.strip()]
-    if level not in ROLES or level == 50:
-        return f"Role {form.get('access_level')!r} is invalid: choose Guest, Reporter, Developer or Maintainer."
-    if not names:
-        return "Enter at least one username to invite."
-    users = []
-    for name in names:
-        user = user_by_name(conn, name)
-        if user is None:
-            return f"There is no user {name!r}."
-        if member_level(conn, p["id"], user["id"]):
-            return f"{user['username']} is already a member of this project."
-        users.append(user)
-    now = site_now(conn)
-    for user in users:
-        conn.execute("INSERT INTO gitlab_project_members (project_id, user_id, access_level, created_at) "
-                     "VALUES (?,?,?,?)",
-                     (p["id"], user["id"], level, now))
-    return ""
+    return _invite_members(conn, form, "gitlab_project_members", "project_id", p["id"],
+                           lambda uid: member_level(conn, p["id"], uid), "project", owners=False)
 
 
 @login_required
