@@ -15,7 +15,9 @@ from helpers import free_port
 from test_smollm2_real_model import smollm2_dir  # noqa: F401  (fixture: the converted SmolLM2 folder)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
+# slow (~47 s): tests/e2e/test_multiturn_recipe.py runs the same recipe script on the tiny model, and
+# test_smollm2_real_model.py trains SmolLM2 one GRPO step on WebShop
+pytestmark = [pytest.mark.real_model, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def test_interaction_recipe_trains_smollm2_one_step(smollm2_dir, tmp_path):  # noqa: F811 (the fixture)
