@@ -15,7 +15,7 @@ import html
 import secrets
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterator, Optional
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Optional
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.concurrency import run_in_threadpool
@@ -27,7 +27,7 @@ from starlette.routing import Route
 from agentenv_webarena.sites.store import InstanceStore, instance_of
 
 __all__ = ["SessionTable", "RequestContext", "SignIn", "page", "login_required", "esc", "html_page", "redirect", "db",
-           "new_token", "query_url", "json_error", "form_fields", "read_form", "to_int", "slash_routes"]
+           "new_token", "query_url", "json_error", "PostedForm", "form_fields", "read_form", "to_int", "slash_routes"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class RequestContext:
     SESSIONS: ClassVar[Optional[SessionTable]] = None
     LOGIN_URL: ClassVar[str] = "/"
 
-    def __init__(self, request: Request, conn: sqlite3.Connection, form: dict[str, str]):
+    def __init__(self, request: Request, conn: sqlite3.Connection, form: PostedForm):
         self.request = request
         self.conn = conn
         self.form = form
@@ -194,7 +194,7 @@ def page(store: InstanceStore, context: type[RequestContext], handler: Callable[
     """
     gated = getattr(handler, "login_required", False)
 
-    def respond(request: Request, form: dict[str, str]) -> Response:
+    def respond(request: Request, form: PostedForm) -> Response:
         with db(store, request) as conn:
             ctx = context(request, conn, form)
             if gated and ctx.account is None:
@@ -204,7 +204,7 @@ def page(store: InstanceStore, context: type[RequestContext], handler: Callable[
         return ctx.send_cookie(response)
 
     async def endpoint(request: Request) -> Response:
-        form = await read_form(request) if request.method == "POST" else {}
+        form = await read_form(request) if request.method == "POST" else PostedForm()
         return await run_in_threadpool(respond, request, form)
     return endpoint
 
@@ -249,14 +249,29 @@ def json_error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"message": message}, status_code=status)
 
 
-def form_fields(body: bytes) -> dict[str, str]:
-    """URL-encoded form body -> {field: first value}."""
-    text = body.decode("utf-8", errors="replace")
-    return {k: v for k, v in reversed(parse_qsl(text, keep_blank_values=True))}
+class PostedForm(dict):
+    """The POSTed fields: `form[name]` / `form.get(name)` is a field's first value, `form.getlist(name)` every
+    value in order (a multi-select's options)."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str]] = ()):
+        pairs = list(pairs)
+        super().__init__((k, v) for k, v in reversed(pairs))
+        self._lists: dict[str, list[str]] = {}
+        for key, value in pairs:
+            self._lists.setdefault(key, []).append(value)
+
+    def getlist(self, name: str) -> list[str]:
+        """Every posted value of `name`, in the order posted ([] when absent)."""
+        return list(self._lists.get(name, []))
 
 
-async def read_form(request: Request) -> dict[str, str]:
-    """The POSTed form fields (first value of each).
+def form_fields(body: bytes) -> PostedForm:
+    """URL-encoded form body -> `PostedForm` (first value per field; `getlist` for all)."""
+    return PostedForm(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
+
+
+async def read_form(request: Request) -> PostedForm:
+    """The POSTed form fields (`PostedForm`: first value of each, `getlist` for every value).
 
     Browsers post our forms URL-encoded, which is parsed here directly: Starlette's own form parser
     needs the optional `python-multipart` package, used only for other encodings.
@@ -265,7 +280,7 @@ async def read_form(request: Request) -> dict[str, str]:
     if ctype in ("", "application/x-www-form-urlencoded"):
         return form_fields(await request.body())
     form = await request.form()
-    return {k: str(v) for k, v in form.items()}
+    return PostedForm((k, str(v)) for k, v in form.multi_items())
 
 
 def to_int(value: Any, default: int = 0) -> int:

@@ -56,7 +56,6 @@ from agentenv_webarena.sites.shop.admin_layout import (
     admin_page,
     grid,
     like,
-    multi_value_page,
     not_found,
     search_form,
 )
@@ -509,7 +508,5 @@ def create_app(store: InstanceStore) -> Starlette:
         *admin_catalog.ROUTES, *admin_reports.ROUTES, *admin_marketing.ROUTES, *admin_content.ROUTES,
     ]
     for path, handler, methods, fixed in table:
-        endpoint = (multi_value_page(store, handler) if path in admin_marketing.MULTI_VALUE
-                    else bind(handler, **fixed))
-        routes += slash_routes(path, endpoint, methods)
+        routes += slash_routes(path, bind(handler, **fixed), methods)
     return Starlette(routes=routes)

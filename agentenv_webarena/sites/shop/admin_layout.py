@@ -12,14 +12,12 @@ import math
 import sqlite3
 from typing import Any, Callable, Optional
 
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse
 
-from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, html_page, page, query_url, to_int
-from agentenv_webarena.sites.store import InstanceStore
+from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, html_page, query_url, to_int
 
 __all__ = ["ADMIN_CSS", "COOKIE", "PREFIX", "GRID_PAGE_SIZE", "AdminCtx", "admin_page", "not_found", "grid",
-           "search_form", "active_filters", "like", "multi_value_page"]
+           "search_form", "active_filters", "like"]
 
 COOKIE = "admin_session"
 PREFIX = "/admin"
@@ -63,9 +61,6 @@ class AdminCtx(RequestContext):
         self.conn.execute("UPDATE shop_admin_sessions SET flash = '' WHERE token = ?", (self.token,))
         return f'<div class="message message-{esc(row["flash_kind"])}" role="alert">{esc(row["flash"])}</div>'
 
-    def form_list(self, name: str) -> list[str]:
-        """Every posted value of `name` (a multi-select); needs `multi_value_page`'s endpoint."""
-        return list(getattr(self.request.state, "form_lists", {}).get(name, []))
 
 
 _MENU = (("/dashboard/", "Dashboard"), ("/sales/order/", "Orders"), ("/catalog/product/", "Products"),
@@ -137,14 +132,3 @@ def like(text: str) -> str:
     return "%" + text.replace("%", "").replace("_", "") + "%"
 
 
-def multi_value_page(store: InstanceStore, handler: Callable[..., Response]) -> Callable:
-    """`page()` for a form with multi-selects: every value of each posted field is in `ctx.form_list(name)`."""
-    from urllib.parse import parse_qs
-
-    inner = page(store, AdminCtx, handler)
-
-    async def endpoint(request: Request) -> Response:
-        body = await request.body() if request.method == "POST" else b""
-        request.state.form_lists = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
-        return await inner(request)
-    return endpoint

@@ -115,8 +115,8 @@ def _validate(ctx: AdminCtx, rule_id: Optional[int]) -> tuple[dict, list[str]]:
     for key in ("name", "description", "coupon_code", "from_date", "to_date", "priority", "simple_action",
                 "discount_amount"):
         rule[key] = f.get(key, "").strip()
-    rule["website_ids"] = [w for w in ctx.form_list("website_ids") if w in WEBSITES]
-    rule["customer_group_ids"] = [g for g in ctx.form_list("customer_group_ids") if g in CUSTOMER_GROUPS]
+    rule["website_ids"] = [w for w in ctx.form.getlist("website_ids") if w in WEBSITES]
+    rule["customer_group_ids"] = [g for g in ctx.form.getlist("customer_group_ids") if g in CUSTOMER_GROUPS]
     errors = []
     if not rule["name"]:
         errors.append("The Rule Name field is required.")
@@ -181,4 +181,3 @@ ROUTES = [
     (f"{_GRID}save/", _rule_save, ("POST",), {}),
     (f"{_GRID}save/id/{{rule_id:int}}/", _rule_save, ("POST",), {}),
 ]
-MULTI_VALUE = {f"{_GRID}save/", f"{_GRID}save/id/{{rule_id:int}}/"}
