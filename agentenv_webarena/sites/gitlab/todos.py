@@ -75,16 +75,16 @@ def dashboard_todos(ctx: Ctx) -> Response:
     f = _filters(ctx)
     extra = {"type": f["type"] or None, "project_id": f["project_id"] or None,
              "action_id": TODO_ACTIONS[f["action"]] if f["action"] else None}
-    counts = {s: len(_todos(ctx.conn, ctx.user_id, s, f)) for s in _STATES}
+    lists = {s: _todos(ctx.conn, ctx.user_id, s, f) for s in _STATES}
     current = ' aria-current="page"'
     tabs = " ".join(f'<a href="{esc(query_url("/dashboard/todos", **extra, state=s))}"'
-                    f'{current if s == state else ""}>{label} {counts[s]}</a>' for s, label in _STATES.items())
+                    f'{current if s == state else ""}>{label} {len(lists[s])}</a>' for s, label in _STATES.items())
     filters = [("All", {**extra, "type": None, "action_id": None})]
     filters += [(label, {**extra, "type": t}) for t, label in _TYPES.items()]
     filters += [(label, {**extra, "action_id": TODO_ACTIONS[a]}) for a, label in _ACTION_NAMES.items()]
     filter_nav = " ".join(f'<a href="{esc(query_url("/dashboard/todos", **args, state=state))}">{label}</a>'
                           for label, args in filters)
-    rows = _todos(ctx.conn, ctx.user_id, state, f)
+    rows = lists[state]
     if rows:
         body = f'<ul class="content-list todos-list">{"".join(_todo_item(t) for t in rows)}</ul>'
     else:
