@@ -52,10 +52,12 @@ class TaskResult:
     eval_status: str = ""
     seconds: float = 0.0
     info: dict = field(default_factory=dict)
+    answer_page: str = ""  # the observation shown when the stop action was sent: the page the answer is read from
 
 
 def play_task(client: Any, index: int, config: dict, site_urls: dict[str, str], wrong: bool = False) -> TaskResult:
-    """Replay task `index` on `client` (a `WebarenaEnvClient`); returns its reward and any error."""
+    """Replay task `index` on `client` (a `WebarenaEnvClient`, or an in-process `WebarenaSession`); returns its
+    reward, any error and the page the answer was read from."""
     start = time.perf_counter()
     result = TaskResult(index=index)
     sequence = list(config.get("reference_action_sequence") or [])
@@ -66,7 +68,7 @@ def play_task(client: Any, index: int, config: dict, site_urls: dict[str, str], 
         sequence = sequence[:-1] + [{"action": "stop", "answer": WRONG_ANSWER}] if _string_matched(config) \
             else [{"action": "stop", "answer": sequence[-1].get("answer", "")}]
     try:
-        client.reset(index)
+        page = client.reset(index).observation
         out = None
         for step in sequence:
             seeks = seek_actions(MAX_SEEK_DOWN, MAX_SEEK_UP)
@@ -84,10 +86,14 @@ def play_task(client: Any, index: int, config: dict, site_urls: dict[str, str], 
                     except ReplayError:
                         raise missing from None
                     out = client.step(f"In summary, the next action I will perform is ```{move}```")
+                    page = out.observation
                     result.steps += 1
                     if out.done:
                         raise
+            if step["action"] == "stop":
+                result.answer_page = page
             out = client.step(f"In summary, the next action I will perform is ```{text}```")
+            page = out.observation
             result.steps += 1
             info = out.info or {}
             if info.get("error") and step["action"] != "stop":

@@ -32,14 +32,8 @@ sys.path.insert(0, ROOT)
 
 from agentenv.controller.tokens import ApproxTokenCodec, HFTokenCodec, cut_to_tokens  # noqa: E402
 from agentenv.envs.webarena import OBSERVATION_LAYOUT, WEBARENA_MAX_OBS_TOKENS  # noqa: E402
-from agentenv_webarena.expert import MAX_SEEK_DOWN, MAX_SEEK_UP  # noqa: E402
-from agentenv_webarena.tasks.reference import (  # noqa: E402
-    PAUSE,
-    ReplayError,
-    pause_action,
-    reference_actions,
-    seek_actions,
-)
+from agentenv_webarena.expert import play_task  # noqa: E402
+from agentenv_webarena.tasks.reference import ReplayError  # noqa: E402
 
 
 class _Chars:
@@ -83,22 +77,23 @@ def question_tasks(tasks: list[dict]) -> list[int]:
 def answer_page_tree(world, session, index: int) -> str:
     """Reset task `index`, replay its reference actions up to the `stop` (scrolling, as the expert does, while a
     step's element is below the fold); the accessibility tree shown then."""
-    text = session.reset(index).observation
-    for step in world.tasks[index]["reference_action_sequence"][:-1]:
-        seeks = seek_actions(MAX_SEEK_DOWN, MAX_SEEK_UP)  # as the expert: scroll to an element below the fold
-        while True:
-            meta = session.observation_metadata()
-            try:
-                action = reference_actions(step, meta["obs_nodes_info"], world.config.site_urls)
-                break
-            except ReplayError:
-                if not seeks:
-                    raise
-                move = seeks.pop(0)
-                move = pause_action(meta["obs_nodes_info"]) if move == PAUSE else move
-                session.step(f"```{move}```")
-        text = session.step(f"```{action}```").observation
-    return OBSERVATION_LAYOUT.match(text)["observation"]
+    result = play_task(session, index, world.tasks[index], world.config.site_urls)
+    if not result.answer_page:
+        raise ReplayError(f"task {index} did not reach its stop: {result.error}")
+    return OBSERVATION_LAYOUT.match(result.answer_page)["observation"]
+
+
+def cut_answers(task: dict, tree: str, codec, cap: int) -> tuple[int, list[str]]:
+    """Of the answers of `task` its answer page's accessibility tree `tree` shows, those a cut of the tree to `cap`
+    tokens of `codec` loses: (number of answers shown, descriptions of those cut)."""
+    shown = cut_to_tokens(tree, codec, cap)
+    checked, cut = 0, []
+    for answer in answers(task):
+        if found(answer, tree) >= 0:
+            checked += 1
+            if found(answer, shown) < 0:
+                cut.append(f"task {task['task_id']}: {answer!r} at character {found(answer, tree)} of {len(tree)}")
+    return checked, cut
 
 
 def answers(task: dict) -> list[str]:

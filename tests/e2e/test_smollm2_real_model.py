@@ -400,40 +400,13 @@ def test_webarena_agent_loop_with_the_real_model(smollm2_dir, smol_tokenizer, we
     assert total <= context
 
 
+@pytest.mark.slow  # ~45 s; tests/e2e/test_train_webshop.py runs the same GAE step with the tiny model
 def test_one_gae_step_with_a_smollm2_critic(smollm2_dir, webshop_url, tmp_path):
-    """main_ppo, 1 PPO step with `algorithm.adv_estimator=gae` on a real WebShop server, actor and critic both
-    SmolLM2 on CPU (short turns): the critic computes values and updates (finite vf_loss, a gradient), and its
-    checkpoint is SmolLM2's backbone with a 1-output value head, moved by one small optimizer step."""
-    from safetensors.torch import load_file
-    from test_train_webshop import grpo_args, read_metrics, run_main_ppo
+    """main_ppo, 1 PPO step with `algorithm.adv_estimator=gae`, actor and critic both SmolLM2 on CPU: the checks
+    of `check_one_gae_step`, with SmolLM2's 576-wide backbone under the value head."""
+    from test_train_webshop import check_one_gae_step
 
-    args = grpo_args(tmp_path, smollm2_dir, webshop_url) + [
-        "algorithm.adv_estimator=gae", f"critic.model.path={smollm2_dir}", "critic.ppo_mini_batch_size=2",
-        "critic.ppo_micro_batch_size_per_gpu=2", "actor_rollout_ref.rollout.n=1",
-        "trainer.total_training_steps=1", "trainer.test_freq=-1", "trainer.save_freq=-1", "trainer.export_hf=false",
-        "actor_rollout_ref.rollout.max_tokens=8", "actor_rollout_ref.agentgym.max_rounds=1",
-        "algorithm.rounds_ctrl.rounds=1", "actor_rollout_ref.actor.use_kl_loss=False",
-        "actor_rollout_ref.actor.use_rollout_log_probs=True", "actor_rollout_ref.actor.ppo_mini_batch_size=2"]
-    t0 = time.perf_counter()
-    run_main_ppo(args, cwd=str(tmp_path))
-    print(f"\nGAE step with a SmolLM2 actor and critic on CPU: {time.perf_counter() - t0:.0f} s")
-    (row,) = read_metrics(str(tmp_path / "logs" / "metrics.jsonl"))
-    assert row["step"] == 1
-    for key in ("critic/vf_loss", "critic/vf_clipfrac", "critic/vpred_mean", "critic/grad_norm", "critic/lr",
-                "critic/values/mean", "critic/returns/mean", "critic/advantages/mean", "actor/pg_loss"):
-        assert isinstance(row[key], float) and math.isfinite(row[key]), (key, row.get(key))
-    assert row["critic/vf_loss"] > 0 and row["critic/grad_norm"] > 0 and row["critic/lr"] > 0
-    # one mini-batch: the update's first forward sees the weights compute_values used (no dropout in the head)
-    assert row["critic/vpred_mean"] == pytest.approx(row["critic/values/mean"], abs=1e-4)
-    assert row["timing_s/values"] > 0 and row["timing_s/update_critic"] > 0
-
-    critic_dir = tmp_path / "ckpt" / "global_step_1" / "critic"
-    saved = torch.load(next(critic_dir.glob("model_*.pt")), map_location="cpu", weights_only=False)
-    pretrained = load_file(os.path.join(smollm2_dir, "model.safetensors"))
-    assert tuple(saved["score.weight"].shape) == (1, 576) and "lm_head.weight" not in saved
-    name = "model.layers.0.mlp.down_proj.weight"
-    moved = (saved[name].float() - pretrained[name].float()).abs().max().item()
-    assert 0 < moved < 1e-3, moved  # SmolLM2's weights, one step of lr 1e-5 away
+    check_one_gae_step(smollm2_dir, webshop_url, tmp_path, hidden_size=576)
 
 
 @pytest.mark.slow  # ~2 min; tests/e2e/test_train_webshop_lora.py checks the same path on the tiny model

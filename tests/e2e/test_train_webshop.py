@@ -121,6 +121,50 @@ def test_grpo_two_steps_checkpoint_resume_export(webshop_url, tiny_model, tmp_pa
     assert _rollout_item_ids(tmp_path / "rollouts", step=3) == sorted(order[2] * 2)
 
 
+def check_one_gae_step(model: str, env_addr: str, tmp_path, hidden_size: int) -> None:
+    """main_ppo, 1 PPO step with `algorithm.adv_estimator=gae` on a real WebShop server, actor and critic both
+    `model` on CPU (short turns): the critic computes values and updates (finite vf_loss, a gradient), and its
+    checkpoint is the model's backbone with a 1-output value head (`hidden_size` wide), moved by one small
+    optimizer step from the pretrained weights."""
+    import time
+
+    import torch
+    from safetensors.torch import load_file
+
+    args = grpo_args(tmp_path, model, env_addr) + [
+        "algorithm.adv_estimator=gae", f"critic.model.path={model}", "critic.ppo_mini_batch_size=2",
+        "critic.ppo_micro_batch_size_per_gpu=2", "actor_rollout_ref.rollout.n=1",
+        "trainer.total_training_steps=1", "trainer.test_freq=-1", "trainer.save_freq=-1", "trainer.export_hf=false",
+        "actor_rollout_ref.rollout.max_tokens=8", "actor_rollout_ref.agentgym.max_rounds=1",
+        "algorithm.rounds_ctrl.rounds=1", "actor_rollout_ref.actor.use_kl_loss=False",
+        "actor_rollout_ref.actor.use_rollout_log_probs=True", "actor_rollout_ref.actor.ppo_mini_batch_size=2"]
+    t0 = time.perf_counter()
+    run_main_ppo(args, cwd=str(tmp_path))
+    print(f"\nGAE step with actor and critic {os.path.basename(model)} on CPU: {time.perf_counter() - t0:.0f} s")
+    (row,) = read_metrics(str(tmp_path / "logs" / "metrics.jsonl"))
+    assert row["step"] == 1
+    for key in ("critic/vf_loss", "critic/vf_clipfrac", "critic/vpred_mean", "critic/grad_norm", "critic/lr",
+                "critic/values/mean", "critic/returns/mean", "critic/advantages/mean", "actor/pg_loss"):
+        assert isinstance(row[key], float) and math.isfinite(row[key]), (key, row.get(key))
+    assert row["critic/vf_loss"] > 0 and row["critic/grad_norm"] > 0 and row["critic/lr"] > 0
+    # one mini-batch: the update's first forward sees the weights compute_values used (no dropout in the head)
+    assert row["critic/vpred_mean"] == pytest.approx(row["critic/values/mean"], abs=1e-4)
+    assert row["timing_s/values"] > 0 and row["timing_s/update_critic"] > 0
+
+    critic_dir = tmp_path / "ckpt" / "global_step_1" / "critic"
+    saved = torch.load(next(critic_dir.glob("model_*.pt")), map_location="cpu", weights_only=False)
+    pretrained = load_file(os.path.join(model, "model.safetensors"))
+    assert tuple(saved["score.weight"].shape) == (1, hidden_size) and "lm_head.weight" not in saved
+    name = "model.layers.0.mlp.down_proj.weight"
+    moved = (saved[name].float() - pretrained[name].float()).abs().max().item()
+    assert 0 < moved < 1e-3, moved  # the pretrained weights, one step of the critic's default lr away
+
+
+def test_one_gae_step_with_a_critic(webshop_url, tiny_model, tmp_path):
+    """The only default-run main_ppo run with `adv_estimator=gae` (the SmolLM2 twin is marked slow)."""
+    check_one_gae_step(tiny_model, webshop_url, tmp_path, hidden_size=128)
+
+
 def _rollout_item_ids(root, step: int) -> list[str]:
     """Item ids of the trajectories dumped for `step` (any JSON-lines file under a step-named folder/file)."""
     ids = []

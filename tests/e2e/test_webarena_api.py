@@ -16,11 +16,14 @@ from helpers import embedded_sites_env, launched_server, require_chromium
 require_chromium()
 
 from agentenv.controller.http import EnvClientError  # noqa: E402
-from agentenv.envs.webarena import WebarenaEnvClient  # noqa: E402
+from agentenv.envs.webarena import OBSERVATION_LAYOUT, WebarenaEnvClient  # noqa: E402
 from agentenv_webarena.expert import play_task  # noqa: E402
 from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+from webarena_obs_cap import cpu_profile_cap, cut_answers, question_tasks  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +140,10 @@ def test_max_steps_truncates(server, tasks):
 
 def test_reference_sequences_earn_one_and_wrong_episodes_zero(server, tasks, site_urls):
     """A seeded sample: one task of every template plays its reference to 1.0; every fifth template's
-    task also plays a wrong episode to 0 (all tasks: tests/e2e/test_webarena_suite.py, marked slow)."""
+    task also plays a wrong episode to 0 (all tasks: tests/e2e/test_webarena_suite.py, marked slow).
+    On the way, the CPU profile's observation cap keeps every answer a sampled question task's answer page
+    shows (`max_obs_tokens` of scripts/profiles/webarena_{train,eval}_cpu.args, in the tiny model's tokens: the
+    tree the CPU profile's policy is shown; every question task: tests/e2e/test_webarena_obs_cap.py, slow)."""
     by_template: dict = {}
     for i, t in enumerate(tasks):
         by_template.setdefault(t["intent_template_id"], []).append(i)
@@ -154,6 +160,25 @@ def test_reference_sequences_earn_one_and_wrong_episodes_zero(server, tasks, sit
     assert len(by_template) >= 40
     assert [(r.index, r.reward, r.error) for wrong, r in results if not wrong and r.reward != 1.0] == []
     assert [(r.index, r.reward) for wrong, r in results if wrong and r.reward != 0.0] == []
+
+    codec, cap = _cpu_profile_codec_and_cap()
+    questions = set(question_tasks(tasks))
+    cap_checks = [cut_answers(tasks[r.index], OBSERVATION_LAYOUT.match(r.answer_page)["observation"], codec, cap)
+                  for wrong, r in results if not wrong and r.index in questions]
+    shown = sum(n for n, _ in cap_checks)
+    assert shown >= len(cap_checks) // 2, f"only {shown} answers of {len(cap_checks)} question tasks on their pages"
+    assert [c for _, cut in cap_checks for c in cut] == []
+
+
+def _cpu_profile_codec_and_cap():
+    """The CPU profile's policy tokenizer (the tiny model's) and its smaller `max_obs_tokens` (train, eval)."""
+    from transformers import AutoTokenizer
+
+    from agentenv.controller import HFTokenCodec
+    from verl.utils.tiny_model import build_tiny_model
+
+    codec = HFTokenCodec(AutoTokenizer.from_pretrained(build_tiny_model()))
+    return codec, min(cpu_profile_cap("train"), cpu_profile_cap("eval"))
 
 
 def test_reset_restores_site_state_and_envs_are_isolated(server, tasks, site_urls):
