@@ -129,6 +129,34 @@ def test_stop_token_ends_generation_and_is_kept(engine, hf_model):
     assert short.finish_reason == "length" and short.token_ids == ref_ids[:3]
 
 
+def test_a_stop_rule_cuts_the_request_where_the_action_ends(engine, model_dir):
+    """With `SamplingParams.stop_rule` (the action's end) the request ends on the id where the rule fires (kept,
+    finish "stop"): the ids and log-probs before it are those of the same seeded request without the rule, the
+    ids the engine sampled past it are dropped, and the engine serves the next request."""
+    from transformers import AutoTokenizer
+
+    from verl.workers.rollout.stop_rules import ActionEndRule
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    prompt = PROMPTS[0]
+    free = _gen(engine, prompt, max_tokens=30, temperature=1.0, seed=7)
+    text = [tokenizer.decode([t], skip_special_tokens=True) for t in free.token_ids]
+    k = max(i for i in range(2, 30) if text[i].strip() and text[i] not in "".join(text[:i]))
+    j = next(i for i in range(k) if text[i].strip() and text[i] not in "".join(text[:i]))
+    stops = engine.stats["stop_rule_stops"]
+    for trigger in ("", text[j]):  # the end alone, and the end after a trigger (WebShop's "]" after "Action:")
+        rule = ActionEndRule(tokenizer, trigger, text[k])
+        out = _gen(engine, prompt, max_tokens=30, temperature=1.0, seed=7, stop_rule=rule.for_request())
+        assert out.finish_reason == "stop" and out.extra["stop_reason"] == "stop_rule"
+        assert out.token_ids == free.token_ids[:k + 1]
+        torch.testing.assert_close(torch.tensor(out.log_probs), torch.tensor(free.log_probs[:k + 1]), atol=1e-5,
+                                   rtol=0)
+    assert engine.stats["stop_rule_stops"] == stops + 2
+    never = ActionEndRule(tokenizer, "", "never-sampled-end")  # a rule that never fires: max_tokens ends it
+    out = _gen(engine, prompt, max_tokens=30, temperature=1.0, seed=7, stop_rule=never.for_request())
+    assert out.finish_reason == "length" and out.token_ids == free.token_ids
+
+
 def test_concurrent_requests_batch_and_match_sequential(engine, hf_model):
     from verl.workers.rollout.base import SamplingParams
 

@@ -39,8 +39,12 @@ on CPU.
 Log-probs: `logprobs_mode="processed_logprobs"` by default, i.e. log softmax(logits / T) of each
 sampled token (T = 1 for greedy requests), the temperature-scaled policy the trainer recomputes;
 with top-k/top-p truncation vLLM reports the renormalised truncated distribution it sampled from.
-Stops: only `SamplingParams.stop_token_ids` end a request (`ignore_eos=True`), as in the HF engine;
-the stop token is kept in the output.
+Stops: `SamplingParams.stop_token_ids` end a request (`ignore_eos=True`), as in the HF engine; the stop
+token is kept in the output. A `SamplingParams.stop_rule` (the action's end, `stop_rules.ActionEnd`) is fed
+the request's ids as vLLM streams them (`RequestOutputKind.DELTA`); where it fires the ids are cut after the
+id that ends the action and the request is aborted (finish_reason "stop", extra `stop_reason="stop_rule"`).
+An abort reaches the engine core between steps, so the in-flight step may sample one or two ids past the
+stop: they are dropped, and counted in `stats["tokens_past_stop_rule"]`.
 
 Start-up checks (one-line errors before vLLM starts): the vLLM version (above); `tensor_model_parallel_size`
 must be 1 (the weight sync feeds one engine worker: `collective_rpc`'s first reply on CPU, one CUDA-IPC
@@ -62,6 +66,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import base64
+import contextlib
 import itertools
 import logging
 import math
@@ -208,6 +213,7 @@ class VLLMEngine(RolloutEngine):
     # SamplingParams.token_rule (copy-only ids over several tokens) via copy_only_processor, which the engine
     # loads when built with rollout.copy_only_tokens set (`bans_sequences` is then set on the instance)
     bans_sequences = False
+    stops_on_rules = True  # SamplingParams.stop_rule: streamed ids fed to it, the request aborted where it fires
 
     def __init__(
         self,
@@ -262,7 +268,8 @@ class VLLMEngine(RolloutEngine):
         self._vllm = vllm
         self._counter = itertools.count()
         self.stats = {"requests": 0, "generated_tokens": 0, "weight_updates": 0, "start_s": 0.0,
-                      "last_sync_bytes": 0, "last_sync_buckets": 0}
+                      "last_sync_bytes": 0, "last_sync_buckets": 0, "stop_rule_stops": 0,
+                      "tokens_past_stop_rule": 0}
 
         t0 = time.perf_counter()
         self._loop = asyncio.new_event_loop()
@@ -456,27 +463,62 @@ class VLLMEngine(RolloutEngine):
             seed=sampling.seed if self.per_request_seed else None,
             logprobs=0,  # the sampled token's log-prob only
             detokenize=False,
-            output_kind=RequestOutputKind.FINAL_ONLY,
+            # a stop rule reads the ids as they come (see _run_request)
+            output_kind=RequestOutputKind.FINAL_ONLY if sampling.stop_rule is None else RequestOutputKind.DELTA,
             # banned ids: -inf logits (vLLM's logit-bias processor), before the processed log-probs
             logit_bias={int(t): float("-inf") for t in sampling.banned_token_ids} or None,
             extra_args=self._copy_only_args(sampling),
         )
         request_id = f"verl-{next(self._counter)}-{uuid.uuid4().hex[:8]}"
-        final = None
-        async for out in self._llm.generate(vllm.TokensPrompt(prompt_token_ids=prompt_ids), params, request_id):
-            final = out
-        if final is None or not final.outputs:
-            raise RuntimeError(f"vLLM returned no output for request {request_id}")
-        comp = final.outputs[0]
-        token_ids = list(comp.token_ids)
-        log_probs = _sampled_log_probs(comp.logprobs, token_ids)
-        reason = comp.finish_reason
+        token_ids, log_probs, reason, stop_reason = await self._run_request(
+            vllm.TokensPrompt(prompt_token_ids=prompt_ids), params, request_id, sampling.stop_rule)
         if reason not in ("stop", "length"):
             raise RuntimeError(f"vLLM request {request_id} ended with finish_reason={reason!r}")
         self.stats["requests"] += 1
         self.stats["generated_tokens"] += len(token_ids)
         return GenerationOutput(token_ids=token_ids, log_probs=log_probs, finish_reason=reason,
-                                extra={"stop_reason": comp.stop_reason})
+                                extra={"stop_reason": stop_reason})
+
+    async def _run_request(self, prompt, params, request_id: str, stop_rule) -> tuple[list[int], list[float], str, Any]:
+        """One engine request: (sampled ids, their log-probs, finish reason, vLLM's stop reason). With a stop rule
+        the request streams its new ids (`RequestOutputKind.DELTA`) into `stop_rule.feed`; on the id that ends the
+        action the ids are cut after it and the request is aborted, so at most the engine's in-flight step runs
+        past the stop (counted in `stats["tokens_past_stop_rule"]`, never returned)."""
+        if stop_rule is None:
+            final = None
+            async for out in self._llm.generate(prompt, params, request_id):
+                final = out
+            if final is None or not final.outputs:
+                raise RuntimeError(f"vLLM returned no output for request {request_id}")
+            comp = final.outputs[0]
+            token_ids = list(comp.token_ids)
+            return token_ids, _sampled_log_probs(comp.logprobs, token_ids), comp.finish_reason, comp.stop_reason
+        token_ids: list[int] = []
+        log_probs: list[float] = []
+        reason, stop_reason = None, None
+        stream = self._llm.generate(prompt, params, request_id)
+        async with contextlib.aclosing(stream):  # leaving early closes the stream: vLLM aborts the request
+            async for out in stream:
+                if not out.outputs:
+                    continue
+                comp = out.outputs[0]
+                new = list(comp.token_ids)
+                new_log_probs = _sampled_log_probs(comp.logprobs, new)
+                for i, token in enumerate(new):
+                    if stop_rule.feed(token):
+                        token_ids += new[:i + 1]
+                        log_probs += new_log_probs[:i + 1]
+                        self.stats["stop_rule_stops"] += 1
+                        self.stats["tokens_past_stop_rule"] += len(new) - i - 1
+                        return token_ids, log_probs, "stop", "stop_rule"
+                token_ids += new
+                log_probs += new_log_probs
+                reason, stop_reason = comp.finish_reason, comp.stop_reason
+                if out.finished:
+                    break
+        if reason is None:
+            raise RuntimeError(f"vLLM returned no output for request {request_id}")
+        return token_ids, log_probs, reason, stop_reason
 
 
 class VLLMWorkerExtension:
