@@ -315,6 +315,8 @@ def webarena_url():
         yield base
 
 
+@pytest.mark.slow  # ~35 s; the cap in the loop: tests/unit/verl/workers/rollout/test_agent_loop_obs_cap.py; the
+# WebArena loop through Chromium: tests/e2e/test_train_webarena.py; SmolLM2's chat template: the tests above
 def test_webarena_agent_loop_with_the_real_model(smollm2_dir, smol_tokenizer, webarena_url, tmp_path):
     """run_generation (agentgym.task_name=webarena) with SmolLM2: one rollout of a shipped WebArena test task on
     real Chromium, 2 turns of 24 greedy tokens. The trajectory completes (turns recorded, no env error, a numeric
