@@ -7,9 +7,10 @@ metadata (scrolling to it when the viewport-only observation does not list it ye
 in WebArena's fenced form, and finally `stop [answer]`. It prints one
 line per failed task and, last, one JSON line `{"tasks": N, "success": S, "success_rate": ...}`.
 
-`--wrong` plays a deliberately wrong episode instead (the reference steps with a wrong answer for
-string-matched tasks; an immediate stop for URL / page-state tasks), which must score 0: the
-suite's check that every task's evaluator can fail.
+`--wrong` plays a deliberately wrong episode instead (a wrong answer at once for tasks scored by the
+answer alone; the reference steps then a wrong answer for string-matched tasks that also check the page
+or URL; an immediate stop for URL / page-state tasks), which must score 0: the suite's check that every
+task's evaluator can fail.
 """
 from __future__ import annotations
 
@@ -37,8 +38,16 @@ MAX_SEEK_DOWN = 8
 MAX_SEEK_UP = 8
 
 
-def _string_matched(config: dict) -> bool:
-    return "string_match" in (config.get("eval") or {}).get("eval_types", [])
+def _wrong_sequence(config: dict, sequence: list[dict]) -> list[dict]:
+    """The wrong play of a task: a wrong answer at once where only the answer is scored (string_match alone:
+    no page can matter), the reference steps then a wrong answer where the page or URL is scored too, and an
+    immediate stop with the reference answer for URL / page-state tasks (the state was never reached)."""
+    eval_types = set((config.get("eval") or {}).get("eval_types", []))
+    if eval_types == {"string_match"}:
+        return [{"action": "stop", "answer": WRONG_ANSWER}]
+    if "string_match" in eval_types:
+        return sequence[:-1] + [{"action": "stop", "answer": WRONG_ANSWER}]
+    return [{"action": "stop", "answer": sequence[-1].get("answer", "")}]
 
 
 @dataclass
@@ -65,8 +74,7 @@ def play_task(client: Any, index: int, config: dict, site_urls: dict[str, str], 
         result.error = "task has no reference_action_sequence ending in stop"
         return result
     if wrong:
-        sequence = sequence[:-1] + [{"action": "stop", "answer": WRONG_ANSWER}] if _string_matched(config) \
-            else [{"action": "stop", "answer": sequence[-1].get("answer", "")}]
+        sequence = _wrong_sequence(config, sequence)
     try:
         page = client.reset(index).observation
         out = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import os
 import re
@@ -36,7 +37,8 @@ def _requirements() -> tuple[set[str], set[str]]:
     return names(values["CORE"]), names(r for reqs in values["EXTRAS"].values() for r in reqs)
 
 
-def _imported_top_modules() -> set[str]:
+@functools.cache
+def _imported_top_modules() -> frozenset[str]:
     found = set()
     for package in PACKAGES:
         for dirpath, _, files in os.walk(os.path.join(ROOT, package)):
@@ -49,11 +51,17 @@ def _imported_top_modules() -> set[str]:
                         found.update(alias.name.split(".")[0] for alias in node.names)
                     elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                         found.add(node.module.split(".")[0])
-    return {m for m in found if m not in PACKAGES and m not in sys.stdlib_module_names}
+    return frozenset(m for m in found if m not in PACKAGES and m not in sys.stdlib_module_names)
+
+
+@functools.cache
+def _module_distributions() -> dict[str, list[str]]:
+    """importlib's module -> distributions map (it reads every installed distribution: build it once)."""
+    return importlib.metadata.packages_distributions()
 
 
 def _distributions(module: str) -> set[str]:
-    dists = importlib.metadata.packages_distributions().get(module, [])
+    dists = _module_distributions().get(module, [])
     return {d.lower().replace("_", "-") for d in dists} or {module.lower().replace("_", "-")}
 
 
