@@ -177,8 +177,8 @@ def _template_list() -> str:
 def _new_project_page(values: dict[str, str], template: Optional[ProjectTemplate]) -> str:
     if template is not None:
         return "<h1>Create from template</h1>" + _new_project_form(values, template)
-    tabs = ('<nav class="new-project-tabs" aria-label="New project"><a href="/projects/new#blank_project">Create blank '
-            'project</a> <a href="/projects/new#create_from_template">Create from template</a></nav>')
+    tabs = ('<nav class="new-project-tabs" aria-label="Project creation"><a href="/projects/new#blank_project">'
+            'Create blank project</a> <a href="/projects/new#create_from_template">Create from template</a></nav>')
     return (f'<h1>Create blank project</h1><section id="blank_project">{_new_project_form(values)}</section>{tabs}'
             f'{_template_list()}')
 
