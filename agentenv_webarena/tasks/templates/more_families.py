@@ -68,8 +68,8 @@ def _value(selector: str) -> str:
 
 
 def _text(selector: str) -> str:
-    """A locator reading an element's text ("" when it is missing)."""
-    return f"(document.querySelector({js_string(selector)}) || {{outerText: ''}}).outerText"
+    """A locator reading an element's text."""
+    return f"document.querySelector({js_string(selector)}).outerText"
 
 
 # --- admin: special prices ----------------------------------------------------------------------------
