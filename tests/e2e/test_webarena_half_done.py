@@ -93,6 +93,37 @@ def _drop_last_checkbox(steps: list[dict]) -> list[dict]:
     return steps[:i] + steps[i + 1:]
 
 
+def _skip_field(name: str) -> Callable[[list[dict]], list[dict]]:
+    """Leave a pre-filled field as it was: drop the click on it, the key presses after it and the typing."""
+    def change(steps: list[dict]) -> list[dict]:
+        out, skipping = [], False
+        for step in steps:
+            if _named(step, name) and step["action"] in ("click", "type"):
+                skipping = step["action"] == "click"
+                continue
+            if skipping and step["action"] == "press":
+                continue
+            skipping = False
+            out.append(step)
+        return out
+    return change
+
+
+def _regular_price_instead(steps: list[dict]) -> list[dict]:
+    """Type the special price into the regular Price field instead of Advanced Pricing's."""
+    i = next(i for i, s in enumerate(steps) if _named(s, "Special Price"))
+    rest = [s for s in steps[i + 1:] if not (s.get("element") or {}).get("name", "").startswith("Special Price")]
+    opened = [s for s in steps[:i] if not _named(s, "Advanced Pricing")]
+    return opened + clear_and_type("textbox", "Price", steps[i]["text"]) + rest
+
+
+def _other_visibility(steps: list[dict]) -> list[dict]:
+    for step in steps:
+        if (step.get("element") or {}).get("role") == "radio":
+            step["element"]["name"] = "Public" if step["element"]["name"] != "Public" else "Private"
+    return steps
+
+
 # (template, what the careless play does, how the reference sequence changes)
 HALF_DONE = [
     (1010, "review text typed halfway", _retype("Review", lambda t: t[: len(t) // 2])),
@@ -116,6 +147,18 @@ HALF_DONE = [
     (9113, "one scope left out", _drop_last_checkbox),
     (9114, "another token revoked", _rename("Revoke ", lambda n: "Revoke ide-plugin" if "ide-plugin" not in n
                                             else "Revoke ci-pipeline")),
+    (9200, "the regular price cut instead of a special price", _regular_price_instead),
+    (9201, "special price saved without its dates", lambda steps: _drop("Special Price To", action="type")(
+        _drop("Special Price From", action="type")(steps))),
+    (9202, "the ZIP code left as it was", _skip_field("Zip/Postal Code")),
+    (9203, "the shipping address changed instead of the billing one",
+     _rename("Edit Billing Address", lambda _: "Edit Shipping Address")),
+    (9207, "search term opened, never deleted", _drop("Delete Search")),
+    (9208, "redirect typed, never saved", _drop("Save Search")),
+    (9209, "box ticked, never saved", _drop("Save")),
+    (9210, "box unticked, customer not saved", _drop("Save Customer")),
+    (9213, "project made with another visibility", _other_visibility),
+    (9221, "special price a dollar off the asked one", _retype("Special Price", lambda t: f"{float(t) - 1:.2f}")),
 ]
 
 

@@ -1,6 +1,6 @@
 """The whole embedded WebArena suite: every task's reference sequence earns 1.0 and a wrong episode 0.
 
-Marked slow (2,212 tasks: about 20 minutes per mode on 2 cores): `RUN_SLOW=1 bash scripts/run_tests.sh` or
+Marked slow (2,359 tasks: about 21 minutes per mode on 2 cores): `RUN_SLOW=1 bash scripts/run_tests.sh` or
 `pytest -m slow tests/e2e/test_webarena_suite.py`. CI runs a per-template sample instead
 (tests/e2e/test_webarena_api.py).
 """

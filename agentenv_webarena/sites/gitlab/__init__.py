@@ -21,7 +21,10 @@ URLs (GitLab's shapes; `<p>` = `/<namespace>/<project>`):
   `/explore/groups`, `/dashboard/groups`, `/dashboard/issues?assignee_username=&author_username=&state=`,
   `/dashboard/merge_requests?assignee_username=|reviewer_username=&state=`
 - GET/POST `/projects/new`: `project[name]`, `project[path]` (slug, default from the name),
-  `project[description]`, `project[visibility]` (private | internal | public), `initialize_with_readme` (1/0)
+  `project[description]`, `project[visibility]` (private | internal | public), `initialize_with_readme` (1/0);
+  "Create from template" (`#create_from_template`): the built-in templates (`project_templates`), each with a
+  "Use template" link to `/projects/new?template_name=<key>`, whose form posts `project[template_name]` (the files
+  land in one commit "Initialized from '<title>' project template")
 - GET `<p>`: name (`h1.project-title`), visibility (`.visibility-badge`), `.project-description`,
   "Star"/"Unstar" button, "N stars" (`a.star-count`), "Fork", "N forks", "N Commits", "N Branches",
   language, license, topics, clone URLs (`code.clone-ssh` `ssh://git@gitlab.local:2222/<ns>/<proj>.git`,

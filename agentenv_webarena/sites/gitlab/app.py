@@ -71,6 +71,7 @@ def create_app(store: InstanceStore) -> Starlette:
         route(_P + "/-/tree/{ref:path}", repository.tree),
         route(_P + "/-/blob/{ref:path}", repository.blob),
         route(_P + "/-/raw/{ref:path}", repository.raw),
+        route(_P + "/-/commits", repository.commits),
         route(_P + "/-/commits/{ref:path}", repository.commits),
         route(_P + "/-/commit/{sha}", repository.commit_page),
         route(_P + "/-/branches", repository.branches),

@@ -7,6 +7,7 @@ Owns `/`, `/dashboard/projects[/starred]`, `/explore[/projects]`, `/users/<u>/st
 from __future__ import annotations
 
 import sqlite3
+from typing import Optional
 from urllib.parse import quote
 
 from starlette.requests import Request
@@ -43,6 +44,7 @@ from agentenv_webarena.sites.gitlab.model import (
     user_by_name,
     valid_path,
 )
+from agentenv_webarena.sites.gitlab.project_templates import PROJECT_TEMPLATES, ProjectTemplate, commit_template
 from agentenv_webarena.sites.gitlab.repository import commit_file, tree_table
 from agentenv_webarena.sites.gitlab.seed import fork_project_contents
 
@@ -139,8 +141,16 @@ def user_starred(ctx: Ctx, username: str) -> Response:
     return render_page(ctx, f"{user['name']} starred projects", main)
 
 
-def _new_project_form(values: dict[str, str]) -> str:
+def _new_project_form(values: dict[str, str], template: Optional[ProjectTemplate] = None) -> str:
+    """The new-project form: blank (with the README option) or from `template` (its key in a hidden field)."""
     readme = " checked" if values.get("initialize_with_readme", "1") == "1" else ""
+    init = ('<input type="hidden" name="initialize_with_readme" value="0">'
+            f'<label><input type="checkbox" name="initialize_with_readme" value="1"{readme}> '
+            "Initialize repository with a README</label>")
+    if template is not None:
+        init = (f'<input type="hidden" name="project[template_name]" value="{esc(template.key)}">'
+                f'<p class="selected-template">Template: <strong>{esc(template.title)}</strong> '
+                '<a href="/projects/new#create_from_template">Change template</a></p>')
     return ('<form action="/projects/new" method="post" class="new-project-form">'
             + text_field("project_name", "project[name]", "Project name", values.get("project[name]", ""),
                          required=True, placeholder="My awesome project")
@@ -150,10 +160,27 @@ def _new_project_form(values: dict[str, str]) -> str:
                          values.get("project[description]", ""), rows=3)
             + radio_group("project[visibility]", "Visibility Level", _VISIBILITY,
                           values.get("project[visibility]", "private"))
-            + '<input type="hidden" name="initialize_with_readme" value="0">'
-            + f'<label><input type="checkbox" name="initialize_with_readme" value="1"{readme}> '
-            "Initialize repository with a README</label>"
-            '<p><button type="submit">Create project</button></p></form>')
+            + init + '<p><button type="submit">Create project</button></p></form>')
+
+
+def _template_list() -> str:
+    """The "Create from template" pane: the built-in templates, each with its "Use template" link."""
+    items = "".join(f'<li class="template-option" data-template="{esc(t.key)}"><strong>{esc(t.title)}</strong>'
+                    f'<p>{esc(t.description)}</p><a href="/projects/new?template_name={esc(t.key)}'
+                    f'#create_from_template" aria-label="Use template {esc(t.title)}">Use template</a></li>'
+                    for t in PROJECT_TEMPLATES.values())
+    return (f'<section id="create_from_template" class="project-templates"><h2>Create from template</h2>'
+            f'<p>Create a project pre-populated with the necessary files to get you started quickly.</p>'
+            f'<h3>Built-in</h3><ul>{items}</ul></section>')
+
+
+def _new_project_page(values: dict[str, str], template: Optional[ProjectTemplate]) -> str:
+    if template is not None:
+        return "<h1>Create from template</h1>" + _new_project_form(values, template)
+    tabs = ('<nav class="new-project-tabs" aria-label="Project creation"><a href="/projects/new#blank_project">'
+            'Create blank project</a> <a href="/projects/new#create_from_template">Create from template</a></nav>')
+    return (f'<h1>Create blank project</h1><section id="blank_project">{_new_project_form(values)}</section>{tabs}'
+            f'{_template_list()}')
 
 
 def create_project(conn: sqlite3.Connection, owner: sqlite3.Row, name: str, path: str, description: str,
@@ -175,14 +202,19 @@ def create_project(conn: sqlite3.Connection, owner: sqlite3.Row, name: str, path
 
 @login_required
 def new_project(ctx: Ctx) -> Response:
-    """GET/POST `/projects/new`: create a project in the user's namespace."""
+    """GET/POST `/projects/new`: create a project in the user's namespace, blank or from a built-in template
+    (`?template_name=<key>` shows that template's form; the form posts `project[template_name]`)."""
+    key = ctx.form.get("project[template_name]", "") if ctx.posted else ctx.q.get("template_name", "")
+    template = PROJECT_TEMPLATES.get(key)
     if not ctx.posted:
-        return render_page(ctx, "New project", "<h1>Create blank project</h1>" + _new_project_form({}))
+        return render_page(ctx, "New project", _new_project_page({}, template))
     name = ctx.form.get("project[name]", "").strip()
     path = ctx.form.get("project[path]", "").strip() or slugify(name)
     visibility = ctx.form.get("project[visibility]", "private")
     error = ""
-    if not name:
+    if key and template is None:
+        error = f"Template {key!r} does not exist: choose one of the built-in templates."
+    elif not name:
         error = "Project name can't be blank."
     elif not valid_path(path):
         error = f"Project slug {path!r} is invalid: use letters, digits, '_', '-' and '.'."
@@ -192,9 +224,11 @@ def new_project(ctx: Ctx) -> Response:
                           (ctx.account["username"], path)).fetchone():
         error = f"Project path {path!r} has already been taken in your namespace."
     if error:
-        return form_error(ctx, "New project", error, "<h1>Create blank project</h1>" + _new_project_form(ctx.form))
-    create_project(ctx.conn, ctx.account, name, path, ctx.form.get("project[description]", "").strip(), visibility,
-                   ctx.form.get("initialize_with_readme", "0") == "1")
+        return form_error(ctx, "New project", error, _new_project_page(ctx.form, template))
+    pid = create_project(ctx.conn, ctx.account, name, path, ctx.form.get("project[description]", "").strip(),
+                         visibility, template is None and ctx.form.get("initialize_with_readme", "0") == "1")
+    if template is not None:
+        commit_template(ctx.conn, pid, "main", template, ctx.user_id)
     return redirect(f"/{quote(ctx.account['username'])}/{quote(path)}")
 
 

@@ -169,9 +169,15 @@ def raw(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
     return PlainTextResponse(f["content"])
 
 
-def commits(ctx: Ctx, namespace: str, project: str, ref: str) -> Response:
-    """GET `/<ns>/<proj>/-/commits/<branch>[?author=<username>]`: a branch's commits grouped by day."""
+def commits(ctx: Ctx, namespace: str, project: str, ref: str = "") -> Response:
+    """GET `/<ns>/<proj>/-/commits[/<branch>][?author=<username>]`: a branch's commits (default: the project's
+    default branch) grouped by day."""
     author = ctx.q.get("author", "")
+    if not ref:
+        p = load_project(ctx, namespace, project)
+        if p is None:
+            return not_found(ctx)
+        ref = p["default_branch"]
     p, ref = _load(ctx, namespace, project, ref)
     if p is None or ref is None:
         return not_found(ctx)

@@ -6,8 +6,8 @@ visitors change is per-instance SQLite (`schema.sql`: tags, notes, My places), r
 No login, no scripts needed.
 
 Modules: `roads` (road graph, Dijkstra per mode, distance / time formats), `search` (geocoder:
-names, addresses, "X near Y", "X in Z", route parameters), `model` (seed and queries of the
-tables), `pages` (handlers and markup), `app`.
+names, addresses, "X near Y", "X in Z", route parameters), `states` (US states: borders, pages),
+`model` (seed and queries of the tables), `pages` (handlers and markup), `app`.
 
 URLs (OpenStreetMap's shapes, so WebArena-style `url_match` checks carry over):
 
@@ -17,7 +17,8 @@ URLs (OpenStreetMap's shapes, so WebArena-style `url_match` checks carry over):
   "<category> in <town>" (all, by name). No match: the page says "No results found" (200, as on OSM); an
   empty query shows how to search.
 - GET `/node/<id>`, `/way/<id>`: a place (ways are areas: parks, campuses, stadiums, airports,
-  hospitals, zoos); `/relation/<id>`: a town or neighbourhood with its places.
+  hospitals, zoos); `/relation/<id>`: a town or neighbourhood with its places, or a US state (`states`: its
+  bordering states and towns; a search naming a state lists it first).
 - GET `/directions?engine=fossgis_osrm_car|fossgis_osrm_bike|fossgis_osrm_foot&route=lat1%2Clon1%3Blat2%2Clon2`:
   the fastest route: "Distance: 12.3 km" and "Time: 0:17" (h:mm). The form (GET `/directions` with
   `route_from`, `route_to`, `engine`) geocodes both fields (a name, an address or "lat, lon") and

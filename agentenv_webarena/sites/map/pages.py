@@ -32,6 +32,7 @@ from agentenv_webarena.sites.map.search import (
     snap,
     town_by_id,
 )
+from agentenv_webarena.sites.map.states import STATES, State, state_by_id, state_for_query, state_id, towns_in
 
 __all__ = ["home", "search_page", "element_page", "directions", "my_places", "save_place", "remove_place",
            "add_note", "note_page", "resolve_note", "edit_tags", "not_found", "error_page", "DEFAULT_ENGINE",
@@ -105,6 +106,10 @@ def search_page(ctx: RequestContext) -> Response:
     elif result.kind == "in" and result.anchor is not None:
         heading = f"{CATEGORY_LABELS[result.category]} in {result.anchor.name} ({len(result.hits)})"
     items = "".join(_hit_line(h) for h in result.hits[:50])
+    state = state_for_query(query) if result.kind == "name" else None
+    if state is not None:  # a state's boundary ranks first, as Nominatim ranks administrative areas
+        items = (f'<li class="search_results_entry"><a class="set_position" href="/relation/{state_id(state)}">'
+                 f'{esc(state.name)}</a> <span class="details">State, United States</span></li>') + items
     none = result.message if result.message.startswith("No results found") else f"No results found. {result.message}"
     body = (f'<ul class="search_results results-list">{items}</ul>' if items else
             f'<p class="search_results_entry">{esc(none.strip())}</p>')
@@ -131,7 +136,9 @@ def element_page(ctx: RequestContext, kind: str, id: int) -> Response:
     """GET /node/<id>, /way/<id> (a place) or /relation/<id> (a town)."""
     kind, element_id = kind, id
     if kind == "relation":
-        town = town_by_id(element_id)
+        town, state = town_by_id(element_id), state_by_id(element_id)
+        if state is not None:
+            return _state_page(state)
         return not_found(f"There is no relation {element_id} on the map.") if town is None else _town_page(town)
     place, error = _place(kind, element_id)
     if error:
@@ -183,6 +190,25 @@ def _town_page(town: world.Town) -> Response:
             f'<p><a href="{esc(directions_url(None, town))}">Directions to here</a></p>'
             f'<h3>Places in {esc(town.name)} ({len(places)})</h3><ul class="town-places">{items}</ul></div>')
     return _page(town.name, main)
+
+
+def _state_page(state: State) -> Response:
+    """A state's boundary relation: its tags, the states it borders and the map's towns inside it."""
+    known = {s.name: s for s in STATES}
+    neighbours = "".join(f'<li data-state="{esc(n)}">'
+                         + (f'<a href="/relation/{state_id(known[n])}">{esc(n)}</a>' if n in known else esc(n))
+                         + "</li>" for n in state.neighbours)
+    towns = "".join(f'<li><a href="{element_path(t)}">{esc(t.name)}</a> <span class="details">'
+                    f'{esc(t.kind.capitalize())}, {esc(t.county)}</span></li>' for t in towns_in(state))
+    rows = [_row("Type", "Boundary: administrative (state)"), _row("admin_level", 4),
+            _row("ISO 3166-2", f"US-{state.code}", "state-code"), _row("Capital", state.capital, "state-capital"),
+            _row("Country", "United States")]
+    main = (f'<div id="sidebar_content"><h2 class="place-name">{esc(state.name)}</h2>'
+            f'<table class="place-details"><tbody>{"".join(rows)}</tbody></table>'
+            f'<h3>Bordering states ({len(state.neighbours)})</h3><ul id="state-borders">{neighbours}</ul>'
+            f'<h3>Towns on this map in {esc(state.name)}</h3>'
+            f'<ul class="town-places">{towns or "<li>None</li>"}</ul></div>')
+    return _page(state.name, main)
 
 
 def _resolve(text: str) -> Optional[Located]:

@@ -20,7 +20,9 @@ mounted at `/admin`, so every path below is served as `{SHOPPING_ADMIN}/...` wit
   `detail`), `/review/product/delete/id/<id>/`: one review
 - GET `/customer/index/`, `/customer/index/edit/id/<id>/`: customers grid (`q`, `p`) and customer view with orders
 - products (grid, edit, new: `admin_catalog`), reports (`admin_reports`), cart price rules (`admin_marketing`), CMS
-  pages and themes (`admin_content`); page chrome and grids in `admin_layout`
+  pages and themes (`admin_content`), search terms (`admin_search_terms`), newsletter subscribers and a customer's
+  subscription (`admin_newsletter`), an order's billing and shipping addresses (`admin_order_address`); page chrome
+  and grids in `admin_layout`
 
 CSS hooks of the embedded tasks' `program_html` locators: `#order-status`, `#order-history`, `#order-items`
 on an order view; `#product-form` inputs on a product edit page; `#review-status` on a review edit page;
@@ -46,7 +48,15 @@ from agentenv_webarena.sites.common import (
     redirect,
     slash_routes,
 )
-from agentenv_webarena.sites.shop import admin_catalog, admin_content, admin_marketing, admin_reports
+from agentenv_webarena.sites.shop import (
+    admin_catalog,
+    admin_content,
+    admin_marketing,
+    admin_newsletter,
+    admin_order_address,
+    admin_reports,
+    admin_search_terms,
+)
 from agentenv_webarena.sites.shop.admin_layout import (
     ADMIN_CSS,
     COOKIE,
@@ -59,6 +69,8 @@ from agentenv_webarena.sites.shop.admin_layout import (
     not_found,
     search_form,
 )
+from agentenv_webarena.sites.shop.admin_newsletter import newsletter_section
+from agentenv_webarena.sites.shop.admin_order_address import address_sections
 from agentenv_webarena.sites.shop.admin_reports import bestsellers, sales_report
 from agentenv_webarena.sites.shop.model import (
     REVIEW_STATUS_LABELS,
@@ -213,11 +225,8 @@ def _order_view(ctx: AdminCtx, order_id: int) -> Response:
             f'{STATUS_LABELS[o["status"]]}</span></span></td></tr>'
             f'<tr><th>Customer Name</th><td><a href="{PREFIX}/customer/index/edit/id/{o["customer_id"]}/">'
             f'{esc(o["firstname"])} {esc(o["lastname"])}</a></td></tr><tr><th>Email</th><td>{esc(o["email"])}</td></tr>'
-            '</tbody></table></section><section><h2>Shipping Address</h2><address>'
-            f'{esc(o["ship_firstname"])} {esc(o["ship_lastname"])}<br>{esc(o["ship_street"])}<br>'
-            f'{esc(o["ship_city"])}, '
-            f'{esc(o["ship_region"])}, {esc(o["ship_postcode"])}<br>{esc(o["ship_country"])}<br>'
-            f'T: {esc(o["ship_telephone"])}</address></section><section><h2>Payment &amp; Shipping Method</h2>'
+            f'</tbody></table></section>{address_sections(ctx.conn, o["id"])}'
+            '<section><h2>Payment &amp; Shipping Method</h2>'
             f'<p>{esc(o["payment_method"])}</p><p>Flat Rate - Fixed</p></section>'
             '<section><h2>Items Ordered</h2><table id="order-items"><thead><tr><th>Product</th><th>Price</th>'
             f'<th>Qty</th><th>Row Total</th></tr></thead><tbody>{items}</tbody></table></section>'
@@ -473,7 +482,7 @@ def _customer_view(ctx: AdminCtx, customer_id: int) -> Response:
             f'<section><h2>Orders</h2><p>{len(orders)} orders</p>'
             '<table id="customer-orders"><thead><tr><th>Order #</th>'
             '<th>Purchased</th><th>Ship-to Name</th><th>Order Total</th><th>Status</th><th>Action</th></tr></thead>'
-            f'<tbody>{order_rows}</tbody></table></section>')
+            f'<tbody>{order_rows}</tbody></table></section>{newsletter_section(ctx, c["id"])}')
     return admin_page(ctx, f'{c["firstname"]} {c["lastname"]}', main)
 
 
@@ -506,6 +515,7 @@ def create_app(store: InstanceStore) -> Starlette:
         *[(f"/sales/order/{action}/order_id/{{order_id:int}}/", _order_action, ("POST",), {"action": action})
           for action in ORDER_ACTIONS],
         *admin_catalog.ROUTES, *admin_reports.ROUTES, *admin_marketing.ROUTES, *admin_content.ROUTES,
+        *admin_search_terms.ROUTES, *admin_newsletter.ROUTES, *admin_order_address.ROUTES,
     ]
     for path, handler, methods, fixed in table:
         routes += slash_routes(path, bind(handler, **fixed), methods)

@@ -5,7 +5,9 @@ disabled; checked = enabled), `product[name]`, `product[sku]`, `product[price]`,
 `product[quantity_and_stock_status][qty]`, `product[quantity_and_stock_status][is_in_stock]` (1 In Stock /
 0 Out of Stock), `product[category_ids]` in `[data-index="category_ids"]` (the chosen category is its
 `[data-role="selected-option"]`), `product[size]` / `product[color]` (Magento's attribute option ids) on a
-product with at most one size and colour, `product[sale]` (a yes/no toggle, value 1 / 0), and the
+product with at most one size and colour, `product[sale]` (a yes/no toggle, value 1 / 0), Advanced Pricing
+(`details#advanced-pricing`: `product[special_price]`, `product[special_from_date]`, `product[special_to_date]`,
+MM/DD/YYYY; inputs `#product-special-price`, `#product-special-from`, `#product-special-to`), and the
 Configurations section `[data-index="configurable"]`: the variants `<name>-<size>-<color>` with the
 product's sizes and colours as comma lists (`product[configurable][sizes]`, `...[colors]`). Saving
 validates and answers the edit page again with what is wrong.
@@ -29,6 +31,7 @@ from agentenv_webarena.sites.shop.admin_layout import (
     not_found,
     search_form,
 )
+from agentenv_webarena.sites.shop.admin_reports import parse_report_date
 from agentenv_webarena.sites.shop.model import in_stock, money, product_options, slugify
 
 __all__ = ["ROUTES", "SIZE_OPTION_IDS", "COLOR_OPTION_IDS", "variants"]
@@ -111,6 +114,49 @@ def _option_choices(ids: dict[str, int], extra: list[str]) -> list[tuple[str, st
     return [(str(ids.get(n, n)), n) for n in names]
 
 
+def _advanced_pricing(v: dict) -> str:
+    """Magento's Advanced Pricing: the special price and the dates it applies from and to (MM/DD/YYYY)."""
+    special = v.get("special_price")
+    special = f"{special:.2f}" if isinstance(special, float) else "" if special is None else str(special)
+    dates = {k: _us_date(v.get(k) or "") for k in ("special_from", "special_to")}
+    return ('<details id="advanced-pricing" data-index="advanced_pricing"><summary>Advanced Pricing</summary>'
+            + _text("product[special_price]", "product-special-price", "Special Price", special)
+            + _text("product[special_from_date]", "product-special-from", "Special Price From", dates["special_from"])
+            + _text("product[special_to_date]", "product-special-to", "Special Price To", dates["special_to"])
+            + "</details>")
+
+
+def _us_date(iso: str) -> str:
+    """'YYYY-MM-DD' as the admin's 'MM/DD/YYYY' (other text as it is)."""
+    return f"{iso[5:7]}/{iso[8:10]}/{iso[:4]}" if len(iso) == 10 and iso[4] == "-" else iso
+
+
+def _special(ctx: AdminCtx, old: dict, new: dict, errors: list[str]) -> None:
+    """The posted Advanced Pricing into `new` (fields not posted keep `old`); what is wrong into `errors`."""
+    f = ctx.form
+    raw = f.get("product[special_price]")
+    if raw is None:
+        new["special_price"] = old.get("special_price")
+    elif not raw.strip():
+        new["special_price"] = None
+    else:
+        try:
+            new["special_price"] = round(float(raw.replace("$", "").replace(",", "")), 2)
+            if new["special_price"] < 0:
+                raise ValueError
+        except ValueError:
+            errors.append("Please enter a valid number of 0 or more in the Special Price field.")
+    for key, field, label in (("special_from", "product[special_from_date]", "Special Price From"),
+                              ("special_to", "product[special_to_date]", "Special Price To")):
+        raw = f.get(field)
+        text = (raw if raw is not None else _us_date(old.get(key) or "")).strip()
+        new[key] = parse_report_date(text) if text else ""
+        if text and not new[key]:
+            errors.append(f"Please enter a valid date in the {label} field.")
+    if new["special_from"] and new["special_to"] and new["special_from"] > new["special_to"]:
+        errors.append("The Special Price From date must not be after the To date.")
+
+
 def _product_form(ctx: AdminCtx, p: Optional[dict], action: str) -> str:
     """The product form, filled from `p` (a row or the posted values), or empty for a new product."""
     v = dict(p) if p is not None else {"enabled": 1, "name": "", "sku": "", "price": "", "qty": "", "stock_status": 1,
@@ -123,6 +169,7 @@ def _product_form(ctx: AdminCtx, p: Optional[dict], action: str) -> str:
               + _text("product[name]", "product-name", "Product Name", v["name"])
               + _text("product[sku]", "product-sku", "SKU", v["sku"])
               + _text("product[price]", "product-price", "Price", price)
+              + _advanced_pricing(v)
               + _text("product[quantity_and_stock_status][qty]", "product-qty", "Quantity", str(v["qty"]))
               + _select("product[quantity_and_stock_status][is_in_stock]", "product-stock", "Stock Status",
                         [("1", "In Stock"), ("0", "Out of Stock")], stock)
@@ -226,6 +273,7 @@ def _posted(ctx: AdminCtx, old: dict) -> tuple[dict, list[str]]:
         errors.append("Please select a category.")
     else:
         new["category_id"] = int(category)
+    _special(ctx, old, new, errors)
     sizes, size_error = _option_list(ctx, "size", SIZE_OPTION_IDS, product_options(old)[0])
     colors, color_error = _option_list(ctx, "color", COLOR_OPTION_IDS, product_options(old)[1])
     new["sizes"], new["colors"] = ",".join(sizes), ",".join(colors)
@@ -241,7 +289,7 @@ def _posted(ctx: AdminCtx, old: dict) -> tuple[dict, list[str]]:
 
 
 _COLUMNS = ("name", "sku", "price", "qty", "stock_status", "enabled", "sale", "category_id", "sizes", "colors",
-            "description")
+            "description", "special_price", "special_from", "special_to")
 
 
 @login_required
@@ -262,7 +310,8 @@ def _product_save(ctx: AdminCtx, product_id: int) -> Response:
 @login_required
 def _product_create(ctx: AdminCtx) -> Response:
     blank = {"id": 0, "name": "", "sku": "", "price": "", "qty": "", "stock_status": 1, "category_id": "",
-             "sizes": "", "colors": "", "sale": 0, "description": "", "enabled": 1}
+             "sizes": "", "colors": "", "sale": 0, "description": "", "enabled": 1, "special_price": None,
+             "special_from": "", "special_to": ""}
     new, errors = _posted(ctx, blank)
     if errors:
         message = f'<div class="message message-error" role="alert">{esc(" ".join(errors))}</div>'

@@ -67,6 +67,7 @@ _MENU = (("/dashboard/", "Dashboard"), ("/sales/order/", "Orders"), ("/catalog/p
          ("/customer/index/", "All Customers"), ("/review/product/", "All Reviews"),
          ("/review/product/pending/", "Pending Reviews"), ("/sales_rule/promo_quote/", "Cart Price Rules"),
          ("/cms/page/", "Pages"), ("/admin/system_design_theme/", "Themes"),
+         ("/search/term/index/", "Search Terms"), ("/newsletter/subscriber/", "Newsletter Subscribers"),
          ("/reports/report_sales/sales/", "Orders Report"),
          ("/reports/report_sales/bestsellers/", "Bestsellers Report"))
 

@@ -24,6 +24,7 @@ from agentenv_webarena.sites.shop.model import (
     rating_summary,
     short_date,
     site_now,
+    special_price,
 )
 
 __all__ = ["search_index", "search_products", "sort_products", "home", "search_results", "slug_page", "review_post"]
@@ -334,6 +335,17 @@ def _below(leaf: Optional[str], url_path: str) -> bool:
     return leaf is not None and (leaf == url_path or leaf.startswith(url_path + "/"))
 
 
+def _price_box(ctx: Ctx, p: sqlite3.Row) -> str:
+    """The product page's price: `#product-price` is what it costs today (Luma's `.special-price` beside the
+    `.old-price` while a special price applies)."""
+    special = special_price(ctx.conn, p)
+    if special is None:
+        return f'<div class="price" id="product-price">{money(p["price"])}</div>'
+    return (f'<div class="price-box"><span class="special-price">Special Price <span class="price" id="product-price">'
+            f'{money(special)}</span></span> <span class="old-price">Regular Price <span class="price">'
+            f'{money(p["price"])}</span></span></div>')
+
+
 def _product(ctx: Ctx, p: sqlite3.Row) -> Response:
     count, percent = rating_summary(ctx.conn, p["id"])
     category = ctx.conn.execute("SELECT * FROM shop_categories WHERE id = ?", (p["category_id"],)).fetchone()
@@ -364,7 +376,7 @@ def _product(ctx: Ctx, p: sqlite3.Row) -> Response:
     main = (f'<nav class="breadcrumbs" aria-label="Breadcrumb"><a href="/">Home</a> / '
             f'<a href="/{esc(category["slug"])}.html">{esc(category["name"])}</a></nav>'
             f'<h1 class="page-title">{esc(p["name"])}</h1><div class="product-reviews-summary">{summary}</div>'
-            f'<div class="price" id="product-price">{money(p["price"])}</div>'
+            f'{_price_box(ctx, p)}'
             f'<p class="stock">{stock}</p><p>SKU: <span id="product-sku">{esc(p["sku"])}</span></p>'
             f'<form id="product_addtocart_form" method="post" action="/checkout/cart/add/">'
             f'<input type="hidden" name="product" value="{p["id"]}">{options}{buy}</form>'

@@ -9,7 +9,7 @@ from __future__ import annotations
 __all__ = ["CATEGORIES", "CATEGORY_TREE", "COLORS", "CUSTOMERS", "NICKNAMES", "REVIEW_TITLES", "REVIEW_DETAILS",
            "ADMIN"]
 __all__ = ["CATEGORIES", "COLORS", "CUSTOMERS", "NICKNAMES", "REVIEW_TITLES", "REVIEW_DETAILS", "ADMIN", "CMS_PAGES",
-           "SALES_RULES"]
+           "SALES_RULES", "SEARCH_QUERIES"]
 
 # (name, slug, brands, adjectives, [(noun, base price, sizes, colours?)]); sizes/colours: "" = none,
 # "C" = pick colours from COLORS, "S" = clothing sizes, "N" = shoe sizes.
@@ -293,4 +293,14 @@ SALES_RULES = [
     ("Spend $50 or more - shipping is free!", "Free shipping on orders over $50.", 1, "", "by_fixed", 0.0, "0,1,2,3"),
     ("$4 off the water bottles", "Coupon for the sports category.", 0, "H20", "by_fixed", 4.0, "1"),
     ("Buy 3 tee shirts and pay for 2", "Buy X get Y on clothing.", 1, "", "buy_x_get_y", 1.0, "0,1,2,3"),
+]
+
+# What storefront visitors typed into the search box (Marketing > Search Terms): product words and brands, a few
+# things the store does not sell. The seed draws how often each was searched.
+SEARCH_QUERIES = [
+    "yoga mat", "earbuds", "hoodie", "coffee mug", "running shoes", "voltix", "trailpeak", "water bottle",
+    "sunscreen", "keyboard", "blender", "notebook", "camping tent", "sneakers", "face cream", "gel pens",
+    "hdmi cable", "dumbbell", "rain jacket", "power bank", "throw pillow", "skillet", "leggings", "webcam",
+    "lip balm", "smart plug", "backpack", "sonara", "urban thread", "air fryer", "kayak", "espresso machine",
+    "drone", "standing desk",
 ]

@@ -16,6 +16,7 @@ __all__ = [
     "COOKIE", "PAGE_SIZE", "ORDERS_PAGE_SIZE", "SHIPPING_PER_ITEM", "STATUS_LABELS", "REVIEW_STATUS",
     "REVIEW_STATUS_LABELS", "hash_password", "money", "parse_ts", "format_ts", "short_date", "long_date", "slugify",
     "site_now", "product_options", "option_text", "rating_summary", "cart_lines", "order_items", "in_stock",
+    "special_price",
 ]
 
 COOKIE = "shop_session"
@@ -73,6 +74,19 @@ def site_now(conn: sqlite3.Connection) -> str:
         "SELECT MAX(created_at) FROM shop_order_comments)").fetchone()[0]
     base = parse_ts(latest) if latest else dt.datetime(2024, 1, 1)
     return format_ts(base + dt.timedelta(minutes=1))
+
+
+def special_price(conn: sqlite3.Connection, product: Any) -> Optional[float]:
+    """The product's special price when it applies today (the shop clock's date within its from/to dates), else
+    None."""
+    price = product["special_price"]
+    if price is None:
+        return None
+    today = site_now(conn)[:10]
+    if (product["special_from"] and today < product["special_from"]) or (product["special_to"]
+                                                                         and today > product["special_to"]):
+        return None
+    return price
 
 
 def product_options(product: Any) -> tuple[list[str], list[str]]:

@@ -80,3 +80,17 @@ CREATE TABLE shop_sales_rules (
     is_active INTEGER NOT NULL DEFAULT 1, website_ids TEXT NOT NULL, customer_group_ids TEXT NOT NULL,
     coupon_code TEXT NOT NULL DEFAULT '', from_date TEXT NOT NULL DEFAULT '', to_date TEXT NOT NULL DEFAULT '',
     priority INTEGER NOT NULL DEFAULT 0, simple_action TEXT NOT NULL, discount_amount REAL NOT NULL);
+-- Later admin families: a product's special price (Advanced Pricing; dates 'YYYY-MM-DD', '' = open), the
+-- storefront's search terms (Marketing > SEO & Search > Search Terms) and an order's billing address when it was
+-- edited apart from the shipping one (an order without a row bills to its shipping address).
+ALTER TABLE shop_products ADD COLUMN special_price REAL;
+ALTER TABLE shop_products ADD COLUMN special_from TEXT NOT NULL DEFAULT '';
+ALTER TABLE shop_products ADD COLUMN special_to TEXT NOT NULL DEFAULT '';
+CREATE TABLE shop_search_terms (
+    id INTEGER PRIMARY KEY, query_text TEXT NOT NULL UNIQUE, num_results INTEGER NOT NULL,
+    popularity INTEGER NOT NULL, redirect TEXT NOT NULL DEFAULT '', display_in_terms INTEGER NOT NULL DEFAULT 1,
+    updated_at TEXT NOT NULL);
+CREATE TABLE shop_order_billing (
+    order_id INTEGER PRIMARY KEY REFERENCES shop_orders(id), firstname TEXT NOT NULL, lastname TEXT NOT NULL,
+    street TEXT NOT NULL, city TEXT NOT NULL, region TEXT NOT NULL, postcode TEXT NOT NULL, country TEXT NOT NULL,
+    telephone TEXT NOT NULL);

@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from agentenv_webarena.sites.shop import data as shop_data
+from agentenv_webarena.sites.shop.catalog import search_index, search_products
 from agentenv_webarena.sites.shop.model import SHIPPING_PER_ITEM, format_ts, hash_password, product_options, slugify
 
 __all__ = ["SCHEMA", "SEED", "seed"]
@@ -224,6 +225,25 @@ def _seed_admin(conn: sqlite3.Connection) -> None:
                      (name, description, active, groups, coupon, action, amount))
 
 
+def _seed_marketing(conn: sqlite3.Connection) -> None:
+    """Search terms (how often each query was typed, what it found) and newsletter subscribers, drawn from their
+    own RNG so the rest of the seed does not move. Emma (customer 1) is not subscribed."""
+    rng = random.Random(SEED + 1)
+    index = search_index(conn)
+    uses = rng.sample(range(2, 400), len(shop_data.SEARCH_QUERIES))
+    for query, popularity in zip(shop_data.SEARCH_QUERIES, uses, strict=True):
+        when = _rand_ts(rng, dt.datetime(2023, 1, 1), dt.datetime(2023, 12, 20))
+        conn.execute("INSERT INTO shop_search_terms (query_text, num_results, popularity, updated_at) "
+                     "VALUES (?, ?, ?, ?)", (query, len(search_products(conn, query, index)), popularity,
+                                             format_ts(when)))
+    for cid in range(2, len(shop_data.CUSTOMERS) + 1):
+        draw = rng.random()
+        if draw < 0.55:
+            when = _rand_ts(rng, dt.datetime(2022, 1, 1), dt.datetime(2023, 12, 20))
+            conn.execute("INSERT INTO shop_newsletter_subscribers (customer_id, subscribed, changed_at) "
+                         "VALUES (?, ?, ?)", (cid, int(draw < 0.42), format_ts(when)))
+
+
 def seed(conn: sqlite3.Connection) -> None:
     """Insert the shop's deterministic data (fixed RNG, fixed timestamps; no clock)."""
     rng = random.Random(SEED)
@@ -234,3 +254,4 @@ def seed(conn: sqlite3.Connection) -> None:
     _seed_lists(conn, rng, products)
     _seed_subcategories(conn, products)
     _seed_admin(conn)
+    _seed_marketing(conn)

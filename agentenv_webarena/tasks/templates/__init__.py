@@ -12,6 +12,8 @@
 | `classic`  | 8000-8099    | SITES  | later templates of the first three site kinds                 |
 | `shop_families` | 9000-9099 | SITES  | storefront and admin families added later |
 | `site_families` | 9100-9199 | SITES  | code host, forum, map and multi-site families added later |
+| `more_families` | 9200-9299 | SITES  | admin special prices, addresses, search terms, newsletter, themes; code |
+|                 |           |        | host project templates; map state borders (`more_families`' docstring) |
 
 Modules run in this order and task ids follow it (task_id == index), so a new module goes last and
 the ids of earlier tasks never move (item-id lists saved by users keep their meaning).
@@ -33,7 +35,8 @@ __all__ = ["MODULES", "Template", "load_templates", "test_only_templates"]
 
 logger = logging.getLogger(__name__)
 
-MODULES = ("shopping", "admin", "forum", "cross", "gitlab", "map", "wiki", "classic", "shop_families", "site_families")
+MODULES = ("shopping", "admin", "forum", "cross", "gitlab", "map", "wiki", "classic", "shop_families", "site_families",
+           "more_families")
 Template = tuple[int, Callable]
 
 

@@ -29,7 +29,14 @@ from agentenv_webarena.tasks.templates.base import (
     type_text,
     url_eval,
 )
-from agentenv_webarena.tasks.templates.common import EMMA, STATUS_LOCATOR, find_customer, find_order, order_url
+from agentenv_webarena.tasks.templates.common import (
+    EMMA,
+    STATUS_LOCATOR,
+    find_customer,
+    find_order,
+    find_product,
+    order_url,
+)
 
 __all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
 
@@ -42,12 +49,6 @@ HISTORY_LOCATOR = "document.querySelector('#order-history').outerText"
 def _products(db: sqlite3.Connection, *, enabled_only: bool = False) -> list[sqlite3.Row]:
     sql = "SELECT * FROM shop_products" + (" WHERE enabled = 1" if enabled_only else "") + " ORDER BY id"
     return db.execute(sql).fetchall()
-
-
-def _find_product(p: sqlite3.Row) -> list[dict]:
-    """Products grid -> keyword search -> the product's edit page."""
-    return [click("link", "Products"), type_text("textbox", "Search by keyword", p["name"]),
-            click("link", f"Edit {p['name']}")]
 
 
 def _orders(db: sqlite3.Connection, statuses: tuple[str, ...] = ()) -> list[sqlite3.Row]:
@@ -203,7 +204,7 @@ def open_product_edit_page(db: sqlite3.Connection, rng: random.Random) -> list[d
         out.append(task(sites=["shopping_admin"], start_url=A,
                         intent_template="Open the admin edit page of the product {{product}}.",
                         values={"product": p["name"]}, eval=url_eval(_edit_url(p)),
-                        sequence=[*_find_product(p), stop(DONE)]))
+                        sequence=[*find_product(p), stop(DONE)]))
     return out
 
 
@@ -240,7 +241,7 @@ def change_price(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         eval=html_eval([target(_edit_url(p),
                                                "document.querySelector('input[name=\"product[price]\"]').value",
                                                exact=new)]),
-                        sequence=[*_find_product(p), *clear_and_type("textbox", "Price", new), click("button", "Save"),
+                        sequence=[*find_product(p), *clear_and_type("textbox", "Price", new), click("button", "Save"),
                                   stop(DONE)]))
     return out
 
@@ -259,7 +260,7 @@ def disable_product(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                             target(f"{S}/{p['slug']}.html", "document.querySelector('h1').outerText",
                                    exact="Whoops, our bad..."),
                         ]),
-                        sequence=[*_find_product(p), click("checkbox", "Enable Product"), click("button", "Save"),
+                        sequence=[*find_product(p), click("checkbox", "Enable Product"), click("button", "Save"),
                                   stop(DONE)]))
     return out
 
@@ -274,7 +275,7 @@ def update_stock(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
                         eval=html_eval([target(_edit_url(p),
                                                "document.querySelector('input[name=\"product[quantity_and_stock_status][qty]\"]').value",
                                                exact=str(qty))]),
-                        sequence=[*_find_product(p), *clear_and_type("textbox", "Quantity", str(qty)),
+                        sequence=[*find_product(p), *clear_and_type("textbox", "Quantity", str(qty)),
                                   click("button", "Save"), stop(DONE)]))
     return out
 
@@ -303,7 +304,7 @@ def change_description(db: sqlite3.Connection, rng: random.Random) -> list[dict]
                                                prep_actions=[
                                                    "document.querySelector('#product-content').open = true",
                                                ])]),
-                        sequence=[*_find_product(p), click("DisclosureTriangle", "Content"),
+                        sequence=[*find_product(p), click("DisclosureTriangle", "Content"),
                                   *clear_and_type("textbox", "Description", text), click("button", "Save"),
                                   stop(DONE)]))
     return out

@@ -25,7 +25,8 @@ __all__ = [
     "SELECTED_ENGINE", "ROUTE_FROM", "ROUTE_TO", "MY_PLACES", "primary_biography", "edit_bio_steps",
     "sellable_products", "searchable_products",
     "open_product", "in_cart_locator", "cart_product_ids", "emma_orders", "order_history_steps", "order_items",
-    "approved_reviews", "js_string", "find_order", "find_customer", "order_url", "rows", "forums_by_name",
+    "approved_reviews", "js_string", "find_order", "find_customer", "find_product", "order_url", "rows",
+    "forums_by_name",
     "post_list", "post_url", "my_vote", "open_post_via_search", "is_searchable_post", "users_with_posts",
     "visible_projects", "full_path", "project_url", "findable", "local_places", "landmarks", "route_between",
     "directions_steps", "two_routes_steps", "route_on_screen",
@@ -116,6 +117,12 @@ def find_order(o: sqlite3.Row) -> list[dict]:
     """Orders grid -> keyword search by order number -> the order view."""
     return [click("link", "Orders"), type_text("textbox", "Search by keyword", o["increment_id"]),
             click("link", f"View order {o['increment_id']}")]
+
+
+def find_product(p: sqlite3.Row) -> list[dict]:
+    """Products grid -> keyword search -> the product's edit page."""
+    return [click("link", "Products"), type_text("textbox", "Search by keyword", p["name"]),
+            click("link", f"Edit {p['name']}")]
 
 
 def find_customer(name: str) -> list[dict]:

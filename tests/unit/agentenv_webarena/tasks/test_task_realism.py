@@ -45,6 +45,10 @@ TEMPLATE_FIELDS.update({  # shop_families
     9000: ["name", "color", "size", "category", "price", "qty"], 9001: ["name"], 9002: [], 9003: ["title"],
     9004: ["number"], 9008: ["reason"], 9011: ["product", "size"],
 })
+TEMPLATE_FIELDS.update({  # more_families (addresses and percentages are checked by their parts and results)
+    9200: [], 9201: ["price"], 9202: [], 9203: [], 9207: ["query"], 9208: ["path"], 9209: [], 9210: [], 9211: [],
+    9213: ["name"], 9214: ["name"], 9221: [],
+})
 
 
 @pytest.fixture(scope="module")
