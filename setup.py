@@ -77,7 +77,7 @@ setup(
         # the catalog, and the shipped SFT policy (the CPU profile's model: agentenv_webshop.SFT_POLICY_DIR)
         "agentenv_webshop": ["data/*", "data/**/*", "sft_policy/*"],
         "agentenv_webarena": ["tasks/*.json", "webarena/agent/prompts/jsons/*.json", "sites/*/*.sql",
-                              "webarena/environment_docker/*"],
+                              "sites/styles/*.css", "webarena/environment_docker/*"],
         "verl": ["agent_trainer/config/*.yaml", "agent_trainer/config/**/*.yaml"],
     },
     install_requires=CORE,

@@ -25,6 +25,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from agentenv_webarena.sites.store import InstanceStore, instance_of
+from agentenv_webarena.sites.styles import stylesheet
 
 __all__ = ["SessionTable", "RequestContext", "SignIn", "page", "login_required", "esc", "html_page", "redirect", "db",
            "new_token", "query_url", "json_error", "PostedForm", "form_fields", "read_form", "to_int", "slash_routes"]
@@ -214,10 +215,11 @@ def esc(value: object) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def html_page(title: str, body: str, *, status_code: int = 200, css: str = "") -> HTMLResponse:
-    """A complete HTML document with `title` and `body` (body is trusted markup: escape your values)."""
+def html_page(title: str, body: str, *, site: str, status_code: int = 200) -> HTMLResponse:
+    """A complete HTML document with `title` and `body` (body is trusted markup: escape your values), styled
+    with `site`'s stylesheet (`sites.styles`)."""
     doc = (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
-           f"<style>body{{font-family:sans-serif;margin:0 1em}}{css}</style></head><body>{body}</body></html>")
+           f"<style>{stylesheet(site)}</style></head><body>{body}</body></html>")
     return HTMLResponse(doc, status_code=status_code)
 
 

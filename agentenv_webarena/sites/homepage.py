@@ -50,9 +50,6 @@ CARDS: tuple[tuple[str, str, str, str], ...] = (
      "/wikipedia_en_all_maxi_2022-05/A/User:The_other_Kiwix_guy/Landing"),
 )
 
-_CSS = (".card{border:1px solid #ddd;border-radius:5px;width:200px;height:120px;text-align:center;margin:10px;"
-        "padding:10px;display:inline-block;vertical-align:top}.card h2{font-size:15px}.card p{font-size:14px}"
-        "#header{text-align:center;border-bottom:3px solid #b1c1c6}")
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.Pow: operator.pow, ast.Mod: operator.mod, ast.FloorDiv: operator.floordiv}
@@ -109,7 +106,7 @@ def _home(site_urls: Mapping[str, str]) -> Response:
             href = base + path if base else None
         cards.append(_card(title, blurb, href))
     body = f'<div id="header"><h1>Welcome to WebArena</h1></div><main id="container">{"".join(cards)}</main>'
-    return html_page("Homepage", body, css=_CSS)
+    return html_page("Homepage", body, site="homepage")
 
 
 def _calculator(request: Request) -> Response:
@@ -124,7 +121,7 @@ def _calculator(request: Request) -> Response:
     form = ('<form method="get" action="calculator.html"><label for="expression">Expression</label> '
             f'<input id="expression" name="expression" value="{esc(expression)}"> '
             '<button type="submit">Calculate</button></form>')
-    return html_page("Calculator", f'<h1>Calculator</h1>{form}{result}<p><a href="/">Homepage</a></p>')
+    return html_page("Calculator", f'<h1>Calculator</h1>{form}{result}<p><a href="/">Homepage</a></p>', site="homepage")
 
 
 def _scratchpad(ctx: RequestContext) -> Response:
@@ -135,7 +132,7 @@ def _scratchpad(ctx: RequestContext) -> Response:
     form = ('<form method="post" action="scratchpad.html"><label for="note">Notes</label>'
             f'<textarea id="note" name="note" rows="12" cols="80">{esc(note)}</textarea>'
             '<button type="submit">Save</button></form>')
-    return html_page("Scratchpad", f'<h1>Scratchpad</h1>{form}<p><a href="/">Homepage</a></p>')
+    return html_page("Scratchpad", f'<h1>Scratchpad</h1>{form}<p><a href="/">Homepage</a></p>', site="homepage")
 
 
 def create_app(store: InstanceStore, site_urls: Optional[Mapping[str, str]] = None) -> Starlette:

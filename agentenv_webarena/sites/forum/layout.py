@@ -21,19 +21,6 @@ __all__ = ["Ctx", "render_page", "not_found", "paragraphs", "when", "vote_form",
            "submission_listing", "pagination", "page_number", "sort_nav", "subscriptions_section", "forum_sidebar",
            "safe_next"]
 
-_CSS = (
-    ".site-nav{display:flex;gap:1em;align-items:center;padding:.5em 0;border-bottom:1px solid #ccc}"
-    ".site-nav form{margin:0}.layout{display:flex;gap:2em}#main{flex:1;min-width:0}#sidebar{width:18em}"
-    ".submission{display:flex;gap:.8em;margin:.8em 0}.submission__title{font-size:1.1em;margin:0}"
-    "h1.submission__title{font-size:1.5em}.submission__info,.comment__info{color:#555;font-size:.9em;margin:.2em 0}"
-    ".vote{display:flex;flex-direction:column;align-items:center;margin:0}.vote__button{font-size:.75em}"
-    ".vote--user-upvoted .vote__up{color:#f80}.vote--user-downvoted .vote__down{color:#08f}"
-    ".comment{margin:.5em 0}.comment__row{display:flex;gap:.6em}.comment__replies{margin-left:2em}"
-    "label{display:block;margin-top:.6em}textarea{width:32em;max-width:100%}"
-    "input[type=text],input[type=url]{width:32em}"
-    ".pagination{display:flex;gap:1em;margin:1em 0}.sort-nav{display:flex;gap:1em}.flash{background:#dfd;padding:.3em}"
-    ".errors{color:#b00}table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left}"
-)
 
 
 class Ctx(RequestContext):
@@ -67,7 +54,7 @@ def render_page(ctx: Ctx, title: str, main: str, sidebar: str = "", status_code:
     """A forum page: header, `main` and an optional sidebar."""
     aside = f'<aside id="sidebar">{sidebar}</aside>' if sidebar else ""
     body = f'{_header(ctx)}<div class="layout"><main id="main">{main}</main>{aside}</div>'
-    return html_page(title, body, status_code=status_code, css=_CSS)
+    return html_page(title, body, status_code=status_code, site="forum")
 
 
 def not_found(ctx: Ctx, what: str) -> HTMLResponse:

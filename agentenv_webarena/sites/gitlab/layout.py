@@ -19,15 +19,6 @@ from agentenv_webarena.sites.gitlab.model import COOKIE, member_level, project_b
 __all__ = ["Ctx", "render_page", "not_found", "alert", "form_error", "markdown", "project_page", "load_project",
            "form_page", "post_form", "visibility_badge", "user_link", "radio_group", "text_field", "area_field"]
 
-_CSS = (
-    ".top-bar{display:flex;gap:1em;align-items:center;padding:.4em 0;border-bottom:1px solid #ccc}"
-    ".top-bar form{margin:0}.layout{display:flex;gap:1.5em}.nav-sidebar{width:13em}.content{flex:1;min-width:0}"
-    ".nav-sidebar ul{list-style:none;padding:0}.badge{border:1px solid #888;border-radius:.8em;padding:0 .5em}"
-    "table{border-collapse:collapse}td,th{padding:.2em .7em;text-align:left;border-bottom:1px solid #eee}"
-    "label{display:block;margin-top:.6em}textarea{width:36em;max-width:100%}input[type=text]{width:30em}"
-    ".flash-alert{color:#b00}.gl-label{background:#eef;margin-right:.3em;padding:0 .4em}"
-    "pre{background:#f6f6f6;padding:.6em;overflow:auto}"
-)
 
 
 class Ctx(RequestContext):
@@ -66,7 +57,7 @@ def render_page(ctx: Ctx, title: str, main: str, sidebar: str = "", status_code:
     """A page: top bar, an optional left sidebar (a project's menu) and `main`."""
     side = f'<aside class="nav-sidebar">{sidebar}</aside>' if sidebar else ""
     body = f'{_top_bar(ctx)}<div class="layout">{side}<main class="content" id="content-body">{main}</main></div>'
-    return html_page(f"{title} · GitLab", body, status_code=status_code, css=_CSS)
+    return html_page(f"{title} · GitLab", body, status_code=status_code, site="gitlab")
 
 
 def not_found(ctx: Ctx, what: str = "The page could not be found or you don't have permission to view it.") -> Response:

@@ -41,8 +41,6 @@ __all__ = ["home", "search_page", "element_page", "directions", "my_places", "sa
 
 DEFAULT_ENGINE = "fossgis_osrm_car"
 MODE_LINKS = {"fossgis_osrm_car": "Car", "fossgis_osrm_bike": "Bicycle", "fossgis_osrm_foot": "Foot"}
-_CSS = ("header{display:flex;gap:1em;align-items:center;border-bottom:1px solid #ccc;padding:.5em 0}"
-        "table th{text-align:left;padding-right:1em}.note-closed{color:#666}.error{color:#a00}")
 _PHONE = re.compile(r"^[0-9+()\- ]{3,30}$")
 _MAX_NOTE = 1000
 
@@ -54,7 +52,7 @@ def _page(title: str, main: str, *, query: str = "", status_code: int = 200) -> 
               '<button type="submit">Search</button></form>'
               '<nav><a href="/directions">Directions</a> <a href="/my_places">My places</a></nav></header>')
     return html_page(f"{title} | OpenStreetMap", f'{header}<div id="content">{main}</div>', status_code=status_code,
-                     css=_CSS)
+                     site="map")
 
 
 def error_page(title: str, text: str, status_code: int, *, query: str = "") -> Response:

@@ -58,7 +58,6 @@ from agentenv_webarena.sites.shop import (
     admin_search_terms,
 )
 from agentenv_webarena.sites.shop.admin_layout import (
-    ADMIN_CSS,
     COOKIE,
     PREFIX,
     AdminCtx,
@@ -113,7 +112,7 @@ def _index(ctx: AdminCtx) -> Response:
     error = ('<div class="message message-error" role="alert">The account sign-in was incorrect or your account is '
              'disabled temporarily. Please wait and try again later.</div>' if ctx.q.get("error") else "")
     body = f'<main class="login"><h1>Welcome, please sign in</h1>{error}{_SIGN_IN.form()}</main>'
-    return html_page("Magento Admin", body, css=ADMIN_CSS)
+    return html_page("Magento Admin", body, site="admin")
 
 
 def _login_post(ctx: AdminCtx) -> Response:

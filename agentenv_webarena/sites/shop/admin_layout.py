@@ -16,23 +16,13 @@ from starlette.responses import HTMLResponse
 
 from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, html_page, query_url, to_int
 
-__all__ = ["ADMIN_CSS", "COOKIE", "PREFIX", "GRID_PAGE_SIZE", "AdminCtx", "admin_page", "not_found", "grid",
+__all__ = ["COOKIE", "PREFIX", "GRID_PAGE_SIZE", "AdminCtx", "admin_page", "not_found", "grid",
            "search_form", "active_filters", "like"]
 
 COOKIE = "admin_session"
 PREFIX = "/admin"
 GRID_PAGE_SIZE = 20  # Magento admin grids default to 20 records a page
 
-ADMIN_CSS = (
-    ".admin-header{display:flex;gap:1.5em;align-items:center;padding:.5em 0;border-bottom:2px solid #333}"
-    ".admin-menu ul{display:flex;flex-wrap:wrap;gap:.3em 1.2em;list-style:none;padding:0;margin:.5em 0}"
-    "table{border-collapse:collapse}td,th{padding:.25em .6em;text-align:left;border-bottom:1px solid #ddd}"
-    ".message{padding:.4em;margin:.5em 0}.message-success{background:#e5efe5}.message-error{background:#fae5e5}"
-    ".filters{display:flex;gap:1em;flex-wrap:wrap;margin:.5em 0}.field{margin:.4em 0}label{margin-right:.4em}"
-    ".page-actions form{display:inline}.page-actions{margin:.5em 0}section{margin:.8em 0}"
-    ".admin__data-grid-filters-current ul{display:inline;list-style:none;padding:0 .5em}"
-    ".admin__data-grid-filters-current li{display:inline;margin-right:1em}"
-)
 
 
 class AdminCtx(RequestContext):
@@ -80,7 +70,7 @@ def admin_page(ctx: AdminCtx, title: str, main: str, status_code: int = 200) -> 
             f'<span>{esc(ctx.admin["username"])}</span><a href="{PREFIX}/logout">Sign Out</a></header>'
             f'<main id="anchor-content"><h1 class="page-title">{esc(title)}</h1>{ctx.take_flash()}{main}</main>'
             '<footer><p>Magento ver. 2.4.6</p></footer>')
-    return html_page(f"{title} / Magento Admin", body, status_code=status_code, css=ADMIN_CSS)
+    return html_page(f"{title} / Magento Admin", body, status_code=status_code, site="admin")
 
 
 def not_found(ctx: AdminCtx, what: str) -> HTMLResponse:

@@ -18,22 +18,6 @@ from agentenv_webarena.sites.shop.model import COOKIE, cart_lines
 __all__ = ["Ctx", "render_page", "account_page", "not_found", "star_text", "back_to_product",
            "ADDRESS_FIELDS", "address_inputs", "address_lines", "default_address"]
 
-_CSS = (
-    ".page-header{display:flex;flex-wrap:wrap;gap:1em;align-items:center;padding:.5em 0;border-bottom:1px solid #ccc}"
-    ".page-header form{margin:0}.logo{font-weight:bold;font-size:1.3em}.header-links{display:flex;gap:1em;"
-    "list-style:none;margin:0;padding:0}.nav-sections ul{display:flex;flex-wrap:wrap;gap:.4em 1.2em;list-style:none;"
-    "padding:0;margin:.5em 0}.product-items{display:grid;grid-template-columns:repeat(4,1fr);gap:1em;list-style:none;"
-    "padding:0}.product-item{border:1px solid #eee;padding:.5em}.price{font-weight:bold}.message{padding:.4em;"
-    "margin:.5em 0}.message-success{background:#e5efe5}.message-error{background:#fae5e5}table{border-collapse:"
-    "collapse}td,th{padding:.3em .7em;text-align:left;border-bottom:1px solid #eee}label{margin-right:.4em}"
-    ".field{margin:.4em 0}.toolbar{display:flex;gap:2em;align-items:center}.pages{display:flex;gap:1em}"
-    "fieldset{border:1px solid #ddd;margin:.5em 0}.layout{display:flex;gap:2em}.sidebar{width:14em}"
-    ".column-main{flex:1;min-width:0}.review-item{margin:.6em 0;border-bottom:1px solid #eee}"
-    ".page-footer{margin-top:2em;padding:1em 0;border-top:1px solid #ccc}.page-footer ul{list-style:none;padding:0}"
-    ".columns{display:flex;gap:2em}.columns .sidebar-main{order:-1;width:14em;flex:none}"
-    ".column.main{flex:1;min-width:0}"
-    ".filter-options .items{list-style:none;padding-left:.5em}.limiter{margin:.5em 0}"
-)
 
 
 class Ctx(RequestContext):
@@ -153,7 +137,7 @@ _FOOTER = (
 def render_page(ctx: Ctx, title: str, main: str, status_code: int = 200) -> HTMLResponse:
     """A storefront page: header, flash message, `main`, footer."""
     body = f'{_header(ctx)}<main id="maincontent">{ctx.take_flash()}{main}</main>{_FOOTER}'
-    return html_page(title, body, status_code=status_code, css=_CSS)
+    return html_page(title, body, status_code=status_code, site="shop")
 
 
 def account_page(ctx: Ctx, title: str, main: str) -> HTMLResponse:

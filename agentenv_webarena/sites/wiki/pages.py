@@ -31,12 +31,6 @@ __all__ = ["render_article", "render_landing", "render_search", "render_not_foun
 
 PAGE_LENGTH = 25  # search results per page (Kiwix's default)
 
-_CSS = ("#kiwixtoolbar{display:flex;gap:1em;align-items:center;padding:.4em;border-bottom:1px solid #ccc}"
-        "#kiwixtoolbar form{margin:0}.infobox{float:right;border:1px solid #aaa;background:#f8f9fa;margin:0 0 1em 1em;"
-        "padding:.2em;width:22em}.infobox caption{font-weight:bold;font-size:1.1em}.infobox th{text-align:left;"
-        "padding-right:.6em}.wikitable{border-collapse:collapse}.wikitable td,.wikitable th{border:1px solid #aaa;"
-        "padding:.2em .5em}.results li{margin:.6em 0}.results cite{display:block;font-style:normal;color:#333}"
-        ".informations{color:#666;font-size:.85em}")
 
 _LINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]")
 _MAP = re.compile(r"\{\{(map|mapsearch):([^|}]+)\|([^}]+)\}\}")
@@ -79,7 +73,8 @@ def _toolbar(pattern: str = "") -> str:
 
 
 def _page(title: str, main: str, pattern: str = "", status_code: int = 200) -> HTMLResponse:
-    return html_page(title, f'{_toolbar(pattern)}<main id="content">{main}</main>', status_code=status_code, css=_CSS)
+    body = f'{_toolbar(pattern)}<main id="content">{main}</main>'
+    return html_page(title, body, status_code=status_code, site="wiki")
 
 
 def _section(sec: Section, map_url: Optional[str]) -> str:
