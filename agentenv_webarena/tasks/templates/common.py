@@ -12,6 +12,8 @@ from typing import Any, Optional
 
 from agentenv_webarena.sites import forum, world
 from agentenv_webarena.sites.forum.data import PRIMARY_USER
+from agentenv_webarena.sites.gitlab import data as gitlab_data
+from agentenv_webarena.sites.gitlab.entities import SCALED_PROJECTS
 from agentenv_webarena.sites.gitlab.model import project_list
 from agentenv_webarena.sites.map import MODE_LINKS, route
 from agentenv_webarena.sites.map.roads import ENGINES, Route, node_key
@@ -22,6 +24,7 @@ from agentenv_webarena.tasks.templates.base import clear_and_type, click, html_e
 __all__ = [
     "EMMA", "CART_LOCATOR", "ADMIN", "STATUS_LOCATOR", "REDDIT", "VOTE_LOCATOR", "POST_URL_FUNC", "MINE_ONLY",
     "ALL_COMMENT_BODIES", "TITLE_LOCATOR", "CATEGORY_FORUM", "GITLAB", "ME", "TITLE", "MAP", "ENGINE_OF", "BY",
+    "BASE_GITLAB_USERS", "BASE_GITLAB_GROUPS",
     "SELECTED_ENGINE", "ROUTE_FROM", "ROUTE_TO", "MY_PLACES", "primary_biography", "edit_bio_steps",
     "sellable_products", "searchable_products",
     "open_product", "in_cart_locator", "cart_product_ids", "emma_orders", "order_history_steps", "order_items",
@@ -210,9 +213,17 @@ ME = 1  # byteblaze's user id (the first seeded user)
 TITLE = "document.querySelector('h1.title').outerText"
 
 
+# Templates draw from the base seed's users and projects; WebArena's named entities (`sites.gitlab.entities`)
+# come after them, so adding those never moves an existing task.
+BASE_GITLAB_USERS = len(gitlab_data.USERS)  # ids 1..BASE_GITLAB_USERS
+BASE_GITLAB_GROUPS = len(gitlab_data.GROUPS)
+_ENTITY_PROJECTS = {(s.project.namespace.lower(), s.project.path.lower()) for s in SCALED_PROJECTS}
+
+
 def visible_projects(db: sqlite3.Connection) -> list[sqlite3.Row]:
-    """Projects byteblaze can see, in id order."""
-    return sorted(project_list(db, viewer_id=ME), key=lambda p: p["id"])
+    """Projects of the base seed byteblaze can see, in id order."""
+    return sorted((p for p in project_list(db, viewer_id=ME)
+                   if (p["namespace"].lower(), p["path"].lower()) not in _ENTITY_PROJECTS), key=lambda p: p["id"])
 
 
 def full_path(p: Any) -> str:
