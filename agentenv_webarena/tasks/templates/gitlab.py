@@ -44,6 +44,7 @@ from agentenv_webarena.tasks.templates.base import (
 )
 from agentenv_webarena.tasks.templates.common import (
     ALL_COMMENT_BODIES,
+    BASE_FORUMS,
     BASE_GITLAB_GROUPS,
     BASE_GITLAB_USERS,
     GITLAB,
@@ -997,7 +998,8 @@ def t5100_promote_project(db, rng):
 def t5101_issue_from_forum_post(db, rng):
     tpl = "Open an issue in {{project}} whose title is the title of the newest post in the {{forum}} forum."
     forums = rows(db, "SELECT f.name, (SELECT s.title FROM forum_submissions s WHERE s.forum_id = f.id "
-                      "ORDER BY s.created_at DESC, s.id DESC LIMIT 1) AS newest FROM forum_forums f ORDER BY f.id")
+                      "ORDER BY s.created_at DESC, s.id DESC LIMIT 1) AS newest FROM forum_forums f WHERE f.id <= ? "
+                      "ORDER BY f.id", (BASE_FORUMS,))
     forums = [f for f in forums if f["newest"] and typeable(f["newest"])]
     out = []
     for p, f in zip(pick(rng, _mine(db), INSTANCES), pick(rng, forums, INSTANCES), strict=False):

@@ -33,6 +33,7 @@ from agentenv_webarena.tasks.templates.base import (
     typeable,
 )
 from agentenv_webarena.tasks.templates.common import (
+    BASE_FORUMS,
     BASE_GITLAB_GROUPS,
     BASE_GITLAB_USERS,
     ENGINE_OF,
@@ -470,7 +471,7 @@ def t9112_issue_from_most_commented(db, rng):
            "the {{forum}} forum.")
     mine = [p for p in visible_projects(db) if p["namespace"] == "byteblaze"]
     forums = []
-    for f in rows(db, "SELECT name FROM forum_forums ORDER BY id"):
+    for f in rows(db, "SELECT name FROM forum_forums WHERE id <= ? ORDER BY id", (BASE_FORUMS,)):
         ranked = post_list(db, forum=f["name"], sort="most_commented", limit=2)
         if ranked and typeable(ranked[0]["title"]) and (len(ranked) == 1 or
                                                         ranked[0]["comment_count"] > ranked[1]["comment_count"]):
