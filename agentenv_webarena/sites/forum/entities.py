@@ -194,12 +194,15 @@ def seed_entities(conn: sqlite3.Connection) -> None:
         for uid in rng.sample(users, 2):
             conn.execute("INSERT INTO forum_moderators (forum_id, user_id) VALUES (?,?)", (forum_ids[f.name], uid))
     posts = []  # (id or None, forum, title, created)
+    seen = {r[0].lower() for r in conn.execute("SELECT title FROM forum_submissions")}  # tasks name posts by title
+    seen |= {title_from_slug(slug).lower() for _, _, slug in NAMED_POSTS}
     for f in ENTITY_FORUMS:
         titles = sorted({rng.choice(_TITLE_PATTERNS).format(s=s, S=s[:1].upper() + s[1:])
-                         for s in f.subjects for _ in range(6)})
+                         for s in f.subjects for _ in range(6)} - seen)
         rng.shuffle(titles)
-        for title in titles[:f.posts]:
-            posts.append((None, f.name, title, _START + dt.timedelta(seconds=rng.randrange(_SPAN_S))))
+        titles = [t for t in titles if t.lower() not in seen][:f.posts]
+        seen |= {t.lower() for t in titles}
+        posts += [(None, f.name, t, _START + dt.timedelta(seconds=rng.randrange(_SPAN_S))) for t in titles]
     for forum, pid, slug in NAMED_POSTS:
         posts.append((pid, forum, title_from_slug(slug), _START + dt.timedelta(seconds=rng.randrange(_SPAN_S))))
     named_comments = {post: cid for cid, post in NAMED_COMMENTS}
