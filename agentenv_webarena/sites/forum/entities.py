@@ -112,7 +112,9 @@ ENTITY_USERS: list[str] = [
     "dmv_local", "bay_state_bob", "nyc_nomad", "tensor_tom", "gpu_grace", "trail_tess",
 ]
 
-# (forum, WebArena's post id, its URL slug): posts WebArena's URLs point at, titled from the slug.
+# (forum, WebArena's post id, its URL slug): posts WebArena's URLs point at, titled from the slug. Only those in
+# the new forums: its posts in the base forums (books 59421, technology 134696, ...) would change the base
+# forums' submission counts, which existing tasks answer ("which forum has the most submissions").
 NAMED_POSTS: list[tuple[str, int, str]] = [
     ("EarthPorn", 98256, "i-can-t-wait-for-all-this-green-to-start-coming-back-little"),
     ("EarthPorn", 98297, "2-years-later-this-is-still-one-of-the-most-incredible"),

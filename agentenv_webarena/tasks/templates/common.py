@@ -13,7 +13,7 @@ from typing import Any, Optional
 from agentenv_webarena.sites import forum, world
 from agentenv_webarena.sites.forum import data as forum_data
 from agentenv_webarena.sites.forum.data import PRIMARY_USER
-from agentenv_webarena.sites.forum.entities import ENTITY_FORUMS
+from agentenv_webarena.sites.forum.entities import ENTITY_FORUMS, NAMED_POSTS
 from agentenv_webarena.sites.gitlab import data as gitlab_data
 from agentenv_webarena.sites.gitlab.entities import SCALED_PROJECTS
 from agentenv_webarena.sites.gitlab.model import project_list
@@ -153,6 +153,7 @@ def rows(db: sqlite3.Connection, sql: str, args: tuple = ()) -> list[dict]:
 BASE_FORUMS = len(forum_data.FORUMS)  # ids 1..BASE_FORUMS
 BASE_FORUM_USERS = len(forum_data.USERS)
 _ENTITY_FORUMS = {f.name.lower() for f in ENTITY_FORUMS}
+_NAMED_POSTS = {pid for _, pid, _ in NAMED_POSTS}  # some are in base forums
 
 
 def forums_by_name(db: sqlite3.Connection) -> list[dict]:
@@ -163,10 +164,11 @@ def forums_by_name(db: sqlite3.Connection) -> list[dict]:
 
 
 def post_list(db: sqlite3.Connection, **kw: Any) -> list[dict]:
-    """Posts of the base forums as `forum.submission_list` lists them, filtered and sorted by `kw` (`limit` and
+    """Base posts as `forum.submission_list` lists them, filtered and sorted by `kw` (`limit` and
     `offset` count base posts)."""
     limit, offset = kw.pop("limit", None), kw.pop("offset", 0)
-    kept = [p for p in forum.submission_list(db, **kw) if p["forum"].lower() not in _ENTITY_FORUMS]
+    kept = [p for p in forum.submission_list(db, **kw)
+            if p["forum"].lower() not in _ENTITY_FORUMS and p["id"] not in _NAMED_POSTS]
     return kept[offset:None if limit is None else offset + limit]
 
 
