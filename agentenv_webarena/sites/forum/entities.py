@@ -199,8 +199,7 @@ def seed_entities(conn: sqlite3.Connection) -> None:
     seen = {r[0].lower() for r in conn.execute("SELECT title FROM forum_submissions")}  # tasks name posts by title
     seen |= {title_from_slug(slug).lower() for _, _, slug in NAMED_POSTS}
     for f in ENTITY_FORUMS:
-        titles = sorted({rng.choice(_TITLE_PATTERNS).format(s=s, S=s[:1].upper() + s[1:])
-                         for s in f.subjects for _ in range(6)} - seen)
+        titles = sorted({p.format(s=s, S=s[:1].upper() + s[1:]) for s in f.subjects for p in _TITLE_PATTERNS})
         rng.shuffle(titles)
         titles = [t for t in titles if t.lower() not in seen][:f.posts]
         seen |= {t.lower() for t in titles}
