@@ -8,10 +8,10 @@ everything the task templates select from stay as they were. Projects WebArena's
 (`byteblaze/AGISite`, `byteblaze/metaseq`, the `n-lab` group, ...) are left out: they do not exist before
 the task runs.
 
-The new projects are large enough that their issue and merge-request lists paginate
-(`ISSUE_PAGE_SIZE` per page, as GitLab's 20). None of their rows involves byteblaze (no membership,
-assignment, review, star or follow), and every timestamp is before `seed.SEED_END`, so byteblaze's
-dashboards, to-dos and the site clock are unchanged.
+The larger projects' issue and merge-request lists paginate (`layout.PER_PAGE`, GitLab's 20 a page).
+Besides owning (and committing to) his own four, byteblaze takes part in none of their rows (no issue,
+comment, assignment, review, star or follow), and every timestamp is before `seed.SEED_END`, so
+byteblaze's issue and merge-request dashboards, to-dos and the site clock are unchanged.
 """
 from __future__ import annotations
 
@@ -160,6 +160,24 @@ SCALED_PROJECTS: list[Scaled] = [
     Scaled(_P("dehenne", "awesome-visibility", "awesome-visibility", "A curated list of tools for visibility and "
               "observability.", "Markdown", "CC0-1.0", "2019-02-02", ("awesome", "observability")), 6, 2, 15, (),
            ("the list",), (), ("dehenne",)),
+    # byteblaze's own repositories in WebArena's initial state that the base seed lacks
+    Scaled(_P("byteblaze", "a11y-syntax-highlighting", "a11y-syntax-highlighting", "Syntax highlighting themes "
+              "that keep code readable for people with low vision.", "CSS", "MIT", "2021-02-19",
+              ("accessibility", "theme")), 6, 2, 16, (), ("the theme editor", "contrast ratios", "the dark theme"),
+           (), ("byteblaze", "patrickhlauke")),
+    Scaled(_P("byteblaze", "accessible-html-content-patterns", "accessible-html-content-patterns", "Notes on "
+              "writing HTML elements so assistive technology announces them well.", "HTML", "MIT", "2021-03-08",
+              ("accessibility", "html")), 5, 2, 14, (), ("tables", "landmarks", "forms"), (),
+           ("byteblaze", "westurner")),
+    Scaled(_P("byteblaze", "millennials-to-snake-people", "millennials-to-snake-people", "Browser extension that "
+              "swaps one generational label for another on every page.", "JavaScript", "MIT", "2020-05-02",
+              ("browser-extension", "humor")), 4, 1, 12, (), ("the word list", "the manifest"), (),
+           ("byteblaze", "jontutcher")),
+    Scaled(_P("byteblaze", "remove-board-movement-events-from-the-github-issue-timeline",
+              "remove-board-movement-events-from-the-github-issue-timeline", "Browser extension that hides "
+              "project-board movements from issue timelines.", "JavaScript", "MIT", "2021-07-15",
+              ("browser-extension",)), 3, 1, 10, (), ("the timeline filter", "the options page"), (),
+           ("byteblaze", "patou")),
     Scaled(_P("akilesh", "SimCache", "SimCache", "A cache simulator for computer architecture coursework.", "C++",
               "MIT", "2020-09-01", ("cache", "simulation")), 6, 2, 18, (), ("replacement policies",), (),
            ("akilesh",)),
@@ -245,7 +263,7 @@ def _seed_scaled(conn: sqlite3.Connection, rng: random.Random, pid: int, spec: S
     for name, color in [(own.pop(n.lower(), n), c) for n, c in data.LABELS] + [(n, "#6699cc") for n in own.values()]:
         labels[name] = conn.execute("INSERT INTO gitlab_labels (project_id, name, color) VALUES (?,?,?)",
                                     (pid, name, color)).lastrowid
-    people = [uid for uid, _ in members]
+    people = [uid for uid, _ in members if uid != users[data.PRIMARY_USER]]  # byteblaze's dashboards stay as they were
     _seed_issues(conn, rng, pid, spec, people, list(labels.values()), created)
     _seed_mrs(conn, rng, pid, spec, branch, people, created)
     for uid in rng.sample(new_users, rng.randint(0, 3)):

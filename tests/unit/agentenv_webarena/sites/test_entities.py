@@ -81,7 +81,12 @@ def test_gitlab_entities_counts_and_no_primary_user(db):
         assert counts == [spec.issues, spec.mrs, spec.commits]
     ids = tuple(found[n] for n in names)
     marks = ",".join("?" * len(ids))
-    for sql in (f"SELECT user_id FROM gitlab_project_members WHERE project_id IN ({marks})",
+    # byteblaze owns his own WebArena repositories and nothing else here; he wrote no issue, comment or review
+    owned = {r[0] for r in db.execute(f"SELECT project_id FROM gitlab_project_members WHERE user_id = ? AND "
+                                      f"project_id IN ({marks})", (common.ME, *ids))}
+    assert owned == {found[n] for n in names if n[0] == gitlab_data.PRIMARY_USER} and len(owned) == 4
+    for sql in (f"SELECT author_id FROM gitlab_notes WHERE noteable_id IN (SELECT id FROM gitlab_issues WHERE "
+                f"project_id IN ({marks})) AND noteable_type = 'Issue'",
                 f"SELECT author_id FROM gitlab_issues WHERE project_id IN ({marks})",
                 f"SELECT a.user_id FROM gitlab_issue_assignees a JOIN gitlab_issues i ON i.id = a.issue_id "
                 f"WHERE i.project_id IN ({marks})",
