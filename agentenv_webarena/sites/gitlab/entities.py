@@ -26,6 +26,7 @@ from agentenv_webarena.sites.gitlab.model import commit_sha, format_ts
 __all__ = ["ENTITY_SEED", "Account", "Scaled", "ACCOUNTS", "ENTITY_GROUPS", "SCALED_PROJECTS", "seed_entities"]
 
 ENTITY_SEED = 5051
+_MASTER_BRANCH = {"dehenne"}  # namespaces whose default branch is "master" (WebArena's URL names it)
 _END = dt.datetime(2023, 5, 31, 12, 0, 0)  # before seed.SEED_END: the site clock stays where the base data put it
 
 
@@ -236,14 +237,14 @@ def _seed_scaled(conn: sqlite3.Connection, rng: random.Random, pid: int, spec: S
     proj = spec.project
     created = dt.datetime.fromisoformat(proj.created) + dt.timedelta(hours=9, minutes=pid % 60)
     committers = [users[u] for u in spec.committers]
-    owner = committers[0] if proj.namespace in users else users[spec.committers[0]]
+    owner = committers[0]  # the namespace owner or, for a group, its first committer
+    branch = "master" if proj.namespace in _MASTER_BRANCH else "main"
     conn.execute("INSERT INTO gitlab_projects (id, namespace, path, name, description, language, license, topics, "
                  "visibility, default_branch, creator_id, created_at, last_activity_at) "
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                  (pid, proj.namespace, proj.path, proj.name, proj.description, proj.language, proj.license,
-                  ", ".join(proj.topics), "public", "main" if proj.namespace != "dehenne" else "master", owner,
+                  ", ".join(proj.topics), "public", branch, owner,
                   format_ts(created), format_ts(_END - dt.timedelta(days=pid % 30))))
-    branch = "main" if proj.namespace != "dehenne" else "master"
     members = [(owner, 50)] + [(u, 40) for u in committers[1:] if u != owner]
     members += [(u, rng.choice((10, 20, 30))) for u in rng.sample(new_users, 3) if u not in dict(members)]
     for uid, level in members:
