@@ -1,11 +1,13 @@
 """The embedded forum: a Postmill-like reddit clone (WebArena's `reddit` site).
 
-Owns the forum's tables (`schema.sql`), their deterministic seed (`seed`, drawing from `data`) and
-its Starlette app (`app`). It does not own instances or resets (`sites.store.InstanceStore`), the
+Owns the forum's tables (`schema.sql`), their deterministic seed (`seed`, drawing from `data`, then
+WebArena's named forums, users and posts from `entities`) and its Starlette app (`app`).
+It does not own instances or resets (`sites.store.InstanceStore`), the
 control endpoints (`sites.apps`), or logins of the env (`agentenv_webarena.tasks.auth`, whose recipe
 this site answers: POST `/login_check` with `_username` and `_password`, cookie `forum_session`).
 
-Modules: `model` (constants, the clock, shared queries), `layout` (request context, shared markup),
+Modules: `data` (the base vocabulary), `entities` (WebArena's named forums and the posts that fill them),
+`seed`, `model` (constants, the clock, shared queries), `layout` (request context, shared markup),
 `listing` (front page, forums, search, subscriptions), `threads` (a submission, its comments,
 votes, submit / edit / delete), `account` (user pages, biography, log in / out), `app`.
 

@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from agentenv_webarena.sites.forum import data
+from agentenv_webarena.sites.forum.entities import seed_entities
 from agentenv_webarena.sites.forum.model import SEED_START, format_ts, slugify
 
 __all__ = ["SCHEMA", "SEED", "seed"]
@@ -22,7 +23,8 @@ _LINK_FORUMS = ("science", "technology", "space", "MachineLearning", "movies", "
 
 
 def seed(conn: sqlite3.Connection) -> None:
-    """Insert the deterministic forum data: 14 forums (with moderators), 30 users, ~300 posts, comments, votes.
+    """Insert the deterministic forum data: 14 forums (with moderators), 30 users, ~300 posts, comments, votes;
+    then WebArena's named forums, users and posts with the posts that fill them (`entities`).
 
     Uses `random.Random(SEED)` only (no clock), so every build yields the same rows and ids.
     """
@@ -55,6 +57,7 @@ def seed(conn: sqlite3.Connection) -> None:
     _seed_comments(conn, rng, posts, user_ids)
     _seed_votes(conn, rng, posts, user_ids, primary)
     _seed_subscriptions(conn, rng, user_ids, forum_ids, primary)
+    seed_entities(conn)
 
 
 def _seed_posts(rng: random.Random, users: list[str]) -> list[dict]:

@@ -2,12 +2,15 @@
 
 Owns the code host's tables (`schema.sql`, every table prefixed `gitlab_`), their deterministic seed
 (`seed`, drawing from `data`: 40 users led by byteblaze, 8 groups, 60 projects plus forks, with
-repositories, stars, issues, merge requests, milestones, comments, to-dos and access tokens) and its
-Starlette app (`app`). It does not own instances or resets (`sites.store.InstanceStore`), the control endpoints
+repositories, stars, issues, merge requests, milestones, comments, to-dos and access tokens; then from
+`entities`: WebArena's named accounts, groups and projects, such as `root/metaseq` and `keycloak/keycloak`,
+large enough that their issue lists paginate) and its Starlette app (`app`).
+It does not own instances or resets (`sites.store.InstanceStore`), the control endpoints
 (`sites.apps`), or the env's logins (`agentenv_webarena.tasks.auth`, whose recipe this site answers:
 POST `/users/sign_in` with `user[login]` and `user[password]`, cookie `_gitlab_session`).
 
-Modules: `data` (static vocabulary, a stable API other sites read), `model` (constants, clock,
+Modules: `data` (static vocabulary, a stable API other sites read), `entities` (WebArena's named entities and
+their seed), `model` (constants, clock,
 shared queries), `layout` (request context, shared markup), `projects` (listings, project home,
 new project, settings, stars, forks), `repository` (tree, files, commits, branches, contributors,
 web editor), `issuables` (issues, merge requests, milestones, comments, dashboards), `todos` (the To-Do
@@ -36,11 +39,11 @@ URLs (GitLab's shapes; `<p>` = `/<namespace>/<project>`):
   `<p>/-/graphs/<branch>` (contributors by commits)
 - GET/POST `<p>/-/new/<branch>[/<dir>]` (`file_name`, `content`, `commit_message`),
   `<p>/-/create_dir/<branch>[/<dir>]` (`dir_name`), `<p>/-/edit/<branch>/<path>` (`content`)
-- GET `<p>/-/issues[?state=opened|closed|all&label_name[]=&assignee_username=&search=]`,
+- GET `<p>/-/issues[?state=opened|closed|all&label_name[]=&assignee_username=&search=&page=]` (20 a page),
   `<p>/-/issues/<iid>`; GET/POST `<p>/-/issues/new` (`issue[title]`, `issue[description]`,
   `issue[assignee_username]`, `issue[label_names]`, `issue[milestone_title]`, `issue[due_date]`);
   POST `<p>/-/issues/<iid>/notes|close|reopen|assign|labels` (`note[note]`, `assignee_username`, `label_name`)
-- GET `<p>/-/merge_requests[?state=opened|merged|closed|all]`, `<p>/-/merge_requests/<iid>`;
+- GET `<p>/-/merge_requests[?state=opened|merged|closed|all&page=]` (20 a page), `<p>/-/merge_requests/<iid>`;
   GET/POST `<p>/-/merge_requests/new` (`merge_request[source_branch|target_branch|title|description|
   assignee_username|reviewer_username]`); POST `<p>/-/merge_requests/<iid>/notes|merge|close|reopen|reviewer`
 - GET `<p>/-/milestones`, `<p>/-/milestones/<iid>`; GET/POST `<p>/-/milestones/new`

@@ -25,6 +25,7 @@ from agentenv_webarena.sites.gitlab.layout import (
     load_project,
     markdown,
     not_found,
+    paginate,
     post_form,
     project_base,
     project_page,
@@ -108,7 +109,7 @@ def issues(ctx: Ctx, namespace: str, project: str) -> Response:
         return not_found(ctx)
     base = project_base(p)
     counts = {s: len(issue_list(ctx.conn, project_id=p["id"], state=s, **filters)) for s in _ISSUE_STATES}
-    rows = issue_list(ctx.conn, project_id=p["id"], state=state, **filters)
+    rows, pager = paginate(ctx, issue_list(ctx.conn, project_id=p["id"], state=state, **filters))
     extra = {"label_name[]": filters["label"] or None, "assignee_username": filters["assignee"] or None,
              "search": filters["search"] or None}
     labels = [r[0] for r in ctx.conn.execute("SELECT name FROM gitlab_labels WHERE project_id = ? ORDER BY name",
@@ -121,7 +122,7 @@ def issues(ctx: Ctx, namespace: str, project: str) -> Response:
             f'value="{esc(filters["search"])}" aria-label="Search or filter results" '
             'placeholder="Search or filter results"></form>'
             f'<nav aria-label="Filter by label" class="label-filter">Labels: {label_nav}</nav>'
-            f'{_issue_rows(rows, ctx.conn)}')
+            f'{_issue_rows(rows, ctx.conn)}{pager}')
     return project_page(ctx, p, "Issues", main)
 
 
@@ -363,9 +364,10 @@ def merge_requests(ctx: Ctx, namespace: str, project: str) -> Response:
         return not_found(ctx)
     base = project_base(p)
     counts = {s: len(mr_list(ctx.conn, project_id=p["id"], state=s)) for s in _MR_STATES}
+    rows, pager = paginate(ctx, mr_list(ctx.conn, project_id=p["id"], state=state))
     main = (f'<h1>Merge requests</h1><p><a href="{base}/-/merge_requests/new">New merge request</a></p>'
             f'{_state_tabs(base + "/-/merge_requests", counts, _MR_STATES, state, {})}'
-            f'{_mr_rows(mr_list(ctx.conn, project_id=p["id"], state=state), ctx.conn)}')
+            f'{_mr_rows(rows, ctx.conn)}{pager}')
     return project_page(ctx, p, "Merge requests", main)
 
 

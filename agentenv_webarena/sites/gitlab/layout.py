@@ -13,10 +13,11 @@ from urllib.parse import quote
 
 from starlette.responses import HTMLResponse, Response
 
-from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, html_page
+from agentenv_webarena.sites.common import RequestContext, SessionTable, esc, html_page, query_url, to_int
 from agentenv_webarena.sites.gitlab.model import COOKIE, member_level, project_by_path
 
-__all__ = ["Ctx", "render_page", "not_found", "alert", "form_error", "markdown", "project_page", "load_project",
+__all__ = ["Ctx", "PER_PAGE", "paginate",
+           "render_page", "not_found", "alert", "form_error", "markdown", "project_page", "load_project",
            "form_page", "post_form", "visibility_badge", "user_link", "radio_group", "text_field", "area_field"]
 
 
@@ -127,6 +128,31 @@ _VISIBILITY_TITLES = {
     "internal": "Internal - The project can be accessed by any logged in user except external users.",
     "public": "Public - The project can be accessed without any authentication.",
 }
+
+
+PER_PAGE = 20  # GitLab's default page size of issue and merge-request lists
+
+
+def paginate(ctx: Ctx, rows: list) -> tuple[list, str]:
+    """The `?page=` slice of `rows` (PER_PAGE a page) and GitLab's pager under the list ("" on a single page)."""
+    pages = max(1, -(-len(rows) // PER_PAGE))
+    page = min(max(1, to_int(ctx.q.get("page", "1"), 1)), pages)
+    if pages == 1:
+        return rows, ""
+    path = ctx.request.url.path
+    params = {k: v for k, v in ctx.q.items() if k != "page"}
+
+    def item(label: str, number: int, rel: str = "") -> str:
+        if number == page and not rel:
+            return f'<li class="page-item active"><span class="page-link" aria-current="page">{number}</span></li>'
+        attrs = f' rel="{rel}"' if rel else ""
+        href = esc(query_url(path, **params, page=number if number > 1 else None))
+        return f'<li class="page-item"><a class="page-link" href="{href}"{attrs}>{label}</a></li>'
+
+    links = ([item("‹ Prev", page - 1, "prev")] if page > 1 else []) + [item(str(n), n) for n in range(1, pages + 1)]
+    links += [item("Next ›", page + 1, "next")] if page < pages else []
+    nav = f'<nav aria-label="Pagination" class="gl-pagination"><ul class="pagination">{"".join(links)}</ul></nav>'
+    return rows[(page - 1) * PER_PAGE:page * PER_PAGE], nav
 
 
 def visibility_badge(visibility: str) -> str:

@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from agentenv_webarena.sites.gitlab import data
+from agentenv_webarena.sites.gitlab.entities import seed_entities
 from agentenv_webarena.sites.gitlab.model import add_todo, commit_sha, format_ts
 from agentenv_webarena.sites.gitlab.tokens import seed_tokens
 
@@ -27,7 +28,8 @@ _BRANCH_NAMES = ("develop", "feature/{t}", "fix/{t}", "docs/update-readme", "rel
 
 def seed(conn: sqlite3.Connection) -> None:
     """Insert the deterministic code-host data: 40 users, 8 groups, 60 projects (+ forks) and their
-    repositories, stars, issues, merge requests, milestones, comments, to-dos and byteblaze's access tokens."""
+    repositories, stars, issues, merge requests, milestones, comments, to-dos and byteblaze's access tokens;
+    then WebArena's named accounts, groups and projects (`entities`)."""
     rng = random.Random(SEED)
     users = _seed_users(conn)
     groups = _seed_groups(conn, rng, users)
@@ -38,6 +40,7 @@ def seed(conn: sqlite3.Connection) -> None:
     _seed_follows(conn, rng, users)
     _seed_todos(conn)
     seed_tokens(conn, users[data.PRIMARY_USER])
+    seed_entities(conn)
 
 
 def _ts(t: dt.datetime) -> str:

@@ -11,7 +11,11 @@ import sqlite3
 from typing import Any, Optional
 
 from agentenv_webarena.sites import forum, world
+from agentenv_webarena.sites.forum import data as forum_data
 from agentenv_webarena.sites.forum.data import PRIMARY_USER
+from agentenv_webarena.sites.forum.entities import ENTITY_FORUMS, NAMED_POSTS
+from agentenv_webarena.sites.gitlab import data as gitlab_data
+from agentenv_webarena.sites.gitlab.entities import SCALED_PROJECTS
 from agentenv_webarena.sites.gitlab.model import project_list
 from agentenv_webarena.sites.map import MODE_LINKS, route
 from agentenv_webarena.sites.map.roads import ENGINES, Route, node_key
@@ -22,6 +26,7 @@ from agentenv_webarena.tasks.templates.base import clear_and_type, click, html_e
 __all__ = [
     "EMMA", "CART_LOCATOR", "ADMIN", "STATUS_LOCATOR", "REDDIT", "VOTE_LOCATOR", "POST_URL_FUNC", "MINE_ONLY",
     "ALL_COMMENT_BODIES", "TITLE_LOCATOR", "CATEGORY_FORUM", "GITLAB", "ME", "TITLE", "MAP", "ENGINE_OF", "BY",
+    "BASE_GITLAB_USERS", "BASE_GITLAB_GROUPS", "BASE_FORUMS", "BASE_FORUM_USERS",
     "SELECTED_ENGINE", "ROUTE_FROM", "ROUTE_TO", "MY_PLACES", "primary_biography", "edit_bio_steps",
     "sellable_products", "searchable_products",
     "open_product", "in_cart_locator", "cart_product_ids", "emma_orders", "order_history_steps", "order_items",
@@ -150,16 +155,28 @@ def rows(db: sqlite3.Connection, sql: str, args: tuple = ()) -> list[dict]:
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
+# Templates draw from the base seed's forums, users and posts; WebArena's named forums and their posts
+# (`sites.forum.entities`) come after them, so adding those never moves an existing task.
+BASE_FORUMS = len(forum_data.FORUMS)  # ids 1..BASE_FORUMS
+BASE_FORUM_USERS = len(forum_data.USERS)
+_ENTITY_FORUMS = {f.name.lower() for f in ENTITY_FORUMS}
+_NAMED_POSTS = {pid for _, pid, _ in NAMED_POSTS}  # some are in base forums
+
+
 def forums_by_name(db: sqlite3.Connection) -> list[dict]:
-    """Every forum (id, name, title, description and its post count `posts`), by name, case-insensitively."""
+    """Every base forum (id, name, title, description and its post count `posts`), by name, case-insensitively."""
     return rows(db, "SELECT f.id, f.name, f.title, f.description, "
                     "(SELECT COUNT(*) FROM forum_submissions s WHERE s.forum_id = f.id) AS posts "
-                    "FROM forum_forums f ORDER BY f.name COLLATE NOCASE")
+                    "FROM forum_forums f WHERE f.id <= ? ORDER BY f.name COLLATE NOCASE", (BASE_FORUMS,))
 
 
 def post_list(db: sqlite3.Connection, **kw: Any) -> list[dict]:
-    """Forum posts as `forum.submission_list` lists them, filtered and sorted by `kw`."""
-    return forum.submission_list(db, **kw)
+    """Base posts as `forum.submission_list` lists them, filtered and sorted by `kw` (`limit` and
+    `offset` count base posts)."""
+    limit, offset = kw.pop("limit", None), kw.pop("offset", 0)
+    kept = [p for p in forum.submission_list(db, **kw)
+            if p["forum"].lower() not in _ENTITY_FORUMS and p["id"] not in _NAMED_POSTS]
+    return kept[offset:None if limit is None else offset + limit]
 
 
 def post_url(post: dict) -> str:
@@ -193,10 +210,10 @@ ALL_COMMENT_BODIES = "[...document.querySelectorAll('.comment__body')].map(e => 
 
 
 def users_with_posts(db: sqlite3.Connection) -> list[dict]:
-    """Users with at least one post, each with their post count `n`, in user-id order."""
+    """Base users with at least one post, each with their post count `n`, in user-id order."""
     return rows(db, "SELECT u.username, COUNT(s.id) AS n FROM forum_users u "
-                    "JOIN forum_submissions s ON s.user_id = u.id "
-                    "GROUP BY u.id ORDER BY u.id")
+                    "JOIN forum_submissions s ON s.user_id = u.id WHERE u.id <= ? "
+                    "GROUP BY u.id ORDER BY u.id", (BASE_FORUM_USERS,))
 
 
 # ---------------------------------------------------------------- forum posts about shop purchases (`cross`)
@@ -217,9 +234,17 @@ ME = 1  # byteblaze's user id (the first seeded user)
 TITLE = "document.querySelector('h1.title').outerText"
 
 
+# Templates draw from the base seed's users and projects; WebArena's named entities (`sites.gitlab.entities`)
+# come after them, so adding those never moves an existing task.
+BASE_GITLAB_USERS = len(gitlab_data.USERS)  # ids 1..BASE_GITLAB_USERS
+BASE_GITLAB_GROUPS = len(gitlab_data.GROUPS)
+_ENTITY_PROJECTS = {(s.project.namespace.lower(), s.project.path.lower()) for s in SCALED_PROJECTS}
+
+
 def visible_projects(db: sqlite3.Connection) -> list[sqlite3.Row]:
-    """Projects byteblaze can see, in id order."""
-    return sorted(project_list(db, viewer_id=ME), key=lambda p: p["id"])
+    """Projects of the base seed byteblaze can see, in id order."""
+    return sorted((p for p in project_list(db, viewer_id=ME)
+                   if (p["namespace"].lower(), p["path"].lower()) not in _ENTITY_PROJECTS), key=lambda p: p["id"])
 
 
 def full_path(p: Any) -> str:

@@ -44,6 +44,9 @@ from agentenv_webarena.tasks.templates.base import (
 )
 from agentenv_webarena.tasks.templates.common import (
     ALL_COMMENT_BODIES,
+    BASE_FORUMS,
+    BASE_GITLAB_GROUPS,
+    BASE_GITLAB_USERS,
     GITLAB,
     ME,
     POST_URL_FUNC,
@@ -132,7 +135,8 @@ def _user_name(db: sqlite3.Connection, username: str) -> str:
 
 
 def _others(db: sqlite3.Connection) -> list[dict]:
-    return rows(db, "SELECT id, username, name, location FROM gitlab_users WHERE id != ? ORDER BY id", (ME,))
+    return rows(db, "SELECT id, username, name, location FROM gitlab_users WHERE id != ? AND id <= ? ORDER BY id",
+                (ME, BASE_GITLAB_USERS))
 
 
 def _open_issue(p: Any, issue: Any) -> list[dict]:
@@ -323,7 +327,7 @@ def t5016_branch_count(db, rng):
 def t5017_most_starred_in_group(db, rng):
     tpl = "Which project of the {{group}} group has the most stars?"
     out = []
-    for g in rows(db, "SELECT path, name FROM gitlab_groups ORDER BY id"):
+    for g in rows(db, "SELECT path, name FROM gitlab_groups WHERE id <= ? ORDER BY id", (BASE_GITLAB_GROUPS,)):
         top = _unique_top([p for p in visible_projects(db) if p["namespace"] == g["path"]], key=lambda p: p["stars"])
         if top is not None:
             out.append(_task(tpl, {"group": g["name"]}, GITLAB, string_eval(must_include=[top["name"]]),
@@ -364,7 +368,7 @@ def t5021_group_owner(db, rng):
     out = []
     for g in rows(db, "SELECT g.id, g.path, g.name, u.username FROM gitlab_groups g JOIN gitlab_group_members m "
                       "ON m.group_id = g.id JOIN gitlab_users u ON u.id = m.user_id WHERE m.access_level = 50 "
-                      "ORDER BY g.id"):
+                      "AND g.id <= ? ORDER BY g.id", (BASE_GITLAB_GROUPS,)):
         out.append(_task(tpl, {"group": g["name"]}, GITLAB, string_eval(must_include=[g["username"]]),
                          [goto(f"{GITLAB}/explore/groups"), click("link", g["name"]), stop(g["username"])]))
     return pick(rng, out, INSTANCES)
@@ -778,7 +782,7 @@ def t5066_star_top_n(db, rng):
     tpl = "Star the {{n}} most starred projects in the {{group}} group."
     starred = _starred(db)
     out = []
-    for g in rows(db, "SELECT path, name FROM gitlab_groups ORDER BY id"):
+    for g in rows(db, "SELECT path, name FROM gitlab_groups WHERE id <= ? ORDER BY id", (BASE_GITLAB_GROUPS,)):
         ranked = sorted([p for p in visible_projects(db) if p["namespace"] == g["path"]], key=lambda p: -p["stars"])
         n = 2
         if len(ranked) <= n or ranked[n - 1]["stars"] == ranked[n]["stars"]:
@@ -994,7 +998,8 @@ def t5100_promote_project(db, rng):
 def t5101_issue_from_forum_post(db, rng):
     tpl = "Open an issue in {{project}} whose title is the title of the newest post in the {{forum}} forum."
     forums = rows(db, "SELECT f.name, (SELECT s.title FROM forum_submissions s WHERE s.forum_id = f.id "
-                      "ORDER BY s.created_at DESC, s.id DESC LIMIT 1) AS newest FROM forum_forums f ORDER BY f.id")
+                      "ORDER BY s.created_at DESC, s.id DESC LIMIT 1) AS newest FROM forum_forums f WHERE f.id <= ? "
+                      "ORDER BY f.id", (BASE_FORUMS,))
     forums = [f for f in forums if f["newest"] and typeable(f["newest"])]
     out = []
     for p, f in zip(pick(rng, _mine(db), INSTANCES), pick(rng, forums, INSTANCES), strict=False):

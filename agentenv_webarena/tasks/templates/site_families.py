@@ -33,6 +33,9 @@ from agentenv_webarena.tasks.templates.base import (
     typeable,
 )
 from agentenv_webarena.tasks.templates.common import (
+    BASE_FORUMS,
+    BASE_GITLAB_GROUPS,
+    BASE_GITLAB_USERS,
     ENGINE_OF,
     GITLAB,
     MAP,
@@ -176,7 +179,7 @@ def t9103_clear_project_todos(db, rng):
 # --- code host: groups ------------------------------------------------------------------------------
 
 def _groups(db: sqlite3.Connection) -> list[dict]:
-    return rows(db, "SELECT id, path, name FROM gitlab_groups ORDER BY id")
+    return rows(db, "SELECT id, path, name FROM gitlab_groups WHERE id <= ? ORDER BY id", (BASE_GITLAB_GROUPS,))
 
 
 def _group_members(db: sqlite3.Connection, group_id: int) -> list[dict]:
@@ -196,7 +199,8 @@ def t9104_group_role(db, rng):
            for g, m in pick(rng, cases, N)]
     g = rng.choice(_groups(db))
     members = {m["username"] for m in _group_members(db, g["id"])}
-    outsider = rng.choice([u for u in rows(db, "SELECT username, name FROM gitlab_users ORDER BY id")
+    outsider = rng.choice([u for u in rows(db, "SELECT username, name FROM gitlab_users WHERE id <= ? ORDER BY id",
+                                                (BASE_GITLAB_USERS,))
                            if u["username"] not in members])
     out.append(_task(tpl, {"user": outsider["name"], "group": g["name"]}, GITLAB,
                      _na(f"{outsider['name']} is not a member of {g['name']}"),
@@ -239,7 +243,8 @@ def _managed_groups(db: sqlite3.Connection) -> list[dict]:
 def t9106_add_group_member(db, rng):
     tpl = "Add {{user}} to the GitLab group {{group}} as a {{role}}."
     out = []
-    users = rows(db, "SELECT username, name FROM gitlab_users WHERE id != ? ORDER BY id", (ME,))
+    users = rows(db, "SELECT username, name FROM gitlab_users WHERE id != ? AND id <= ? ORDER BY id",
+                 (ME, BASE_GITLAB_USERS))
     for g in _managed_groups(db):
         members = {m["username"] for m in _group_members(db, g["id"])}
         for u in pick(rng, [u for u in users if u["username"] not in members], N):
@@ -257,7 +262,8 @@ _GROUP_NAMES = ["Accessibility Guild", "Frontend Friends", "Data Wranglers", "Op
 def t9107_create_group(db, rng):
     tpl = "Create a GitLab group called {{name}} with {{visibility}} visibility and add {{users}} to it as Developers."
     out = []
-    users = rows(db, "SELECT username, name FROM gitlab_users WHERE id != ? ORDER BY id", (ME,))
+    users = rows(db, "SELECT username, name FROM gitlab_users WHERE id != ? AND id <= ? ORDER BY id",
+                 (ME, BASE_GITLAB_USERS))
     for name in pick(rng, _GROUP_NAMES, N):
         visibility = rng.choice(["Private", "Internal", "Public"])
         chosen = pick(rng, users, rng.choice([2, 3]))
@@ -465,7 +471,7 @@ def t9112_issue_from_most_commented(db, rng):
            "the {{forum}} forum.")
     mine = [p for p in visible_projects(db) if p["namespace"] == "byteblaze"]
     forums = []
-    for f in rows(db, "SELECT name FROM forum_forums ORDER BY id"):
+    for f in rows(db, "SELECT name FROM forum_forums WHERE id <= ? ORDER BY id", (BASE_FORUMS,)):
         ranked = post_list(db, forum=f["name"], sort="most_commented", limit=2)
         if ranked and typeable(ranked[0]["title"]) and (len(ranked) == 1 or
                                                         ranked[0]["comment_count"] > ranked[1]["comment_count"]):

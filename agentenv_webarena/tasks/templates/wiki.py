@@ -54,6 +54,7 @@ from agentenv_webarena.tasks.templates.common import (
     directions_steps,
     full_path,
     landmarks,
+    post_list,
     project_url,
     route_between,
     route_on_screen,
@@ -458,7 +459,7 @@ def _forum_posts_about(db: sqlite3.Connection, kinds: tuple[str, ...]) -> list[t
     """(post, article title, facts) for forum posts whose title names exactly one topic article of `kinds`."""
     topics = [(t, f) for t, f in facts(db).items() if f["kind"] in kinds and _findable(t, _name(t))]
     out = []
-    for post in forum.submission_list(db, sort="new"):
+    for post in post_list(db, sort="new"):
         named = [(t, f) for t, f in topics if _name(t).casefold() in post["title"].casefold()]
         if len(named) == 1 and "[" not in post["title"] and "]" not in post["title"]:
             out.append((post, *named[0]))

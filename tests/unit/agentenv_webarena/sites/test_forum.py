@@ -18,6 +18,7 @@ from starlette.testclient import TestClient
 from agentenv_webarena.sites import forum
 from agentenv_webarena.sites.apps import _control_routes, build_database
 from agentenv_webarena.sites.common import esc
+from agentenv_webarena.sites.forum import entities
 from agentenv_webarena.sites.store import INSTANCE_HEADER, InstanceStore
 
 USER, PASSWORD = "MarvelsGrantMan136", "test1234"
@@ -71,9 +72,12 @@ def test_seed_is_deterministic_and_sized():
     dump_a, dump_b = list(a.iterdump()), list(b.iterdump())
     assert dump_a == dump_b
     count = lambda table: a.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: E731
-    assert 10 <= count("forum_forums") <= 15
-    assert count("forum_users") == 30
-    assert 200 <= count("forum_submissions") <= 400
+    # the base seed, then WebArena's named forums, users and posts (`forum.entities`)
+    assert 10 <= count("forum_forums") - len(entities.ENTITY_FORUMS) <= 15
+    assert count("forum_users") == 30 + len(entities.ENTITY_USERS)
+    assert 200 <= count("forum_submissions") - a.execute(
+        "SELECT COUNT(*) FROM forum_submissions s JOIN forum_forums f ON f.id = s.forum_id WHERE f.name IN (%s)"
+        % ",".join("?" * len(entities.ENTITY_FORUMS)), [f.name for f in entities.ENTITY_FORUMS]).fetchone()[0] <= 400
     assert count("forum_comments") > 300
     assert a.execute("SELECT 1 FROM forum_users WHERE username = ? AND password = ?", (USER, PASSWORD)).fetchone()
     titles = [r[0].lower() for r in a.execute("SELECT title FROM forum_submissions")]

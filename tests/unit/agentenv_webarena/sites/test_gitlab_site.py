@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from agentenv_webarena.sites import gitlab
 from agentenv_webarena.sites.apps import _control_routes
-from agentenv_webarena.sites.gitlab import data
+from agentenv_webarena.sites.gitlab import data, entities
 from agentenv_webarena.sites.gitlab.model import COOKIE
 from agentenv_webarena.sites.store import INSTANCE_HEADER, InstanceStore
 
@@ -65,8 +65,10 @@ def test_seed_is_deterministic_small_and_prefixed():
     assert dumped == _dump(second)
     assert all(name.startswith("gitlab_") for name in dumped)
     counts = {t: len(rows) for t, rows in dumped.items()}
-    assert counts["gitlab_users"] == 40 and counts["gitlab_groups"] == 8
-    assert 60 <= counts["gitlab_projects"] <= 75  # 60 projects plus seeded forks
+    # the base seed (40 users, 8 groups, 60 projects plus forks), then WebArena's named entities
+    assert counts["gitlab_users"] == 40 + len(entities.ACCOUNTS)
+    assert counts["gitlab_groups"] == 8 + len(entities.ENTITY_GROUPS)
+    assert 60 <= counts["gitlab_projects"] - len(entities.SCALED_PROJECTS) <= 75
     assert counts["gitlab_issues"] > 200 and counts["gitlab_merge_requests"] > 50 and counts["gitlab_stars"] > 100
     pages = first.execute("PRAGMA page_count").fetchone()[0] * first.execute("PRAGMA page_size").fetchone()[0]
     assert pages < 4 * 1024 * 1024  # every env instance copies it at reset
