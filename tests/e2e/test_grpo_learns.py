@@ -87,7 +87,9 @@ def _train(tmp_path, tiny_model, estimator: str, steps: int = STEPS, validate: b
         return [json.loads(line) for line in fh]
 
 
-@pytest.mark.parametrize("estimator", ["grpo", "rloo"])
+# GRPO's own learning run is slow-only: test_filter_groups_keeps_informative_groups_and_still_learns is GRPO on the
+# same reward with the filter on, which keeps (nearly) every group, and it asserts the same rise
+@pytest.mark.parametrize("estimator", [pytest.param("grpo", marks=pytest.mark.slow), "rloo"])
 def test_policy_gradient_raises_rule_reward(tiny_model, tmp_path, estimator):
     rows = _train(tmp_path, tiny_model, estimator)
     assert [r["step"] for r in rows] == list(range(1, STEPS + 1))
@@ -136,7 +138,8 @@ def test_filter_groups_keeps_informative_groups_and_still_learns(tiny_model, tmp
         assert r["filter_groups/kept_groups"] == 4.0 - 4.0 * r["filter_groups/dropped_frac"], r
     scores = [r["critic/score/mean"] for r in rows]
     first, last = sum(scores[:WINDOW]) / WINDOW, sum(scores[-WINDOW:]) / WINDOW
-    assert last > first + 0.1, scores
+    assert 0.0 < first < 0.2, scores
+    assert last > first + 0.1 and last > 2 * first, scores  # the plain GRPO test's bar
 
 
 def test_filter_groups_refills_then_skips_the_update_when_no_group_differs(tiny_model, tmp_path):

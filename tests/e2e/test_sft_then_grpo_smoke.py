@@ -64,10 +64,12 @@ def test_one_sft_step_then_one_grpo_step_from_that_policy(webshop_url, tmp_path)
     assert any("actor/pg_loss" in r for r in rows)
 
 
-# each case is a whole SFT run (30-45 s on 2 cores); PERMUTED_ONLY=1 alone is slow-only: (True, True) runs the same
-# permuted-only path and cuts the rows as well (tests/unit/agentenv_webshop/test_demo_augment.py covers the rows)
+# each case is a whole SFT run (15-45 s on 2 cores); only (True, True) runs by default: it writes the permuted copies,
+# keeps only them and cuts their rows (tests/unit/agentenv_webshop/test_demo_augment.py covers the rows and the
+# copies); the copies added to the demos and PERMUTED_ONLY=1 alone are slow-only
 @pytest.mark.parametrize("permuted_only,choice_rows",
-                         [(False, False), pytest.param(True, False, marks=pytest.mark.slow), (True, True)])
+                         [pytest.param(False, False, marks=pytest.mark.slow),
+                          pytest.param(True, False, marks=pytest.mark.slow), (True, True)])
 def test_sft_on_demos_with_permuted_product_id_copies(tmp_path, permuted_only, choice_rows):
     """PERMUTED_COPIES=1: the script writes the demos plus one id-permuted copy of each next to DEMOS and
     trains on that file (twice the conversations); with PERMUTED_ONLY=1 on the permuted copies alone, and with

@@ -218,6 +218,7 @@ def test_copy_only_multi_token_ids_are_written_only_when_shown(smollm2_dir, smol
     assert (free[sel] - b["rollout_log_probs"][sel]).abs().max() > 0.05  # the rule did change the policy
 
 
+@pytest.mark.slow  # ~15 s; SFT: tests/e2e/test_sft_webshop.py (tiny model); SmolLM2 trains in the GRPO step below
 def test_sft_starts_from_the_pretrained_model(smollm2_dir, demos, tmp_path):  # noqa: F811 (the fixture)
     """main_sft on SmolLM2 (expert WebShop demos, 2 steps): a pretrained start, far below a random model's
     ~ln(49152) = 10.8 nats/token, and a folder that loads."""
@@ -245,7 +246,7 @@ def test_one_grpo_step_on_webshop_with_the_real_model(smollm2_dir, webshop_url, 
         "actor_rollout_ref.rollout.max_tokens=8", "actor_rollout_ref.agentgym.max_rounds=1",
         "algorithm.rounds_ctrl.rounds=1", "actor_rollout_ref.actor.use_kl_loss=False",
         "actor_rollout_ref.actor.use_rollout_log_probs=True", "actor_rollout_ref.actor.ppo_mini_batch_size=2",
-        f"actor_rollout_ref.rollout.copy_only_tokens='{PATTERN}'"]
+        f"actor_rollout_ref.rollout.copy_only_tokens='{PATTERN}'", "trainer.export_hf=false"]
     t0 = time.perf_counter()
     run_main_ppo(args, cwd=str(tmp_path))
     rows = read_metrics(str(tmp_path / "logs" / "metrics.jsonl"))
@@ -254,6 +255,8 @@ def test_one_grpo_step_on_webshop_with_the_real_model(smollm2_dir, webshop_url, 
     assert torch.isfinite(torch.tensor(rows[0]["actor/pg_loss"]))
 
 
+@pytest.mark.slow  # ~13 s; main_generation: tests/e2e/test_generation_webshop.py (tiny model); SmolLM2 generates in
+# the GRPO step below and in the copy-only test above
 def test_main_generation_on_webshop_with_the_real_model(smollm2_dir, smol_tokenizer, smol_model, webshop_url,
                                                          tmp_path):
     """`python -m verl.agent_trainer.main_generation` with SmolLM2 on a real WebShop server: 2 test items, 1 greedy

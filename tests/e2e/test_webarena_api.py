@@ -139,7 +139,7 @@ def test_max_steps_truncates(server, tasks):
 
 
 def test_reference_sequences_earn_one_and_wrong_episodes_zero(server, tasks, site_urls):
-    """A seeded sample: one task of every template plays its reference to 1.0; every fifth template's
+    """A seeded sample: one task of every template plays its reference to 1.0; every tenth template's
     task also plays a wrong episode to 0 (all tasks: tests/e2e/test_webarena_suite.py, marked slow).
     On the way, the CPU profile's observation cap keeps every answer a sampled question task's answer page
     shows (`max_obs_tokens` of scripts/profiles/webarena_{train,eval}_cpu.args, in the tiny model's tokens: the
@@ -149,7 +149,7 @@ def test_reference_sequences_earn_one_and_wrong_episodes_zero(server, tasks, sit
         by_template.setdefault(t["intent_template_id"], []).append(i)
     rng = random.Random(0)
     sample = sorted(rng.choice(ids) for ids in by_template.values())
-    jobs = [(i, False) for i in sample] + [(i, True) for i in sample[::5]]
+    jobs = [(i, False) for i in sample] + [(i, True) for i in sample[::10]]
 
     def run(chunk):
         with WebarenaEnvClient(server, data_len=len(tasks), timeout=120) as client:
