@@ -56,6 +56,17 @@ def cpu_profile_cap(kind: str = "train") -> int:
     raise ValueError(f"no agentgym.max_obs_tokens in the webarena_{kind} profiles")
 
 
+def cpu_profile_codec_and_cap() -> tuple[HFTokenCodec, int]:
+    """What the CPU profile's policy is shown: the tiny model's tokenizer and the smaller of the train / eval
+    profiles' `max_obs_tokens`."""
+    from transformers import AutoTokenizer
+
+    from verl.utils.tiny_model import build_tiny_model
+
+    codec = HFTokenCodec(AutoTokenizer.from_pretrained(build_tiny_model()))
+    return codec, min(cpu_profile_cap("train"), cpu_profile_cap("eval"))
+
+
 def _codecs() -> dict:
     from transformers import AutoTokenizer
 

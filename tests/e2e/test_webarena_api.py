@@ -23,7 +23,7 @@ from agentenv_webarena.tasks.config import EMBEDDED_TASK_FILE, load_tasks  # noq
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
-from webarena_obs_cap import cpu_profile_cap, cut_answers, question_tasks  # noqa: E402
+from webarena_obs_cap import cpu_profile_codec_and_cap, cut_answers, question_tasks  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -161,24 +161,13 @@ def test_reference_sequences_earn_one_and_wrong_episodes_zero(server, tasks, sit
     assert [(r.index, r.reward, r.error) for wrong, r in results if not wrong and r.reward != 1.0] == []
     assert [(r.index, r.reward) for wrong, r in results if wrong and r.reward != 0.0] == []
 
-    codec, cap = _cpu_profile_codec_and_cap()
+    codec, cap = cpu_profile_codec_and_cap()
     questions = set(question_tasks(tasks))
     cap_checks = [cut_answers(tasks[r.index], OBSERVATION_LAYOUT.match(r.answer_page)["observation"], codec, cap)
                   for wrong, r in results if not wrong and r.index in questions]
     shown = sum(n for n, _ in cap_checks)
     assert shown >= len(cap_checks) // 2, f"only {shown} answers of {len(cap_checks)} question tasks on their pages"
     assert [c for _, cut in cap_checks for c in cut] == []
-
-
-def _cpu_profile_codec_and_cap():
-    """The CPU profile's policy tokenizer (the tiny model's) and its smaller `max_obs_tokens` (train, eval)."""
-    from transformers import AutoTokenizer
-
-    from agentenv.controller import HFTokenCodec
-    from verl.utils.tiny_model import build_tiny_model
-
-    codec = HFTokenCodec(AutoTokenizer.from_pretrained(build_tiny_model()))
-    return codec, min(cpu_profile_cap("train"), cpu_profile_cap("eval"))
 
 
 def test_reset_restores_site_state_and_envs_are_isolated(server, tasks, site_urls):

@@ -19,9 +19,7 @@ from helpers import require_chromium
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
-from webarena_obs_cap import answer_page_tree, cpu_profile_cap, cut_answers, question_tasks  # noqa: E402
-
-from agentenv.controller import HFTokenCodec  # noqa: E402
+from webarena_obs_cap import answer_page_tree, cpu_profile_codec_and_cap, cut_answers, question_tasks  # noqa: E402
 
 pytestmark = pytest.mark.timeout(1800)
 require_chromium()
@@ -41,18 +39,14 @@ def env():
 
 
 @pytest.fixture(scope="module")
-def tiny_codec():
-    from transformers import AutoTokenizer
-
-    from verl.utils.tiny_model import build_tiny_model
-
-    return HFTokenCodec(AutoTokenizer.from_pretrained(build_tiny_model()))
+def cpu_view():
+    return cpu_profile_codec_and_cap()
 
 
-def _cut_answers(env, codec, indices: list[int]) -> tuple[int, list[str]]:
+def _cut_answers(env, cpu_view, indices: list[int]) -> tuple[int, list[str]]:
     world, session = env
     assert world.config.browser.current_viewport_only, "the default observation is viewport-only"
-    cap = min(cpu_profile_cap("train"), cpu_profile_cap("eval"))
+    codec, cap = cpu_view
     checked, cut = 0, []
     for index in indices:
         try:
@@ -65,7 +59,7 @@ def _cut_answers(env, codec, indices: list[int]) -> tuple[int, list[str]]:
 
 
 @pytest.mark.slow
-def test_cpu_profile_cap_keeps_every_answer(env, tiny_codec):
+def test_cpu_profile_cap_keeps_every_answer(env, cpu_view):
     world, _ = env
-    checked, cut = _cut_answers(env, tiny_codec, question_tasks(world.tasks))
+    checked, cut = _cut_answers(env, cpu_view, question_tasks(world.tasks))
     assert checked > 100 and not cut, cut
