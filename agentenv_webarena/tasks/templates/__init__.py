@@ -14,6 +14,8 @@
 | `site_families` | 9100-9199 | SITES  | code host, forum, map and multi-site families added later |
 | `more_families` | 9200-9299 | SITES  | admin special prices, addresses, search terms, newsletter, themes; code |
 |                 |           |        | host project templates; map state borders (`more_families`' docstring) |
+| `judged`        | 9300-9399 | SITES  | judge-scored free-text questions and vaguer intents on the shop, admin, |
+|                 |           |        | forum, code host and wiki; all held out for test (`judged`' docstring)  |
 
 Modules run in this order and task ids follow it (task_id == index), so a new module goes last and
 the ids of earlier tasks never move (item-id lists saved by users keep their meaning).
@@ -36,7 +38,7 @@ __all__ = ["MODULES", "Template", "load_templates", "test_only_templates"]
 logger = logging.getLogger(__name__)
 
 MODULES = ("shopping", "admin", "forum", "cross", "gitlab", "map", "wiki", "classic", "shop_families", "site_families",
-           "more_families")
+           "more_families", "judged")
 Template = tuple[int, Callable]
 
 

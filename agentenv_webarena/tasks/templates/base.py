@@ -19,7 +19,7 @@ import re
 from typing import Any, Iterable, Optional, Sequence, TypeVar
 
 __all__ = [
-    "el", "click", "type_text", "clear_and_type", "press", "goto", "tab_focus", "stop", "render", "task",
+    "el", "click", "type_text", "clear_and_type", "press", "goto", "go_back", "tab_focus", "stop", "render", "task",
     "string_eval", "url_eval", "html_eval", "target", "pick", "DONE", "typeable", "month_label",
 ]
 
@@ -72,6 +72,11 @@ def press(key: str) -> dict:
 def goto(url: str) -> dict:
     """`goto [url]` (use site placeholders such as `__SHOPPING__`)."""
     return {"action": "goto", "url": url}
+
+
+def go_back() -> dict:
+    """`go_back`: the previous page of the tab's history."""
+    return {"action": "go_back"}
 
 
 def tab_focus(page_number: int) -> dict:
