@@ -195,7 +195,7 @@ def _table(stats: dict, splits: dict, pages: Optional[dict]) -> str:
     for name, s in splits.get("splits", {}).items():
         per_site = ", ".join(f"{k} {s['tasks_per_site'].get(k, 0)}" for k in SITE_KINDS)
         lines.append(f"{'split ' + name + ' (tasks / templates)':<44} {s['tasks']} / {s['templates']}  [{per_site}]"
-                     f"  judge-scored: {s['needs_judge']}")
+                     f"  judge-scored: {_share(s['needs_judge'], s['tasks'])}")
     if "held_out_templates" in splits:
         lines.append(f"{'held-out templates (test only)':<44} "
                      f"{_share(splits['held_out_templates'], stats['templates'])}  sites: "
