@@ -12,7 +12,7 @@ import contextlib
 import logging
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
 import numpy as np
@@ -25,7 +25,7 @@ from verl.utils.model_utils import split_lm_head
 __all__ = ["BasePPOActor", "iter_slices", "MicroBatching", "BatchTotals", "batch_totals", "micro_weight",
            "token_budget_bins", "micro_batching_from_meta", "map_micro_batches", "activation_offload_context",
            "clip_grad_and_step", "run_ppo_epochs", "forward_response_logits", "padding_trim_bounds",
-           "response_forward"]
+           "left_aligned_rows", "response_forward"]
 
 logger = logging.getLogger(__name__)
 
@@ -127,10 +127,15 @@ class MicroBatching:
     Attributes:
         size: rows per micro-batch (`*_micro_batch_size_per_gpu`).
         max_token_len: token budget per micro-batch (`*_max_token_len_per_gpu`); None: fixed size.
+        by_length: fixed size over the rows sorted by real length (longest first), so rows of similar length
+            share a micro-batch and little padding is computed; the workers use it. Exact: the loss weights
+            (`micro_weight`) make any partition of a mini-batch give the same gradient, and results go back
+            in the rows' order (`map_micro_batches`).
     """
 
     size: int
     max_token_len: int | None = None
+    by_length: bool = False
 
     def split(self, attention_mask: torch.Tensor) -> list[torch.Tensor]:
         """Row-index sets of the micro-batches of a (bs, T) batch, covering every row once.
@@ -141,7 +146,10 @@ class MicroBatching:
         """
         n = attention_mask.shape[0]
         if self.max_token_len is None:
-            return [torch.arange(sl.start, sl.stop) for sl in iter_slices(n, self.size)]
+            if not self.by_length:
+                return [torch.arange(sl.start, sl.stop) for sl in iter_slices(n, self.size)]
+            order = torch.argsort(attention_mask.sum(-1).cpu(), descending=True, stable=True)
+            return [order[sl].sort().values for sl in iter_slices(n, self.size)]
         seq_lens = attention_mask.sum(-1).tolist()
         bins = token_budget_bins(seq_lens, self.max_token_len)
         (num_bins,) = _dp_all_reduce([len(bins)], attention_mask.device, op="max")
@@ -155,8 +163,9 @@ def micro_batching_from_meta(meta_info: dict, default: MicroBatching) -> MicroBa
     `micro_batch_size`, `use_dynamic_bsz`, `max_token_len`); `default` where it says nothing."""
     size = int(meta_info.get("micro_batch_size") or default.size)
     if "use_dynamic_bsz" not in meta_info:
-        return MicroBatching(size, default.max_token_len)
-    return MicroBatching(size, int(meta_info["max_token_len"]) if meta_info["use_dynamic_bsz"] else None)
+        return replace(default, size=size)
+    return replace(default, size=size,
+                               max_token_len=int(meta_info["max_token_len"]) if meta_info["use_dynamic_bsz"] else None)
 
 
 def map_micro_batches(batch, batching: MicroBatching, fn: Callable):
@@ -372,15 +381,61 @@ def padding_trim_bounds(attention_mask: torch.Tensor, response_length: int) -> t
     return max(min(start, prompt_length - 1), 0), keep
 
 
+def left_aligned_rows(input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor):
+    """The rows of a padded (bs, T) micro-batch moved left so each row's real tokens start at column 0.
+
+    A row whose real tokens are one run (left-padded prompt, right-padded response) with consecutive
+    positions then needs no attention mask: every real token sees exactly the real tokens before it under
+    a plain causal mask, as it does under the padding mask, and padding follows the last real token, where
+    no real token can see it. Attention kernels skip the masked half of a causal product (the flash
+    kernels' `is_causal`), while a padding mask makes them compute all of it. The padding columns get the
+    positions that continue each row's, so a transformers model does not read the rows as packed sequences.
+
+    Returns:
+        (input_ids, position_ids, shift): the moved rows and each row's shift (bs,) in columns; None when a
+        row is empty, not one run of real tokens, or its real positions are not consecutive (or the
+        positions are not one (bs, T) tensor).
+    """
+    if position_ids is None or position_ids.dim() != 2 or position_ids.shape != attention_mask.shape:
+        return None
+    real = attention_mask.bool()
+    bs, width = real.shape
+    lengths = real.sum(-1)
+    if bool((lengths == 0).any()):
+        return None
+    shift = real.int().argmax(-1)
+    cols = torch.arange(width, device=real.device)
+    run = (cols[None] >= shift[:, None]) & (cols[None] < (shift + lengths)[:, None])
+    if not bool(torch.equal(run, real)):
+        return None
+    src = (cols[None] + shift[:, None]).clamp(max=width - 1)
+    moved_positions = position_ids.gather(1, src)
+    positions = moved_positions[:, :1] + cols[None]
+    moved_real = cols[None] < lengths[:, None]
+    if not bool(torch.equal(positions[moved_real], moved_positions[moved_real])):
+        return None
+    return input_ids.gather(1, src), positions, shift
+
+
 def _masked_head_forward(parts, tensors, responses: torch.Tensor, mask: torch.Tensor, head_fn: Callable,
                          logits_rule: Callable | None = None):
-    """`head_fn` on the LM head's logits at the `mask` positions only, scattered back into zeros (bs, R')."""
+    """`head_fn` on the LM head's logits at the `mask` positions only, scattered back into zeros (bs, R').
+
+    The decoder runs on `left_aligned_rows` (no attention mask) where the micro-batch allows it."""
     decoder, head = parts
     input_ids, attention_mask, position_ids = tensors
     keep = responses.shape[1]
-    hidden = decoder(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                     use_cache=False).last_hidden_state[:, -keep - 1:-1]
-    logits = head(hidden[mask])  # (N, vocab)
+    aligned = left_aligned_rows(input_ids, attention_mask, position_ids)
+    if aligned is None:
+        hidden = decoder(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                         use_cache=False).last_hidden_state[:, -keep - 1:-1][mask]
+    else:
+        ids, positions, shift = aligned
+        out = decoder(input_ids=ids, attention_mask=None, position_ids=positions, use_cache=False).last_hidden_state
+        rows, cols = mask.nonzero(as_tuple=True)
+        # response column c of row r is predicted by the output at (T - keep) + c - 1, moved left by shift[r]
+        hidden = out[rows, input_ids.shape[1] - keep + cols - 1 - shift[rows]]
+    logits = head(hidden)  # (N, vocab)
     if logits_rule is not None:
         logits = logits_rule(logits, *mask.nonzero(as_tuple=True))
     logits = logits[None]  # (1, N, vocab)

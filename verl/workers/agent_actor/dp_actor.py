@@ -88,7 +88,8 @@ class DataParallelPPOActor(BasePPOActor):
         self.ppo_mini_batch_size = int(ppo_mini_batch_size or self.config.ppo_mini_batch_size)
         self.micro_batch_size = self.config.ppo_micro_batch_size_per_gpu
         self.micro_batching = MicroBatching(
-            self.micro_batch_size, self.config.ppo_max_token_len_per_gpu if self.config.use_dynamic_bsz else None)
+            self.micro_batch_size, self.config.ppo_max_token_len_per_gpu if self.config.use_dynamic_bsz else None,
+            by_length=True)
         self.shuffle_seed = int(shuffle_seed)
         self.activation_offload = activation_offload
         self.loss_mode = self.config.policy_loss.loss_mode

@@ -58,7 +58,8 @@ class DataParallelPPOCritic(BasePPOCritic):
         self.ppo_mini_batch_size = int(ppo_mini_batch_size or self.config.ppo_mini_batch_size)
         self.micro_batch_size = self.config.ppo_micro_batch_size_per_gpu
         self.micro_batching = MicroBatching(
-            self.micro_batch_size, self.config.ppo_max_token_len_per_gpu if self.config.use_dynamic_bsz else None)
+            self.micro_batch_size, self.config.ppo_max_token_len_per_gpu if self.config.use_dynamic_bsz else None,
+            by_length=True)
         self.shuffle_seed = int(shuffle_seed)
         self.loss_agg_mode = self.config.loss_agg_mode
         self.trim_padding = True

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 import torch
 from actor_testlib import make_batch, tiny_qwen2
 
 from verl.config.schema import ActorConfig, from_dict
-from verl.workers.agent_actor.base import BatchTotals, batch_totals, micro_weight, padding_trim_bounds
+from verl.workers.agent_actor import base as actor_base
+from verl.workers.agent_actor.base import (BatchTotals, batch_totals, left_aligned_rows, micro_weight,
+                                       padding_trim_bounds)
 from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
 
 
@@ -47,6 +50,7 @@ def test_log_probs_match_direct_forward(batch, masked_head):
     """Full head: every response position; masked head (the default): the response_mask positions, 0 elsewhere."""
     model = tiny_qwen2()
     actor = make_actor(model, ppo_micro_batch_size_per_gpu=3)  # 4 rows -> micro-batches of 3 and 1
+    actor.micro_batching = replace(actor.micro_batching, by_length=False)  # rows 0-2, then row 3
     actor.head_on_response_mask = masked_head
     batch.meta_info["temperature"] = 0.7
     log_probs, entropys = actor.compute_log_prob(batch)
@@ -250,3 +254,42 @@ def test_padding_trim_matches_full_length_forward_and_gradients():
     torch.testing.assert_close(d_t, d_f, atol=1e-6, rtol=1e-4)
     for key in ("actor/pg_loss", "actor/entropy", "actor/kl_loss", "actor/pg_clipfrac", "actor/grad_norm"):
         assert m_t[key] == pytest.approx(m_f[key], rel=1e-4, abs=1e-6), key
+
+
+def test_left_aligned_rows_hand_cases():
+    ids = torch.tensor([[0, 0, 5, 6, 7, 0], [0, 4, 5, 6, 7, 8]])
+    mask = torch.tensor([[0, 0, 1, 1, 1, 0], [0, 1, 1, 1, 1, 1]])
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    moved, positions, shift = left_aligned_rows(ids, mask, pos)
+    assert shift.tolist() == [2, 1]
+    assert moved[0, :3].tolist() == [5, 6, 7] and moved[1, :5].tolist() == [4, 5, 6, 7, 8]
+    assert positions.tolist() == [[0, 1, 2, 3, 4, 5]] * 2  # padding continues the positions
+    gap = torch.tensor([[1, 1, 0, 1, 1, 0], [0, 1, 1, 1, 1, 1]])
+    assert left_aligned_rows(ids, gap, pos) is None  # real tokens not one run
+    jump = pos.clone()
+    jump[1, 3:] += 4
+    assert left_aligned_rows(ids, mask, jump) is None  # positions not consecutive
+    assert left_aligned_rows(ids, torch.zeros_like(mask), pos) is None  # an empty row
+
+
+def test_left_aligned_forward_equals_the_padding_mask_forward(batch, monkeypatch):
+    """The decoder on left-aligned rows without a mask gives the log-probs and the gradients of the padded rows
+    under their padding mask."""
+    results = []
+    for aligned in (True, False):
+        if not aligned:
+            monkeypatch.setattr(actor_base, "left_aligned_rows", lambda *a: None)
+        model = tiny_qwen2(seed=5)
+        actor = make_actor(model, lr=1.0, ppo_micro_batch_size_per_gpu=4)
+        data = copy.deepcopy(batch)
+        log_probs, entropys = actor.compute_log_prob(data)
+        data.batch["old_log_probs"] = log_probs
+        before = {n: p.detach().clone() for n, p in model.named_parameters()}
+        actor.update_policy(data)
+        results.append((log_probs, entropys, param_delta(before, model)))
+    (lp_a, ent_a, d_a), (lp_m, ent_m, d_m) = results
+    assert batch.batch["attention_mask"][:, 0].eq(0).any()  # some rows are left-padded: the rows do move
+    assert d_m.abs().max() > 0
+    torch.testing.assert_close(lp_a, lp_m, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(ent_a, ent_m, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(d_a, d_m, atol=1e-6, rtol=1e-4)

@@ -51,6 +51,32 @@ def test_fixed_micro_batching_is_consecutive_rows():
     assert [t.tolist() for t in MicroBatching(2).split(mask)] == [[0, 1], [2, 3], [4]]
 
 
+def test_by_length_micro_batches_group_rows_of_similar_length():
+    data = varied_batch()
+    split = [t.tolist() for t in MicroBatching(2, by_length=True).split(data.batch["attention_mask"])]
+    assert split == [[0, 1], [2, 3], [4, 6], [5, 7]]  # lengths 20 18 | 16 17 | 15 14 | 13 12
+
+
+def test_by_length_micro_batches_give_the_log_probs_and_the_update_of_consecutive_ones():
+    """Rows regrouped by length: the same log-probs in the same row order, the same gradient (padding
+    trimmed per micro-batch is what changes)."""
+    results = []
+    for by_length in (False, True):
+        model = tiny_qwen2(seed=3)
+        actor = make_actor(model, lr=1.0, ppo_micro_batch_size_per_gpu=2)
+        actor.micro_batching = MicroBatching(2, by_length=by_length)
+        data = varied_batch()
+        log_probs, _ = actor.compute_log_prob(data, calculate_entropy=False)
+        data.batch["old_log_probs"] = log_probs
+        before = {n: p.detach().clone() for n, p in model.named_parameters()}
+        actor.update_policy(data)
+        results.append((log_probs, param_delta(before, model)))
+    (lp0, d0), (lp1, d1) = results
+    assert d0.abs().max() > 0
+    torch.testing.assert_close(lp1, lp0, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(d1, d0, atol=1e-6, rtol=1e-4)
+
+
 def test_dynamic_micro_batches_are_not_contiguous_slices_here():
     """The equality tests below are only meaningful if the token budget really regroups rows."""
     data = varied_batch()
