@@ -1,12 +1,14 @@
 """The embedded shopping storefront: a Magento-like shop (WebArena's `shopping` site, "One Stop Market").
 
 Owns the shop's tables (`schema.sql`, also used by the admin side in `admin`), their
-deterministic seed (`seed`, drawing from the vocabulary in `data`) and the storefront's Starlette
+deterministic seed (`seed`, drawing from the vocabulary in `data`, then WebArena's catalog entities, more
+customers and reviews from `entities`) and the storefront's Starlette
 app (`app`) with the Magento REST subset WebArena's evaluators call (`rest`). It does not own
 instances or resets (`sites.store.InstanceStore`), the control endpoints (`sites.apps`) or the
 env's logins (`agentenv_webarena.tasks.auth`, whose recipe this site answers).
 
-Modules: `model` (constants, formats, shared queries), `layout` (request context, page chrome),
+Modules: `data` (the base vocabulary), `entities` (WebArena's departments, Luma's category tree and products,
+more customers and reviews), `model` (constants, formats, shared queries), `layout` (request context, page chrome),
 `catalog` (search, listings, product pages, reviews), `checkout` (cart, orders), `account`
 (sign-in, orders, details, addresses, wish list, newsletter), `contact` (Contact Us), `rest`, `app`, `admin`
 (the back office).
@@ -18,8 +20,11 @@ URLs (Magento's shapes, so WebArena-style URL checks carry over):
   price; `product_list_dir` = asc, desc; page `p`, `product_list_limit` = 12 (default), 24, 36; layered
   navigation: `price=A-B` (A <= price < B; `A-` no upper bound), `cat=<top category id>`
 - GET `/<category-slug>.html` and its sub-categories `/<category-slug>/<sub>[/<sub>].html` (Magento's category
-  tree, `shop_subcategories`): the products of the category and every category below it, same sort, page,
-  limit and `price` parameters (default order: position); "Shop By" lists the child categories and price ranges
+  tree, `shop_subcategories`; the category bar lists the top categories "included in the menu", not Luma's
+  `women`, `men`, `gear`, `training`, which answer by URL, e.g. `/women/tops-women/jackets-women.html`): the
+  products of the category and every category below it whose visibility includes "Catalog" (the search lists
+  those whose visibility includes "Search"), same sort, page, limit and `price` parameters (default order:
+  position); "Shop By" lists the child categories and price ranges
 - GET `/<product-slug>.html`: product page: price, SKU, stock, options, add-to-cart and wish-list forms, reviews,
   review form
 - POST `/checkout/cart/add/`: add to cart: `product` (id), `qty`, `size`, `color`

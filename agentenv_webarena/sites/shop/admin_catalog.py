@@ -32,7 +32,7 @@ from agentenv_webarena.sites.shop.admin_layout import (
     search_form,
 )
 from agentenv_webarena.sites.shop.admin_reports import parse_report_date
-from agentenv_webarena.sites.shop.model import in_stock, money, product_options, slugify
+from agentenv_webarena.sites.shop.model import in_stock, money, next_product_id, product_options, slugify
 
 __all__ = ["ROUTES", "SIZE_OPTION_IDS", "COLOR_OPTION_IDS", "variants"]
 
@@ -322,9 +322,10 @@ def _product_create(ctx: AdminCtx) -> Response:
         n += 1
         slug = f"{slugify(new['name'])}-{n}"
     position = ctx.conn.execute("SELECT COALESCE(MAX(position), 0) + 1 FROM shop_products").fetchone()[0]
-    product_id = ctx.conn.execute(
-        f"INSERT INTO shop_products ({', '.join(_COLUMNS)}, slug, position) VALUES "
-        f"({', '.join('?' * (len(_COLUMNS) + 2))})", [new[c] for c in _COLUMNS] + [slug, position]).lastrowid
+    product_id = next_product_id(ctx.conn)
+    ctx.conn.execute(f"INSERT INTO shop_products (id, {', '.join(_COLUMNS)}, slug, position) VALUES "
+                     f"({', '.join('?' * (len(_COLUMNS) + 3))})",
+                     [product_id, *(new[c] for c in _COLUMNS), slug, position])
     ctx.flash("You saved the product.")
     return redirect(f"{PREFIX}/catalog/product/edit/id/{product_id}/")
 

@@ -39,9 +39,11 @@ def _tokens(text: str) -> list[str]:
 
 
 def search_index(conn: sqlite3.Connection) -> list[tuple[sqlite3.Row, set, set, set, str]]:
-    """Enabled products with their name / category / description word sets, in catalog order."""
+    """Enabled products the search lists (visibility "Search" or "Catalog, Search") with their name / category /
+    description word sets, in catalog order."""
     rows = conn.execute("SELECT p.*, c.name AS category_name FROM shop_products p JOIN shop_categories c "
-                        "ON c.id = p.category_id WHERE p.enabled = 1 ORDER BY p.position, p.id").fetchall()
+                        "ON c.id = p.category_id WHERE p.enabled = 1 AND p.visibility IN (3, 4) "
+                        "ORDER BY p.position, p.id").fetchall()
     return [(row, set(_tokens(row["name"])), set(_tokens(row["category_name"])), set(_tokens(row["description"])),
              " ".join(re.findall(r"[a-z0-9]+", row["name"].lower()))) for row in rows]
 
@@ -305,8 +307,8 @@ def _category_page(ctx: Ctx, top: sqlite3.Row, node: Optional[sqlite3.Row]) -> R
     leaves = {r["product_id"]: r["url_path"] for r in ctx.conn.execute(
         "SELECT l.product_id, s.url_path FROM shop_subcategory_products l JOIN shop_subcategories s "
         "ON s.id = l.subcategory_id WHERE s.category_id = ?", (top["id"],))}
-    rows = ctx.conn.execute("SELECT * FROM shop_products WHERE category_id = ? AND enabled = 1 ORDER BY position, id",
-                            (top["id"],)).fetchall()
+    rows = ctx.conn.execute("SELECT * FROM shop_products WHERE category_id = ? AND enabled = 1 AND visibility IN "
+                            "(2, 4) ORDER BY position, id", (top["id"],)).fetchall()
     if node is not None:
         rows = [r for r in rows if _below(leaves.get(r["id"]), node["url_path"])]
     children = ctx.conn.execute("SELECT * FROM shop_subcategories WHERE category_id = ? AND parent_id IS ? "
@@ -407,7 +409,8 @@ def slug_page(ctx: Ctx, slug: str) -> Response:
     if top is not None:
         node = ctx.conn.execute("SELECT * FROM shop_subcategories WHERE url_path = ?", (slug,)).fetchone()
         return _category_page(ctx, top, node) if node is not None else not_found(ctx)
-    product = ctx.conn.execute("SELECT * FROM shop_products WHERE slug = ? AND enabled = 1", (slug,)).fetchone()
+    product = ctx.conn.execute("SELECT * FROM shop_products WHERE slug = ? AND enabled = 1 AND visibility != 1",
+                               (slug,)).fetchone()
     if product is not None:
         return _product(ctx, product)
     return not_found(ctx)

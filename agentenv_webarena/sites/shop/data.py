@@ -6,10 +6,8 @@ its base price and the options (sizes, colours) its products offer.
 """
 from __future__ import annotations
 
-__all__ = ["CATEGORIES", "CATEGORY_TREE", "COLORS", "CUSTOMERS", "NICKNAMES", "REVIEW_TITLES", "REVIEW_DETAILS",
-           "ADMIN"]
-__all__ = ["CATEGORIES", "COLORS", "CUSTOMERS", "NICKNAMES", "REVIEW_TITLES", "REVIEW_DETAILS", "ADMIN", "CMS_PAGES",
-           "SALES_RULES", "SEARCH_QUERIES"]
+__all__ = ["CATEGORIES", "PRODUCTS_PER_NOUN", "BASE_PRODUCTS", "CATEGORY_TREE", "COLORS", "CUSTOMERS", "NICKNAMES",
+           "REVIEW_TITLES", "REVIEW_DETAILS", "ADMIN", "CMS_PAGES", "SALES_RULES", "SEARCH_QUERIES"]
 
 # (name, slug, brands, adjectives, [(noun, base price, sizes, colours?)]); sizes/colours: "" = none,
 # "C" = pick colours from COLORS, "S" = clothing sizes, "N" = shoe sizes.
@@ -86,6 +84,8 @@ CATEGORIES: list[tuple[str, str, list[str], list[str], list[tuple[str, float, st
       ("Compost Bin", 44.0, "", "")]),
 ]
 
+PRODUCTS_PER_NOUN = 2  # brand/adjective pairs the seed draws for each noun
+BASE_PRODUCTS = PRODUCTS_PER_NOUN * sum(len(nouns) for *_, nouns in CATEGORIES)  # the base catalog's ids: 1..200
 
 # Magento's category tree under each top category (by slug): the sub-categories as (url path below the top
 # category, name), parents before children, and where each noun's products sit: noun -> leaf path(s); with two

@@ -105,7 +105,8 @@ def _header(ctx: Ctx) -> str:
     else:
         links = '<li>Default welcome msg!</li><li><a href="/customer/account/login/">Sign In</a></li>'
     value = esc(ctx.q.get("q", "")) if ctx.request.url.path.startswith("/catalogsearch") else ""
-    categories = ctx.conn.execute("SELECT name, slug FROM shop_categories ORDER BY position").fetchall()
+    categories = ctx.conn.execute("SELECT name, slug FROM shop_categories WHERE include_in_menu = 1 "
+                                  "ORDER BY position").fetchall()
     nav = "".join(f'<li><a href="/{esc(c["slug"])}.html">{esc(c["name"])}</a></li>' for c in categories)
     return ('<header class="page-header"><a class="logo" href="/">One Stop Market</a>'
             '<form class="minisearch" role="search" action="/catalogsearch/result/" method="get">'

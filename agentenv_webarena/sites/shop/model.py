@@ -16,7 +16,7 @@ __all__ = [
     "COOKIE", "PAGE_SIZE", "ORDERS_PAGE_SIZE", "SHIPPING_PER_ITEM", "STATUS_LABELS", "REVIEW_STATUS",
     "REVIEW_STATUS_LABELS", "hash_password", "money", "parse_ts", "format_ts", "short_date", "long_date", "slugify",
     "site_now", "product_options", "option_text", "rating_summary", "cart_lines", "order_items", "in_stock",
-    "special_price",
+    "special_price", "next_product_id",
 ]
 
 COOKIE = "shop_session"
@@ -74,6 +74,13 @@ def site_now(conn: sqlite3.Connection) -> str:
         "SELECT MAX(created_at) FROM shop_order_comments)").fetchone()[0]
     base = parse_ts(latest) if latest else dt.datetime(2024, 1, 1)
     return format_ts(base + dt.timedelta(minutes=1))
+
+
+def next_product_id(conn: sqlite3.Connection) -> int:
+    """The id a product created in the admin gets: the lowest free one (the base catalog's ids run 1..200 without a
+    gap, and WebArena's catalog entities keep WebArena's higher ids, so the first new product is 201)."""
+    return conn.execute("SELECT COALESCE(MIN(id + 1), 1) FROM shop_products p WHERE NOT EXISTS "
+                        "(SELECT 1 FROM shop_products q WHERE q.id = p.id + 1)").fetchone()[0]
 
 
 def special_price(conn: sqlite3.Connection, product: Any) -> Optional[float]:

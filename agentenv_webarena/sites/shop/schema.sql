@@ -94,3 +94,8 @@ CREATE TABLE shop_order_billing (
     order_id INTEGER PRIMARY KEY REFERENCES shop_orders(id), firstname TEXT NOT NULL, lastname TEXT NOT NULL,
     street TEXT NOT NULL, city TEXT NOT NULL, region TEXT NOT NULL, postcode TEXT NOT NULL, country TEXT NOT NULL,
     telephone TEXT NOT NULL);
+-- WebArena's catalog entities (`entities`): whether the storefront's category bar lists a top category (Magento's
+-- "Include in Menu") and where a product is listed (Magento's visibility: 1 not individually, 2 catalog, 3 search,
+-- 4 catalog and search).
+ALTER TABLE shop_categories ADD COLUMN include_in_menu INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE shop_products ADD COLUMN visibility INTEGER NOT NULL DEFAULT 4;

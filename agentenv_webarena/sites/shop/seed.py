@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agentenv_webarena.sites.shop import data as shop_data
 from agentenv_webarena.sites.shop.catalog import search_index, search_products
+from agentenv_webarena.sites.shop.entities import seed_entities
 from agentenv_webarena.sites.shop.model import SHIPPING_PER_ITEM, format_ts, hash_password, product_options, slugify
 
 __all__ = ["SCHEMA", "SEED", "seed"]
@@ -47,7 +48,7 @@ def _seed_products(conn: sqlite3.Connection, rng: random.Random) -> list[dict]:
         conn.execute("INSERT INTO shop_categories (id, name, slug, position) VALUES (?, ?, ?, ?)",
                      (position, cat_name, cat_slug, position))
         for noun, base, size_kind, color_kind in nouns:
-            pairs = rng.sample([(b, a) for b in brands for a in adjectives], 2)
+            pairs = rng.sample([(b, a) for b in brands for a in adjectives], shop_data.PRODUCTS_PER_NOUN)
             for brand, adjective in pairs:
                 pid += 1
                 name = f"{brand} {adjective} {noun}"
@@ -255,3 +256,4 @@ def seed(conn: sqlite3.Connection) -> None:
     _seed_subcategories(conn, products)
     _seed_admin(conn)
     _seed_marketing(conn)
+    seed_entities(conn)

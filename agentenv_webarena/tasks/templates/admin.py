@@ -30,6 +30,8 @@ from agentenv_webarena.tasks.templates.base import (
     url_eval,
 )
 from agentenv_webarena.tasks.templates.common import (
+    BASE_CUSTOMERS,
+    BASE_PRODUCTS,
     EMMA,
     STATUS_LOCATOR,
     find_customer,
@@ -47,8 +49,8 @@ HISTORY_LOCATOR = "document.querySelector('#order-history').outerText"
 
 
 def _products(db: sqlite3.Connection, *, enabled_only: bool = False) -> list[sqlite3.Row]:
-    sql = "SELECT * FROM shop_products" + (" WHERE enabled = 1" if enabled_only else "") + " ORDER BY id"
-    return db.execute(sql).fetchall()
+    sql = "SELECT * FROM shop_products WHERE id <= ?" + (" AND enabled = 1" if enabled_only else "") + " ORDER BY id"
+    return db.execute(sql, (BASE_PRODUCTS,)).fetchall()
 
 
 def _orders(db: sqlite3.Connection, statuses: tuple[str, ...] = ()) -> list[sqlite3.Row]:
@@ -138,7 +140,8 @@ def customer_of_order(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 
 
 def customer_email(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    rows = db.execute("SELECT * FROM shop_customers WHERE id != ? ORDER BY id", (EMMA,)).fetchall()
+    rows = db.execute("SELECT * FROM shop_customers WHERE id != ? AND id <= ? ORDER BY id",
+                      (EMMA, BASE_CUSTOMERS)).fetchall()
     out = []
     for c in pick(rng, rows, N):
         out.append(task(sites=["shopping_admin"], start_url=A,
@@ -152,7 +155,7 @@ def customer_email(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 def customer_phone(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     template = "What is the phone number of our customer {{customer}}?"
     rows = db.execute("SELECT c.*, a.telephone FROM shop_customers c JOIN shop_addresses a ON a.customer_id = c.id "
-                      "AND a.is_default = 1 ORDER BY c.id").fetchall()
+                      "AND a.is_default = 1 WHERE c.id <= ? ORDER BY c.id", (BASE_CUSTOMERS,)).fetchall()
     out = []
     for c in pick(rng, rows, N - 4):
         out.append(task(sites=["shopping_admin"], start_url=A, intent_template=template,
@@ -176,7 +179,7 @@ def customer_phone(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
 
 def customer_order_count(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     rows = db.execute("SELECT c.*, (SELECT COUNT(*) FROM shop_orders WHERE customer_id = c.id) AS n FROM "
-                      "shop_customers c ORDER BY c.id").fetchall()
+                      "shop_customers c WHERE c.id <= ? ORDER BY c.id", (BASE_CUSTOMERS,)).fetchall()
     out = []
     for c in pick(rng, rows, N):
         name = f"{c['firstname']} {c['lastname']}"

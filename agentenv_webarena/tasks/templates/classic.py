@@ -42,6 +42,8 @@ from agentenv_webarena.tasks.templates.base import (
     url_eval,
 )
 from agentenv_webarena.tasks.templates.common import (
+    BASE_CUSTOMERS,
+    BASE_PRODUCTS,
     CART_LOCATOR,
     CATEGORY_FORUM,
     EMMA,
@@ -120,7 +122,7 @@ def _overlap(a: str, b: str) -> bool:
 
 
 def _customers(db: sqlite3.Connection) -> list[sqlite3.Row]:
-    return db.execute("SELECT * FROM shop_customers ORDER BY id").fetchall()
+    return db.execute("SELECT * FROM shop_customers WHERE id <= ? ORDER BY id", (BASE_CUSTOMERS,)).fetchall()
 
 
 def _full_name(c: sqlite3.Row) -> str:
@@ -423,7 +425,7 @@ def _review_rows(name: str, stars: int | None = None) -> str:
 
 def delete_reviews_by_rating(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = []
-    for p in db.execute("SELECT * FROM shop_products ORDER BY id").fetchall():
+    for p in db.execute("SELECT * FROM shop_products WHERE id <= ? ORDER BY id", (BASE_PRODUCTS,)).fetchall():
         matched = db.execute("SELECT COUNT(*) FROM shop_reviews r JOIN shop_products q ON q.id = r.product_id "
                              "WHERE q.name LIKE ?", (f"%{p['name']}%",)).fetchone()[0]
         reviews = db.execute("SELECT * FROM shop_reviews WHERE product_id = ? ORDER BY id", (p["id"],)).fetchall()

@@ -21,10 +21,12 @@ from agentenv_webarena.sites.map import MODE_LINKS, route
 from agentenv_webarena.sites.map.roads import ENGINES, Route, node_key
 from agentenv_webarena.sites.map.search import Located, lookup
 from agentenv_webarena.sites.shop import ORDERS_PAGE_SIZE, PAGE_SIZE, product_options, search_index, search_products
+from agentenv_webarena.sites.shop import data as shop_data
 from agentenv_webarena.tasks.templates.base import clear_and_type, click, html_eval, target, type_text, typeable
 
 __all__ = [
-    "EMMA", "CART_LOCATOR", "ADMIN", "STATUS_LOCATOR", "REDDIT", "VOTE_LOCATOR", "POST_URL_FUNC", "MINE_ONLY",
+    "EMMA", "BASE_PRODUCTS", "BASE_CATEGORIES", "BASE_CUSTOMERS",
+    "CART_LOCATOR", "ADMIN", "STATUS_LOCATOR", "REDDIT", "VOTE_LOCATOR", "POST_URL_FUNC", "MINE_ONLY",
     "ALL_COMMENT_BODIES", "TITLE_LOCATOR", "CATEGORY_FORUM", "GITLAB", "ME", "TITLE", "MAP", "ENGINE_OF", "BY",
     "BASE_GITLAB_USERS", "BASE_GITLAB_GROUPS", "BASE_FORUMS", "BASE_FORUM_USERS",
     "SELECTED_ENGINE", "ROUTE_FROM", "ROUTE_TO", "MY_PLACES", "primary_biography", "edit_bio_steps",
@@ -40,15 +42,21 @@ __all__ = [
 # ---------------------------------------------------------------- storefront (`__SHOPPING__`)
 EMMA = 1  # customer id of WebArena's shopping account
 
+# Templates draw from the base seed's catalog and customers; WebArena's catalog entities and the customers and
+# reviews that come with them (`sites.shop.entities`) come after them, so adding those never moves a task.
+BASE_PRODUCTS = shop_data.BASE_PRODUCTS  # ids 1..BASE_PRODUCTS
+BASE_CATEGORIES = len(shop_data.CATEGORIES)  # top categories 1..BASE_CATEGORIES (their sub-categories too)
+BASE_CUSTOMERS = len(shop_data.CUSTOMERS)
+
 CART_LOCATOR = ("[...document.querySelectorAll('#shopping-cart-table tr.cart-item')].map(r => r.dataset.summary + "
                 "' | Qty: ' + r.querySelector('input.qty').value).join(' ; ')")
 
 
 def sellable_products(db: sqlite3.Connection, *, options: bool | None = None) -> list[sqlite3.Row]:
-    """Enabled, in-stock products, optionally only those with (True) or without (False) options."""
+    """Enabled, in-stock base products, optionally only those with (True) or without (False) options."""
     rows = db.execute("SELECT p.*, c.name AS category, c.slug AS category_slug FROM shop_products p JOIN "
-                      "shop_categories c ON c.id = p.category_id WHERE p.enabled = 1 AND p.qty > 0 "
-                      "ORDER BY p.id").fetchall()
+                      "shop_categories c ON c.id = p.category_id WHERE p.enabled = 1 AND p.qty > 0 AND p.id <= ? "
+                      "ORDER BY p.id", (BASE_PRODUCTS,)).fetchall()
     if options is None:
         return rows
     return [p for p in rows if (product_options(p) != ([], [])) == options]

@@ -31,6 +31,7 @@ from agentenv_webarena.tasks.templates.base import (
 )
 from agentenv_webarena.tasks.templates.common import (
     ALL_COMMENT_BODIES,
+    BASE_PRODUCTS,
     CATEGORY_FORUM,
     MINE_ONLY,
     POST_URL_FUNC,
@@ -119,7 +120,7 @@ def t4001_ask_if_worth_price(db, rng):
     tpl = ('Look up the price of "{{product}}" on the shop, then ask in the {{forum}} forum whether it is worth the '
            'money; the post title must include the price.')
     products = rows(db, "SELECT p.id, p.name, p.price, c.name AS category FROM shop_products p JOIN shop_categories c "
-                        "ON c.id = p.category_id WHERE p.enabled = 1 ORDER BY p.id")
+                        "ON c.id = p.category_id WHERE p.enabled = 1 AND p.id <= ? ORDER BY p.id", (BASE_PRODUCTS,))
     out = []
     for p in products:
         name = CATEGORY_FORUM.get(p["category"])

@@ -42,6 +42,7 @@ from agentenv_webarena.tasks.templates.base import (
 )
 from agentenv_webarena.tasks.templates.common import (
     ADMIN,
+    BASE_CUSTOMERS,
     BY,
     ENGINE_OF,
     MAP,
@@ -628,7 +629,7 @@ def _town_named(city: str) -> Optional[world.Town]:
 def t6060_drive_to_customer_city(db, rng):
     tpl = "How long does it take to drive from {{place}} to the city where our shop customer {{customer}} lives?"
     customers = rows(db, "SELECT c.firstname, c.lastname, a.city FROM shop_customers c JOIN shop_addresses a ON "
-                         "a.customer_id = c.id AND a.is_default = 1 ORDER BY c.id")
+                         "a.customer_id = c.id AND a.is_default = 1 WHERE c.id <= ? ORDER BY c.id", (BASE_CUSTOMERS,))
     local = [c for c in customers if _town_named(c["city"])]
     out = []
     for place in pick(rng, landmarks(), 3 * N):

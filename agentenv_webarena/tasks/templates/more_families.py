@@ -36,6 +36,8 @@ from agentenv_webarena.tasks.templates.base import (
 )
 from agentenv_webarena.tasks.templates.common import (
     ADMIN,
+    BASE_CATEGORIES,
+    BASE_CUSTOMERS,
     GITLAB,
     MAP,
     find_customer,
@@ -322,7 +324,7 @@ def t9207_delete_search_term(db, rng):
 def t9208_search_term_redirect(db, rng):
     tpl = ("Shoppers who search for \"{{query}}\" should land straight on our {{category}} category page "
            "({{path}}). Set that up.")
-    cats = rows(db, "SELECT name, slug FROM shop_categories ORDER BY id")
+    cats = rows(db, "SELECT name, slug FROM shop_categories WHERE id <= ? ORDER BY id", (BASE_CATEGORIES,))
     out = []
     for t in pick(rng, [t for t in _terms(db) if t["num_results"] > 0], N):
         c = rng.choice(cats)
@@ -344,7 +346,8 @@ SUBSCRIBED_BOX = "document.querySelector('[title=\"Newsletter Subscription\"]').
 def _customers(db: sqlite3.Connection) -> list[dict]:
     """Customers other than Emma with their newsletter state: `subscribed` 1, 0 (unsubscribed) or None (never)."""
     return rows(db, "SELECT c.id, c.firstname || ' ' || c.lastname AS name, n.subscribed FROM shop_customers c "
-                    "LEFT JOIN shop_newsletter_subscribers n ON n.customer_id = c.id WHERE c.id != 1 ORDER BY c.id")
+                    "LEFT JOIN shop_newsletter_subscribers n ON n.customer_id = c.id WHERE c.id != 1 AND c.id <= ? "
+                    "ORDER BY c.id", (BASE_CUSTOMERS,))
 
 
 def _customer_page(c: dict) -> str:

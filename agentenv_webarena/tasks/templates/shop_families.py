@@ -21,6 +21,7 @@ from agentenv_webarena.sites.shop import long_date, money, product_options
 from agentenv_webarena.sites.shop.admin import bestsellers
 from agentenv_webarena.sites.shop.admin_reports import refunds_report, shipping_report
 from agentenv_webarena.sites.shop.catalog import price_buckets, price_label
+from agentenv_webarena.sites.shop.model import next_product_id
 from agentenv_webarena.tasks.templates.base import (
     DONE,
     clear_and_type,
@@ -37,6 +38,8 @@ from agentenv_webarena.tasks.templates.base import (
 )
 from agentenv_webarena.tasks.templates.common import (
     ADMIN,
+    BASE_CATEGORIES,
+    BASE_PRODUCTS,
     approved_reviews,
     emma_orders,
     js_string,
@@ -84,7 +87,7 @@ _NEW_COLORS = ["Black", "Blue", "Green", "Gray", "Red", "Navy", "Beige"]
 
 
 def new_simple_product(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
-    next_id = db.execute("SELECT MAX(id) + 1 FROM shop_products").fetchone()[0]
+    next_id = next_product_id(db)
     taken = {r[0] for r in db.execute("SELECT name FROM shop_products")}
     edit = f"{A}/catalog/product/edit/id/{next_id}/"
     out = []
@@ -421,7 +424,8 @@ def _subcategories(db: sqlite3.Connection) -> list[tuple[dict, list[sqlite3.Row]
     """Each sub-category (with `department`, and `label`: its name, and its parent's where the name repeats), its
     enabled products, and the clicks from the home page to its listing."""
     subs = [dict(r) for r in db.execute("SELECT s.*, c.name AS department FROM shop_subcategories s JOIN "
-                                        "shop_categories c ON c.id = s.category_id ORDER BY s.id")]
+                                        "shop_categories c ON c.id = s.category_id WHERE c.id <= ? ORDER BY s.id",
+                                        (BASE_CATEGORIES,))]
     names = {s["id"]: s["name"] for s in subs}
     out = []
     for s in subs:
@@ -537,7 +541,7 @@ _SIZE_STEPS = {"letters": ["XS", "S", "M", "L", "XL"], "numbers": ["6", "7", "8"
 
 def add_configurable_size(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = []
-    for p in db.execute("SELECT * FROM shop_products ORDER BY id").fetchall():
+    for p in db.execute("SELECT * FROM shop_products WHERE id <= ? ORDER BY id", (BASE_PRODUCTS,)).fetchall():
         sizes, colors = product_options(p)
         if len(sizes) < 2:
             continue

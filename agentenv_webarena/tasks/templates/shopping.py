@@ -39,6 +39,7 @@ from agentenv_webarena.tasks.templates.base import (
     url_eval,
 )
 from agentenv_webarena.tasks.templates.common import (
+    BASE_CATEGORIES,
     CART_LOCATOR,
     EMMA,
     approved_reviews,
@@ -224,7 +225,7 @@ def lowest_rating_reviewer(db: sqlite3.Connection, rng: random.Random) -> list[d
 
 def category_extreme_price(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = []
-    for c in db.execute("SELECT * FROM shop_categories ORDER BY position"):
+    for c in db.execute("SELECT * FROM shop_categories WHERE id <= ? ORDER BY position", (BASE_CATEGORIES,)):
         rows = db.execute("SELECT * FROM shop_products WHERE category_id = ? AND enabled = 1", (c["id"],)).fetchall()
         prices = sorted(r["price"] for r in rows)
         for extreme, value, desc in (("cheapest", prices[0], False), ("most expensive", prices[-1], True)):
@@ -280,7 +281,7 @@ def search_sorted_by_price(db: sqlite3.Connection, rng: random.Random) -> list[d
 
 def category_sorted(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     cases = [(c, key)
-             for c in db.execute("SELECT * FROM shop_categories ORDER BY position")
+             for c in db.execute("SELECT * FROM shop_categories WHERE id <= ? ORDER BY position", (BASE_CATEGORIES,))
              for key in ("name", "price")]
     out = []
     for c, key in pick(rng, cases, N):

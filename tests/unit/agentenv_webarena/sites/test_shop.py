@@ -82,7 +82,7 @@ def test_seed_is_deterministic_and_realistic(store):
     other = InstanceStore(build_database).pristine()
     assert list(store.pristine().iterdump()) == list(other.iterdump())
     db = store.pristine()
-    assert 150 <= db.execute("SELECT COUNT(*) FROM shop_products").fetchone()[0] <= 300
+    assert db.execute("SELECT COUNT(*) FROM shop_products WHERE id <= 200").fetchone()[0] == 200  # base catalog
     assert db.execute("SELECT COUNT(*) FROM shop_categories").fetchone()[0] >= 10
     emma = db.execute("SELECT id FROM shop_customers WHERE email = ?", (EMAIL,)).fetchone()["id"]
     dates = [r[0] for r in db.execute("SELECT created_at FROM shop_orders WHERE customer_id = ?", (emma,))]
