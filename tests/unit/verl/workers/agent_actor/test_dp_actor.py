@@ -10,8 +10,13 @@ from actor_testlib import make_batch, tiny_qwen2
 
 from verl.config.schema import ActorConfig, from_dict
 from verl.workers.agent_actor import base as actor_base
-from verl.workers.agent_actor.base import (BatchTotals, batch_totals, left_aligned_rows, micro_weight,
-                                       padding_trim_bounds)
+from verl.workers.agent_actor.base import (
+    BatchTotals,
+    batch_totals,
+    left_aligned_rows,
+    micro_weight,
+    padding_trim_bounds,
+)
 from verl.workers.agent_actor.dp_actor import DataParallelPPOActor
 
 
