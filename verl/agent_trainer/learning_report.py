@@ -3,7 +3,7 @@ and after the last, with 95% confidence intervals, on the held-out goals and (op
 of the training pool: the goals training visits ("trained") and goals drawn by the same rule that it never
 visits ("control"), with the paired change of each and the trained-minus-control difference.
 
-The numbers are the trainer's own greedy validation (`RayPPOTrainer._validate`, mode `greedy`,
+The numbers are the trainer's own greedy validation (`RayPPOTrainer._validate_sets`, mode `greedy`,
 computed by `metric_utils.compute_outcome_metrics` and `compute_outcome_change`, the functions
 `main_generation` reports with too), so there is one owner of the result. `trainer.learning_report=True`
 makes `fit()` validate before training and after the last step and write

@@ -311,9 +311,8 @@ class RayPPOTrainer:
                 budget.validation_s = kept["seconds"]
             elif self.val_dataset is not None and (cfg.val_before_train or cfg.val_only or cfg.learning_report):
                 with budget.timing_validation():
-                    before = after = self._validate()
-                    metrics = _val_metrics(before)
-                    self._validate_goal_sets(goal_sets, "before", metrics)
+                    metrics = {}
+                    before = after = self._validate_with_goal_sets(goal_sets, "before", metrics)
                     self._expert_probe(probe, "before", metrics)
                 if cfg.learning_report:
                     keep_before(cfg.default_local_dir, self.global_steps, budget.validation_s, before, goal_sets, probe)
@@ -327,10 +326,8 @@ class RayPPOTrainer:
                     batch = self._train_step(rows, metrics, timing)
                     if self._every(cfg.test_freq) or (last and cfg.learning_report):
                         with timer("testing", timing):
-                            after = self._validate()
-                            metrics.update(_val_metrics(after))
+                            after = self._validate_with_goal_sets(goal_sets, "after" if last else None, metrics)
                             if last:
-                                self._validate_goal_sets(goal_sets, "after", metrics)
                                 self._expert_probe(probe, "after", metrics)
                     saved = self._every(cfg.save_freq) or last
                     if saved:
@@ -353,8 +350,7 @@ class RayPPOTrainer:
                     break
             if cfg.learning_report and kept is not None and after is None:  # resumed after the last step
                 metrics = {}
-                after = self._validate()
-                self._validate_goal_sets(goal_sets, "after", metrics)
+                after = self._validate_with_goal_sets(goal_sets, "after", metrics)
                 self._expert_probe(probe, "after", metrics)
         finally:
             bar.close()
@@ -581,61 +577,72 @@ class RayPPOTrainer:
         return out
 
     # ------------------------------------------------------------------ validation
-    def _validate(self, dataset: AgentDataset | None = None) -> dict[str, dict]:
-        """Success rate and mean reward (with 95% CIs, `metric_utils.compute_outcome_metrics`) on the
-        validation item ids (`dataset`, default the validation set): a greedy pass (n=1), plus a sampled pass
-        (val_kwargs.n samples at val_kwargs.temperature, else rollout.temperature) when
-        `rollout.val_kwargs.do_sample`.
+    def _validate_sets(self, datasets: list[AgentDataset]) -> list[dict[str, dict]]:
+        """Success rate and mean reward (with 95% CIs, `metric_utils.compute_outcome_metrics`) on each of
+        `datasets` (item ids): a greedy pass (n=1), plus a sampled pass (val_kwargs.n samples at
+        val_kwargs.temperature, else rollout.temperature) when `rollout.val_kwargs.do_sample`.
 
-        Each row of `dataset` is one item; its trajectories (a failed one too) count for it. Trajectories the
-        env could not score without an LLM judge are counted in `needs_judge` and left out of the rates and
-        their CIs (`val/<mode>/needs_judge`, `val/<mode>/scored_items`).
+        The datasets' rows are rolled out together (in batches of `data.val_batch_size` rows, default all), so
+        the engine runs one batch with one tail of long trajectories, not one per dataset. Each row of a
+        dataset is one item; its trajectories (a failed one too) count for it. Trajectories the env could not
+        score without an LLM judge are counted in `needs_judge` and left out of the rates and their CIs
+        (`val/<mode>/needs_judge`, `val/<mode>/scored_items`).
 
         Returns:
-            `{mode: outcome}` for mode in ("greedy"[, "sampled"]); outcomes also carry `num_turns` and
-            `per_item` (ids = the rows' item ids) for pairing two validations (`compute_outcome_change`).
+            for each dataset, `{mode: outcome}` for mode in ("greedy"[, "sampled"]); outcomes also carry
+            `num_turns` and `per_item` (ids = the rows' item ids) for pairing two validations
+            (`compute_outcome_change`).
         """
-        dataset = self.val_dataset if dataset is None else dataset
         rcfg = self.config.actor_rollout_ref.rollout
         modes = {"greedy": (0.0, 1)}
         if rcfg.val_kwargs.do_sample:
             modes["sampled"] = (rcfg.val_kwargs.temperature or rcfg.temperature, rcfg.val_kwargs.n)
-        outcomes: dict[str, dict] = {}
-        size = self.config.data.val_batch_size or len(dataset)
+        rows = [dataset[i] for dataset in datasets for i in range(len(dataset))]
+        bounds = np.cumsum([0] + [len(dataset) for dataset in datasets])  # dataset k: rows [bounds[k], bounds[k+1])
+        outcomes: list[dict[str, dict]] = [{} for _ in datasets]
+        size = self.config.data.val_batch_size or len(rows)
         for mode, (temperature, n) in modes.items():
             results = []
-            for start in range(0, len(dataset), size):
-                rows = [dataset[i] for i in range(start, min(start + size, len(dataset)))]
-                batch = self._new_batch(rows, n=n)
+            for start in range(0, len(rows), size):
+                batch = self._new_batch(rows[start:start + size], n=n)
                 batch.meta_info.update(global_step=self.global_steps, validate=True, val_temperature=temperature,
                                        max_rounds=self.config.actor_rollout_ref.agentgym.max_rounds)
                 results.append(self._generate(batch, first_row=start * n))
-            reward_metrics: dict = {}  # reward/* of the reward stack (e.g. a learned RM's scores)
-            out = self._score(DataProto.concat(results), reward_metrics)
-            nt = out.non_tensor_batch
-            # rows that need an LLM judge are counted (needs_judge) but are no failures: out of the rates
-            outcome = metric_utils.compute_outcome_metrics(
-                [int(row) // n for row in nt["rollout_row"]],  # the item's row in `dataset` (rows are numbered n-wise)
-                list(nt["reward"]), list(nt["success"]), seed=rcfg.seed, needs_judge=nt.get("needs_judge"),
-                per_item=True)
-            outcome["per_item"]["ids"] = [str(dataset[i]["item_id"]) for i in outcome["per_item"]["ids"]]
-            outcomes[mode] = {
-                **outcome,
-                "num_turns": float(np.mean(nt["num_turns"].astype(float))),
-                **reward_metrics,
-            }
+            generated = DataProto.concat(results)
+            row_of = generated.non_tensor_batch["rollout_row"].astype(np.int64) // n  # rows are numbered n-wise
+            for k, dataset in enumerate(datasets):
+                picked = np.nonzero((row_of >= bounds[k]) & (row_of < bounds[k + 1]))[0]
+                reward_metrics: dict = {}  # reward/* of the reward stack (e.g. a learned RM's scores)
+                out = self._score(generated.select_idxs(picked), reward_metrics)
+                nt = out.non_tensor_batch
+                # rows that need an LLM judge are counted (needs_judge) but are no failures: out of the rates
+                outcome = metric_utils.compute_outcome_metrics(
+                    [int(row) // n - int(bounds[k]) for row in nt["rollout_row"]],  # the item's row in `dataset`
+                    list(nt["reward"]), list(nt["success"]), seed=rcfg.seed, needs_judge=nt.get("needs_judge"),
+                    per_item=True)
+                outcome["per_item"]["ids"] = [str(dataset[i]["item_id"]) for i in outcome["per_item"]["ids"]]
+                outcomes[k][mode] = {
+                    **outcome,
+                    "num_turns": float(np.mean(nt["num_turns"].astype(float))),
+                    **reward_metrics,
+                }
         return outcomes
 
-    def _validate_goal_sets(self, outcomes: dict[str, dict], when: str, metrics: dict) -> None:
-        """The learning report's validation of its goal sets of the training pool (`data.trained_val_file`,
-        `data.control_val_file`): each one's greedy outcome as `outcomes[name][when]`, its metrics as
-        `val_<name>/<mode>/*`. Nothing without the learning report."""
-        if not self.config.trainer.learning_report:
-            return
-        for name, dataset in self.goal_sets.items():
-            result = self._validate(dataset)
-            outcomes.setdefault(name, {})[when] = result["greedy"]
+    def _validate_with_goal_sets(self, goal_sets: dict[str, dict], when: str | None, metrics: dict) -> dict[str, dict]:
+        """`_validate_sets` of the validation set, its metrics as `val/<mode>/*`; with `when` and the learning report,
+        the report's goal sets of the training pool (`data.trained_val_file`, `data.control_val_file`) in the
+        same rollout: each one's greedy outcome as `goal_sets[name][when]`, its metrics as `val_<name>/<mode>/*`.
+
+        Returns:
+            the validation set's `{mode: outcome}`.
+        """
+        names = list(self.goal_sets) if when is not None and self.config.trainer.learning_report else []
+        held_out, *sets = self._validate_sets([self.val_dataset] + [self.goal_sets[name] for name in names])
+        metrics.update(_val_metrics(held_out))
+        for name, result in zip(names, sets, strict=True):
+            goal_sets.setdefault(name, {})[when] = result["greedy"]
             metrics.update(_val_metrics(result, prefix=f"val_{name}"))
+        return held_out
 
     def _expert_probe(self, outcomes: dict[str, list[float]], when: str, metrics: dict) -> None:
         """The learning report's expert probe (`data.expert_probe_file`): each demonstration's mean log-probability
@@ -711,7 +718,7 @@ def _take(it: Iterator, n: int) -> Iterator:
 
 
 def _val_metrics(outcomes: dict[str, dict], prefix: str = "val") -> dict[str, float]:
-    """Tracker metrics of `_validate` outcomes: `<prefix>/<mode>/<name>`, CIs as `<name>_ci95_lo` / `_hi`
+    """Tracker metrics of `_validate_sets` outcomes: `<prefix>/<mode>/<name>`, CIs as `<name>_ci95_lo` / `_hi`
     (the per-item results stay out of the tracker)."""
     metrics: dict[str, float] = {}
     for mode, outcome in outcomes.items():
