@@ -269,7 +269,8 @@ def _vs_static(args) -> dict:
 
     path, model, tok_path = _vs_static_model(args.model)
     tok = AutoTokenizer.from_pretrained(tok_path)
-    hf = HFEngine(path, {"kv_cache_space_gb": args.kv_cache_gb}, model=model, device=args.device, dtype=args.dtype)
+    hf = HFEngine(path, {"kv_cache_space_gb": args.kv_cache_gb}, model=model, device=args.device, dtype=args.dtype,
+                  num_threads=args.engine_threads)
     rec = _Recorder(hf)
     n = args.trajectories
     rollout = {"max_tokens": args.max_tokens, "temperature": args.temperature, "max_model_len": 5120,
@@ -328,7 +329,7 @@ def _vs_static(args) -> dict:
         "static_rows_per_step": static["generated_tokens"] / max(static["decode_steps"], 1),
         "mismatched_replays": mismatched, "turns_mean": m.get("rollout/num_turns_mean"),
         "reward_mean": m.get("rollout/reward_mean"), "env_wait_frac": m.get("rollout/env_wait_frac"),
-        "trajectories": n, "model": args.model, "device": args.device,
+        "trajectories": n, "model": args.model, "device": args.device, "engine_threads": hf.num_threads,
     }
     result["ratio"] = result["agent_tok_s"] / result["static_tok_s"]
     return result
@@ -355,6 +356,8 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=8, help="part 3: trajectories per goal (GRPO's n)")
     ap.add_argument("--temperature", type=float, default=0.5, help="part 3: sampling temperature")
     ap.add_argument("--concurrency", type=int, default=None, help="part 3: rollout.max_concurrency (default: all)")
+    ap.add_argument("--engine-threads", type=int, default=None, help="part 3: the engine thread's torch threads "
+                    "(default: the engine's, 1 on CPU for a model under 50M parameters)")
     ap.add_argument("--dtype", default=None, help="part 3: engine dtype (default: float32 on CPU, bfloat16 on CUDA)")
     ap.add_argument("--copy-only", action="store_true", help="part 3: the CPU profile's copy-only product ids")
     ap.add_argument("--no-stop-rule", action="store_true", help="part 3: turns end at EOS only")
