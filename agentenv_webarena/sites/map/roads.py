@@ -8,7 +8,10 @@ every place, and both ends of each listed bridge. Edges:
   crosses a river (`RIVERS`: the Allegheny, the Monongahela and the Ohio as polylines); rivers are
   crossed on the listed bridges only. So a walk goes directly between nearby places, not via centres;
 - footpaths from each park to its three nearest places within 2 km (same river rule);
-- hand-listed links between towns: city arterials, highways between cities, motorways, trails, steps.
+- hand-listed links between towns: city arterials, highways between cities, motorways, trails, steps;
+- last, a dead end to each of WebArena's named places (`entities.PLACES`): one street from the place to its
+  nearest node above (not across a river). A node with a single edge lies on no route but its own, so
+  these never change a route between the nodes above (`attach_dead_end`).
 
 | edge kind  | car      | bicycle  | foot    | length: great-circle distance x |
 |------------|----------|----------|---------|---------------------------------|
@@ -35,10 +38,11 @@ from dataclasses import dataclass
 from typing import Optional, Protocol
 
 from agentenv_webarena.sites import world
+from agentenv_webarena.sites.map import entities
 
 __all__ = ["ENGINES", "MODE_LABELS", "SPEEDS_KMH", "DETOUR", "LOCAL_KM", "LOCAL_NEAREST", "RIVERS", "BRIDGES",
-           "Node", "Route", "Graph", "graph", "world_graph", "route", "crosses_river", "format_distance",
-           "format_time", "node_key"]
+           "Node", "Route", "Graph", "graph", "world_graph", "attach_dead_end", "route", "crosses_river",
+           "format_distance", "format_time", "node_key"]
 
 # OSM's engine ids (fossgis_osrm_*) -> mode; OSM's select lists them in this order (bike, car, foot).
 ENGINES = {"fossgis_osrm_bike": "bicycle", "fossgis_osrm_car": "car", "fossgis_osrm_foot": "foot"}
@@ -353,7 +357,28 @@ def world_graph() -> Graph:
             g.add_edge(node_key(park), node_key(other), "path", f"{park.name} footpath")
     for a, b, kind, road, detour in _TOWN_LINKS:
         g.add_edge(f"t{world.slugify(a)}", f"t{world.slugify(b)}", kind, road, detour=detour)
+    routable = len(g.nodes)
+    for place in entities.PLACES:
+        attach_dead_end(g, Node(node_key(place), place.name, place.lat, place.lon),
+                        place.street.lstrip("0123456789 "), routable)
     return g
+
+
+def attach_dead_end(g: Graph, node: Node, road: str, among: Optional[int] = None) -> str:
+    """Add `node` to `g` with one street (named `road`) to the nearest of the first `among` nodes (default: all)
+    whose straight line does not cross a river; return that neighbour's key.
+
+    The new node has one edge, so no route between other nodes passes it: their routes stay as they were.
+    Raises:
+        ValueError: no such node to attach to.
+    """
+    candidates = g.nodes[:len(g.nodes) if among is None else among]
+    near = min(((world.distance_km(node, b), b.key) for b in candidates if not crosses_river(node, b)), default=None)
+    if near is None:
+        raise ValueError(f"{node.name!r} has no node to attach to on its side of the rivers")
+    g.add_node(node)
+    g.add_edge(node.key, near[1], "street", road)
+    return near[1]
 
 
 @functools.lru_cache(maxsize=1)
