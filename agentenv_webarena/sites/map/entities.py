@@ -8,8 +8,8 @@ addresses and years are facts; every description is ours), and the map-wide look
 
 They are kept off `sites.world` on purpose: the world's places are what the task templates, the wiki and
 the road graph's streets are built from, so a new place there would move existing routes and answers.
-Here they are map-only: `roads` hangs each on the graph as a dead end (one connector street to the
-nearest existing node, which no other route can use), `search` finds them by name and as brands
+Here they are map-only: `roads` links each to the nodes around it as a terminal, which a route may
+start or end at but never pass through (so no other route moves), `search` finds them by name and as brands
 ("Starbucks near Carnegie Mellon University"), while category listings ("cafes near X", "pharmacies in
 Z") and town pages keep listing the world's places. Only places in the world's towns are here (MIT and
 Harvard in Cambridge, Yale in New Haven, ... are not). Pure data; ids in ranges of their own.
@@ -117,7 +117,7 @@ _ROWS: tuple[tuple, ...] = (
     ("node", "Apple Store", "electronics", "New York", "767 Fifth Avenue", 40.76370, -73.97290, 2006,
      "Apple's store under a glass cube on Fifth Avenue, open around the clock.", None, "Bohlin Cywinski Jackson",
      "Apple"),
-    ("node", "REI", "outdoor", "South Side", "412 South 27th Street", 40.42830, -79.96640, 2002,
+    ("node", "REI", "outdoor", "South Side", "412 South 27th Street", 40.42715, -79.96560, 2002,
      "An outdoor equipment co-op store at SouthSide Works.", None, "", "REI"),
     ("node", "Five Guys", "fast_food", "Oakland", "117 South Bouquet Street", 40.44235, -79.95665, 2009,
      "A Five Guys burger and fries restaurant.", None, "", "Five Guys"),
