@@ -96,7 +96,7 @@ _ROWS: tuple[tuple, ...] = (
      "A Target department store beside the William Penn Highway shops.", None, "", "Target"),
     ("way", "Target", "department_store", "Cranberry Township", "1717 Route 228", 40.68310, -80.09180, 2003,
      "A Target department store at the Cranberry Mall.", None, "", "Target"),
-    ("way", "Costco", "wholesale", "Homestead", "501 West Waterfront Drive", 40.41120, -79.92470, 2000,
+    ("way", "Costco", "wholesale", "Homestead", "501 West Waterfront Drive", 40.40720, -79.92480, 2000,
      "A Costco warehouse club at the Waterfront, by the Monongahela.", None, "", "Costco"),
     ("way", "Costco", "wholesale", "Cranberry Township", "20255 Route 19", 40.69540, -80.10310, 2006,
      "A Costco warehouse club on Route 19.", None, "", "Costco"),
