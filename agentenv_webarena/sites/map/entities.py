@@ -4,7 +4,7 @@ Owns `PLACES` (Starbucks, Dunkin', CVS Pharmacy, Walgreens, Target, Costco, Trad
 Market, Apple Store branches; Carnegie Mellon's and Pitt's buildings, the airport hotels, New York's,
 Philadelphia's and Boston's arenas and landmarks), at their real approximate coordinates (names,
 addresses and years are facts; every description is ours), and the map-wide lookups over
-`sites.world`'s places and these (`all_places`, `place_by_id`, `branches`).
+`sites.world`'s places and these (`all_places`, `place_by_id`, `place_by_slug`, `branches`).
 
 They are kept off `sites.world` on purpose: the world's places are what the task templates, the wiki and
 the road graph's streets are built from, so a new place there would move existing routes and answers.
@@ -21,7 +21,7 @@ from typing import Optional
 
 from agentenv_webarena.sites import world
 
-__all__ = ["PLACES", "CATEGORY_LABELS", "WEBSITES", "all_places", "place_by_id", "branches"]
+__all__ = ["PLACES", "CATEGORY_LABELS", "WEBSITES", "all_places", "place_by_id", "place_by_slug", "branches"]
 
 # Categories only these places have (the world's categories are labelled by `search.CATEGORY_LABELS`).
 CATEGORY_LABELS = {"department_store": "Department store", "wholesale": "Wholesale club",
@@ -219,6 +219,14 @@ def all_places() -> tuple[world.Place, ...]:
 def place_by_id(place_id: int) -> Optional[world.Place]:
     """The world's or this module's place with OSM-style id `place_id`, else None."""
     return _by_id().get(place_id)
+
+
+def place_by_slug(slug: str) -> world.Place:
+    """The world's or this module's place with `slug` ("starbucks-417-south-craig-street-oakland")."""
+    for p in PLACES:
+        if p.slug == slug:
+            return p
+    return world.place_by_slug(slug)
 
 
 def branches(brand: str) -> list[world.Place]:
