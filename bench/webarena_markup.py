@@ -20,7 +20,8 @@ with a context logged in to every site as WebArena's accounts:
 2. **URL shapes.** Every URL WebArena's evaluators name (`url_match` reference URLs and `program_html`
    URLs), normalised to a shape (digits -> N). A URL *answers* when our site returns a 2xx page that is not
    a login page (a) literally, with WebArena's entities, or (b) as its shape, with our representative
-   entity; a shape answers when (a) or (b) holds for one of its URLs.
+   entity; a shape answers when (a) or (b) holds for one of its URLs. A map search URL answers even when
+   it finds nothing (as OSM's does), so for those the table also counts the ones that list results.
 
 Prints a table per site kind (uses, matching; distinct selectors, matching; URL shapes, answering) and the
 failing selectors and URLs, then as its LAST line one JSON object with the totals. Writes the rows to
@@ -329,6 +330,13 @@ class Probe:
             self._answers[url] = ok
         return self._answers[url]
 
+    async def lists_results(self, site: str, path: str) -> bool:
+        """True when `path` (a map search) answers with at least one result (not "No results found")."""
+        if not await self.answers(site, path):
+            return False
+        await self.page.goto(self.full_url(site, path), wait_until="load", timeout=20_000)
+        return await self.page.locator("li.search_results_entry").count() > 0
+
     async def evaluate(self, site: str, path: str, locator: str) -> tuple[bool, str]:
         """Load the page and evaluate WebArena's locator there: (matched, value or error)."""
         if not await self.answers(site, path):
@@ -378,8 +386,9 @@ async def _measure(tasks: list[dict], site_urls: dict[str, str]) -> dict:
             kind = shape_kind(site, path)
             literal = await probe.answers(site, path) if site != "wikipedia" else False
             by_shape = kind is not None and await probe.answers(*_with_query(PAGE_KINDS[kind], path))
+            found = await probe.lists_results(site, path) if site == "map" and path.startswith("/search") else None
             url_rows.append({"site": site, "path": path, "shape": url_shape(site, path), "kind": kind,
-                             "literal": literal, "answers": literal or by_shape})
+                             "literal": literal, "answers": literal or by_shape, "lists_results": found})
         await browser.close()
     return {"uses": use_rows, "urls": url_rows}
 
@@ -411,7 +420,8 @@ def summarise(rows: dict) -> dict:
                        "url_shapes": len(site["shapes"]), "url_shapes_answering": sum(site["shapes"].values()),
                        "urls": site["urls"], "urls_literal": site["urls_literal"]}
     total_uses = sum(s["uses"] for s in table.values())
-    return {"sites": table,
+    searches = [row["lists_results"] for row in rows["urls"] if row.get("lists_results") is not None]
+    return {"sites": table, "map_searches": len(searches), "map_searches_listing_results": sum(searches),
             "uses": total_uses, "uses_matched": sum(s["uses_matched"] for s in table.values()),
             "selectors": len(selectors), "selectors_matched": sum(selectors.values()),
             "url_shapes": len(shapes), "url_shapes_answering": sum(shapes.values()),
@@ -432,6 +442,8 @@ def _print(rows: dict, summary: dict, show: int) -> None:
           f"{_pct(summary['selectors_matched'], summary['selectors']):>14} "
           f"{_pct(summary['url_shapes_answering'], summary['url_shapes']):>14} "
           f"{_pct(summary['urls_literal'], summary['urls']):>16}")
+    print(f"map search URLs listing results (WebArena's places found): "
+          f"{summary['map_searches_listing_results']}/{summary['map_searches']}")
     failing: dict[tuple, int] = defaultdict(int)
     for row in rows["uses"]:
         if not row["matched"]:

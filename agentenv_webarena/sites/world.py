@@ -23,6 +23,7 @@ API (stable; other sites build on it):
   name) and/or category, in id order.
 - `distance_km(a, b)`: great-circle distance between two objects with `lat`/`lon` (haversine).
 - `slugify(text)`: the slug rule used for towns and places.
+- `postcode(town)`: the postcode of a town's places.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Protocol
 
 __all__ = ["SEED", "Town", "Place", "TOWNS", "PLACES", "CATEGORIES", "CAPACITY_UNITS", "town_by_name",
-           "town_by_slug", "place_by_slug", "place_by_id", "places_in", "distance_km", "slugify"]
+           "town_by_slug", "place_by_slug", "place_by_id", "places_in", "distance_km", "slugify", "postcode"]
 
 SEED = 2828
 
@@ -541,6 +542,11 @@ def town_by_name(name: str) -> Town:
 def town_by_slug(slug: str) -> Town:
     """The town with slug `slug` ("mount-lebanon"); KeyError if none."""
     return _lookup(_TOWNS_BY_SLUG, slug, "town with slug")
+
+
+def postcode(town: str) -> str:
+    """The postcode the world's places in `town` carry ("Oakland" -> "15213"); KeyError if none."""
+    return _lookup(_POSTCODES, town, "postcode for town")
 
 
 def place_by_slug(slug: str) -> Place:

@@ -5,17 +5,19 @@ data (places, towns, the road graph in `roads`) is static Python, built once per
 visitors change is per-instance SQLite (`schema.sql`: tags, notes, My places), restored at reset.
 No login, no scripts needed.
 
-Modules: `roads` (road graph, Dijkstra per mode, distance / time formats), `search` (geocoder:
-names, addresses, "X near Y", "X in Z", route parameters), `states` (US states: borders, pages),
-`model` (seed and queries of the tables), `pages` (handlers and markup), `app`.
+Modules: `entities` (WebArena's own chain branches and landmarks, map-only), `roads` (road graph,
+Dijkstra per mode, distance / time formats), `search` (geocoder: names, addresses, "X near Y", "X in Z",
+brands, route parameters), `states` (US states: borders, pages), `model` (seed and queries of the tables),
+`pages` (handlers and markup), `app`.
 
 URLs (OpenStreetMap's shapes, so WebArena-style `url_match` checks carry over):
 
 - GET `/`: search box, links, the towns.
 - GET `/search?query=...`: results: a name or address ("Carnegie Mellon University", "5000 Forbes
   Avenue"), "<category> near <place>" (nearest first, 10, each "N.N km away" in a straight line) or
-  "<category> in <town>" (all, by name). No match: the page says "No results found" (200, as on OSM); an
-  empty query shows how to search.
+  "<category> in <town>" (all, by name); "<brand> near <place>" / "<brand> in <town>" ("Starbucks near
+  Carnegie Mellon University") lists the places whose names hold the brand's words. No match: the page
+  says "No results found" (200, as on OSM); an empty query shows how to search.
 - GET `/node/<id>`, `/way/<id>`: a place (ways are areas: parks, campuses, stadiums, airports,
   hospitals, zoos); `/relation/<id>`: a town or neighbourhood with its places, or a US state (`states`: its
   bordering states and towns; a search naming a state lists it first).

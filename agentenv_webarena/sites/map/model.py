@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentenv_webarena.sites import world
+from agentenv_webarena.sites.map import entities
 
 __all__ = ["SCHEMA", "SEED", "TAG_KEYS", "TAG_LABELS", "WHEELCHAIR_VALUES", "seed", "tags_of", "notes_of", "note",
            "saved_places", "next_timestamp", "rows"]
@@ -49,7 +50,8 @@ def rows(conn: sqlite3.Connection, sql: str, args: tuple = ()) -> list[dict[str,
 
 
 def seed(conn: sqlite3.Connection) -> None:
-    """Insert the deterministic tags, ~40 notes and eight saved places (`random.Random(SEED)`, no clock)."""
+    """Insert the deterministic tags, ~40 notes and eight saved places (`random.Random(SEED)`, no clock), then
+    the tags of WebArena's named places (`entities`)."""
     rng = random.Random(SEED)
     for p in world.PLACES:
         area = _AREA_CODES[p.state]
@@ -77,6 +79,22 @@ def seed(conn: sqlite3.Connection) -> None:
     for i, place in enumerate(saved, start=1):
         conn.execute("INSERT INTO map_saved (place_id, saved_at) VALUES (?,?)",
                      (place.id, (_START + dt.timedelta(days=i)).strftime(_TS)))
+    _seed_entity_tags(conn)
+
+
+def _seed_entity_tags(conn: sqlite3.Connection) -> None:
+    """Tags of `entities.PLACES`: a phone and hours from their own RNG (so the world's rows above stay as they
+    were) and the brand's website."""
+    rng = random.Random(SEED + 1)
+    for p in entities.PLACES:
+        tags = {"phone": f"+1 {_AREA_CODES[p.state]}-555-{rng.randrange(100, 10000):04d}"}
+        if p.operator in entities.WEBSITES:
+            tags["website"] = entities.WEBSITES[p.operator]
+        if p.category not in ("university", "stadium"):
+            tags["opening_hours"] = rng.choice(_HOURS)
+        tags["wheelchair"] = rng.choice(WHEELCHAIR_VALUES)
+        conn.executemany("INSERT INTO map_tags (place_id, key, value) VALUES (?,?,?)",
+                         [(p.id, k, v) for k, v in tags.items()])
 
 
 def next_timestamp(conn: sqlite3.Connection) -> str:

@@ -16,7 +16,7 @@ from starlette.responses import Response
 
 from agentenv_webarena.sites import world
 from agentenv_webarena.sites.common import RequestContext, esc, html_page, redirect, to_int
-from agentenv_webarena.sites.map import model
+from agentenv_webarena.sites.map import entities, model
 from agentenv_webarena.sites.map.roads import ENGINES, MODE_LABELS, node_key, route
 from agentenv_webarena.sites.map.search import (
     CATEGORY_LABELS,
@@ -99,10 +99,11 @@ def search_page(ctx: RequestContext) -> Response:
                      "'pharmacy near Carnegie Mellon University'.</p></div>")
     result = search(query)
     heading = "Search results"
+    what = result.brand or (CATEGORY_LABELS[result.category] if result.category else "")
     if result.kind == "near" and result.anchor is not None:
-        heading = f"{CATEGORY_LABELS[result.category]} near {result.anchor.name}, nearest first"
+        heading = f"{what} near {result.anchor.name}, nearest first"
     elif result.kind == "in" and result.anchor is not None:
-        heading = f"{CATEGORY_LABELS[result.category]} in {result.anchor.name} ({len(result.hits)})"
+        heading = f"{what} in {result.anchor.name} ({len(result.hits)})"
     items = "".join(_hit_line(h) for h in result.hits[:50])
     state = state_for_query(query) if result.kind == "name" else None
     if state is not None:  # a state's boundary ranks first, as Nominatim ranks administrative areas
@@ -120,9 +121,8 @@ def _row(label: str, value: object, row_id: str = "") -> str:
 
 
 def _place(kind: str, element_id: int) -> tuple[Optional[world.Place], Optional[Response]]:
-    try:
-        place = world.place_by_id(element_id)
-    except KeyError:
+    place = entities.place_by_id(element_id)
+    if place is None:
         return None, not_found(f"There is no {kind} {element_id} on the map.")
     if place.osm_type != kind:
         return None, not_found(f"There is no {kind} {element_id}: it is a {place.osm_type} "
@@ -281,7 +281,7 @@ def my_places(ctx: RequestContext) -> Response:
     saved = model.saved_places(ctx.conn)
     items = []
     for s in saved:
-        p = world.place_by_id(s["place_id"])
+        p = entities.place_by_id(s["place_id"])
         items.append(f'<li data-place-id="{p.id}"><a href="{element_path(p)}">{esc(p.name)}</a> '
                      f'<span class="details">{esc(p.address)}</span> <form method="post" '
                      f'action="/my_places/{p.id}/remove" style="display:inline"><button type="submit" '
@@ -293,9 +293,7 @@ def my_places(ctx: RequestContext) -> Response:
 def save_place(ctx: RequestContext) -> Response:
     """POST /my_places/add (place_id): save a place (saving twice keeps one entry)."""
     place_id = to_int(ctx.form.get("place_id"), -1)
-    try:
-        world.place_by_id(place_id)
-    except KeyError:
+    if entities.place_by_id(place_id) is None:
         return error_page("My places", f"place_id {ctx.form.get('place_id')!r} is not a place on the map.", 400)
     ctx.conn.execute("INSERT OR IGNORE INTO map_saved (place_id, saved_at) VALUES (?,?)",
                      (place_id, model.next_timestamp(ctx.conn)))
@@ -328,7 +326,7 @@ def note_page(ctx: RequestContext, id: int) -> Response:
     n = model.note(ctx.conn, id)
     if n is None:
         return not_found(f"There is no note {id}.")
-    p = world.place_by_id(n["place_id"])
+    p = entities.place_by_id(n["place_id"])
     status = "open" if n["status"] == "open" else f"resolved {n['closed_at']}"
     action = (f'<form method="post" action="/note/{n["id"]}/resolve"><button type="submit">Resolve</button></form>'
               if n["status"] == "open" else "")

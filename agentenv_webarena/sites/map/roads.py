@@ -8,7 +8,10 @@ every place, and both ends of each listed bridge. Edges:
   crosses a river (`RIVERS`: the Allegheny, the Monongahela and the Ohio as polylines); rivers are
   crossed on the listed bridges only. So a walk goes directly between nearby places, not via centres;
 - footpaths from each park to its three nearest places within 2 km (same river rule);
-- hand-listed links between towns: city arterials, highways between cities, motorways, trails, steps.
+- hand-listed links between towns: city arterials, highways between cities, motorways, trails, steps;
+- last, WebArena's named places (`entities.PLACES`) as *terminals*: local streets by the same rule link
+  each to the nodes around it, but a route may only start or end at a terminal, never pass through one
+  (`Graph.route` does not expand it), so they change no route between the other nodes (`add_terminal`).
 
 | edge kind  | car      | bicycle  | foot    | length: great-circle distance x |
 |------------|----------|----------|---------|---------------------------------|
@@ -32,13 +35,14 @@ from __future__ import annotations
 import functools
 import heapq
 from dataclasses import dataclass
-from typing import Optional, Protocol
+from typing import Optional, Protocol, Sequence
 
 from agentenv_webarena.sites import world
+from agentenv_webarena.sites.map import entities
 
 __all__ = ["ENGINES", "MODE_LABELS", "SPEEDS_KMH", "DETOUR", "LOCAL_KM", "LOCAL_NEAREST", "RIVERS", "BRIDGES",
-           "Node", "Route", "Graph", "graph", "world_graph", "route", "crosses_river", "format_distance",
-           "format_time", "node_key"]
+           "Node", "Route", "Graph", "graph", "world_graph", "add_terminal", "route", "crosses_river",
+           "format_distance", "format_time", "node_key"]
 
 # OSM's engine ids (fossgis_osrm_*) -> mode; OSM's select lists them in this order (bike, car, foot).
 ENGINES = {"fossgis_osrm_bike": "bicycle", "fossgis_osrm_car": "car", "fossgis_osrm_foot": "foot"}
@@ -199,7 +203,8 @@ def node_key(obj: world.Place | world.Town) -> str:
 
 
 class Graph:
-    """Nodes and undirected edges `(neighbour index, km, kind, road name)`, per node index.
+    """Nodes and undirected edges `(neighbour index, km, kind, road name)`, per node index; `terminals` the
+    indices of nodes a route may start or end at but never pass through.
 
     Empty when made; `world_graph()` fills one with the region, tests build small ones by hand.
     """
@@ -208,12 +213,15 @@ class Graph:
         self.nodes: list[Node] = []
         self.index: dict[str, int] = {}
         self.edges: list[list[tuple[int, float, str, str]]] = []
+        self.terminals: set[int] = set()
 
-    def add_node(self, node: Node) -> None:
-        """Add a node (its key must be new)."""
+    def add_node(self, node: Node, terminal: bool = False) -> None:
+        """Add a node (its key must be new); a `terminal` one only starts or ends routes."""
         if node.key in self.index:
             raise ValueError(f"node {node.key!r} is already in the graph")
         self.index[node.key] = len(self.nodes)
+        if terminal:
+            self.terminals.add(len(self.nodes))
         self.nodes.append(node)
         self.edges.append([])
 
@@ -246,7 +254,7 @@ class Graph:
             t, i = heapq.heappop(heap)
             if i == dst:
                 break
-            if t > best[i]:
+            if t > best[i] or (i in self.terminals and i != src):
                 continue
             for j, km, kind, road in self.edges[i]:
                 speed = speeds.get(kind)
@@ -321,9 +329,10 @@ def _side(here: tuple[float, float], there: tuple[float, float]) -> str:
     return "east" if dlon > 0 else "west"
 
 
-def world_graph() -> Graph:
+def world_graph(terminals: Sequence[world.Place] = entities.PLACES) -> Graph:
     """The region's graph (see the module docstring): town centres, places and bridge ends; local streets
-    that never cross a river except on a bridge, park footpaths, and the hand-listed links between towns."""
+    that never cross a river except on a bridge, park footpaths, the hand-listed links between towns; then
+    `terminals` (default: WebArena's named places), which routes only start or end at."""
     g = Graph()
     for town in world.TOWNS:
         g.add_node(Node(node_key(town), town.name, town.lat, town.lon))
@@ -353,7 +362,31 @@ def world_graph() -> Graph:
             g.add_edge(node_key(park), node_key(other), "path", f"{park.name} footpath")
     for a, b, kind, road, detour in _TOWN_LINKS:
         g.add_edge(f"t{world.slugify(a)}", f"t{world.slugify(b)}", kind, road, detour=detour)
+    for place in terminals:
+        add_terminal(g, Node(node_key(place), place.name, place.lat, place.lon), place.street,
+                     node_key(world.town_by_name(place.town)))
     return g
+
+
+def add_terminal(g: Graph, node: Node, street: str, centre: Optional[str] = None) -> list[str]:
+    """Add `node` as a terminal, linked by local streets named after its `street` by the rule of `world_graph`
+    (every node closer than `LOCAL_KM`, its `LOCAL_NEAREST` nearest and its town's `centre`, none across a
+    river); returns the keys it is linked to. Routes between other nodes stay as they were: none passes a
+    terminal.
+
+    Raises:
+        ValueError: no node on its side of the rivers to link it to.
+    """
+    near = sorted((world.distance_km(node, b), b.key) for b in g.nodes if not crosses_river(node, b))
+    if not near:
+        raise ValueError(f"{node.name!r} has no node to link to on its side of the rivers")
+    linked = [key for km, key in near if km < LOCAL_KM] + [key for _, key in near[:LOCAL_NEAREST]]
+    if centre is not None and not crosses_river(node, g.nodes[g.index[centre]]):
+        linked.append(centre)
+    g.add_node(node, terminal=True)
+    for key in dict.fromkeys(linked):
+        g.add_edge(node.key, key, "street", street.lstrip("0123456789 "))
+    return list(dict.fromkeys(linked))
 
 
 @functools.lru_cache(maxsize=1)

@@ -5,10 +5,14 @@ Carnegie Mellon University", "cafes in Shadyside") and how the `route=lat,lon;la
 of a directions URL becomes two graph nodes (snapped to the nearest node, as OSRM snaps). Pure;
 it does not render pages.
 
-Ranking of a name query (best first, ties in `world` order, towns before places): the exact name
-(100), every query word in the name (50), every query word in the name, street, town, city, state
-or category (20). "X near Y" lists the places of category X by straight-line distance from the best
-match for Y; "X in Z" lists those in town Z (neighbourhood or municipality) by name.
+Ranking of a name query (best first, ties in `world` order, towns before places): the exact name (100),
+every query word in the name (50), every query word in the name, street, town, city, state or category
+(20); `entities`' places (matched on their name and street only) come after all of the world's.
+"X near Y" lists the places of category X by straight-line distance from the best match for Y; "X in Z"
+lists those in town Z (neighbourhood or municipality) by name. A category of the world lists the world's
+places, one only `entities` have (bars, parking, department stores, ...) theirs. When X is no category
+but names places ("Starbucks near Carnegie Mellon University", "CVS in Squirrel Hill"), they list every
+place, the world's or `entities`', whose name holds X's words.
 """
 from __future__ import annotations
 
@@ -18,24 +22,29 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from agentenv_webarena.sites import world
+from agentenv_webarena.sites.map import entities
 
-__all__ = ["Located", "Hit", "SearchResult", "RouteError", "CATEGORY_LABELS", "category_of", "display_name",
-           "search", "lookup", "format_coord", "route_param", "parse_route", "element_path", "town_id",
+__all__ = ["CATEGORIES", "Located", "Hit", "SearchResult", "RouteError", "CATEGORY_LABELS", "category_of",
+           "display_name", "search", "lookup", "format_coord", "route_param", "parse_route", "element_path", "town_id",
            "town_by_id", "snap", "NEAR_LIMIT"]
 
 Located = Union[world.Place, world.Town]
 NEAR_LIMIT = 10  # results an "X near Y" search lists
 
+CATEGORIES = world.CATEGORIES + tuple(entities.CATEGORY_LABELS)  # the world's, then those only entities have
 CATEGORY_LABELS = {c: c.replace("_", " ").capitalize() for c in world.CATEGORIES}
-CATEGORY_LABELS.update({"city_hall": "City hall", "police": "Police station"})
+CATEGORY_LABELS.update({"city_hall": "City hall", "police": "Police station"}, **entities.CATEGORY_LABELS)
 _PLURALS = {"library": "libraries", "pharmacy": "pharmacies", "university": "universities", "church": "churches",
             "police": "police stations", "city_hall": "city halls", "bus_station": "bus stations",
-            "train_station": "train stations", "fire_station": "fire stations", "post_office": "post offices"}
+            "train_station": "train stations", "fire_station": "fire stations", "post_office": "post offices",
+            "parking": "parking", "fast_food": "fast food", "wholesale": "wholesale clubs",
+            "electronics": "electronics stores", "outdoor": "outdoor shops"}
 _SYNONYMS = {"coffee shop": "cafe", "coffee shops": "cafe", "coffee": "cafe", "drugstore": "pharmacy",
              "drugstores": "pharmacy", "grocery store": "supermarket", "grocery stores": "supermarket",
              "theater": "theatre", "theaters": "theatre", "station": "train_station", "stations": "train_station",
              "police station": "police", "college": "university", "colleges": "university",
-             "museums and galleries": "museum", "eatery": "restaurant", "hostel": "hotel"}
+             "museums and galleries": "museum", "eatery": "restaurant", "hostel": "hotel", "pub": "bar", "pubs": "bar",
+             "parking lot": "parking", "parking lots": "parking", "parking garage": "parking", "garage": "parking"}
 _NEAR = re.compile(r"^\s*(.+?)\s+(near|in)\s+(.+?)\s*$", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
 _COORDS = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
@@ -56,13 +65,14 @@ class Hit:
 @dataclass(frozen=True)
 class SearchResult:
     """The results of a query: `kind` "name", "near" or "in"; `anchor` the Y of "X near Y"; a `message` when
-    nothing matched."""
+    nothing matched; `brand` the X of "X near Y" when X names places rather than a category."""
 
     kind: str
     hits: tuple[Hit, ...]
     category: str = ""
     anchor: Optional[Located] = None
     message: str = ""
+    brand: str = ""
 
 
 def _words(text: str) -> list[str]:
@@ -74,7 +84,7 @@ def category_of(phrase: str) -> Optional[str]:
     key = " ".join(_words(phrase))
     if key in _SYNONYMS:
         return _SYNONYMS[key]
-    for cat in world.CATEGORIES:
+    for cat in CATEGORIES:
         label = CATEGORY_LABELS[cat].lower()
         if key in (cat.replace("_", " "), label, _PLURALS.get(cat, label + "s")):
             return cat
@@ -92,26 +102,32 @@ def display_name(obj: Located) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _index() -> list[tuple[Located, str, set[str], set[str]]]:
-    """(object, normalised name, name words, all words) for every town, then every place."""
-    out: list[tuple[Located, str, set[str], set[str]]] = []
+def _index() -> list[tuple[Located, str, set[str], set[str], int]]:
+    """(object, normalised name, name words, all words, tier) for every town, every place of the world (tier 0),
+    then `entities.PLACES` (tier 1, whose words are their name's and street's only: a shop is not found by
+    its town or category alone, as on Nominatim)."""
+    out: list[tuple[Located, str, set[str], set[str], int]] = []
     for t in world.TOWNS:
         words = set(_words(t.name))
-        out.append((t, " ".join(_words(t.name)), words, words | set(_words(display_name(t)))))
+        out.append((t, " ".join(_words(t.name)), words, words | set(_words(display_name(t))), 0))
     for p in world.PLACES:
         words = set(_words(p.name))
         extra = _words(f"{display_name(p)} {CATEGORY_LABELS[p.category]} {p.category}")
-        out.append((p, " ".join(_words(p.name)), words, words | set(extra)))
+        out.append((p, " ".join(_words(p.name)), words, words | set(extra), 0))
+    for p in entities.PLACES:
+        words = set(_words(p.name))
+        out.append((p, " ".join(_words(p.name)), words, words | set(_words(p.street)), 1))
     return out
 
 
 def _name_hits(query: str) -> list[Hit]:
+    """Places and towns matching `query`, best first: the world's before `entities`', then by score and order."""
     q_words = _words(query)
     if not q_words:
         return []
     q_name, q_set = " ".join(q_words), set(q_words)
     scored = []
-    for order, (obj, name, name_words, all_words) in enumerate(_index()):
+    for order, (obj, name, name_words, all_words, tier) in enumerate(_index()):
         if q_name == name:
             score = 100
         elif q_set <= name_words:
@@ -120,9 +136,9 @@ def _name_hits(query: str) -> list[Hit]:
             score = 20
         else:
             continue
-        scored.append((-score, order, obj))
-    scored.sort(key=lambda s: (s[0], s[1]))
-    return [Hit(obj) for _, _, obj in scored]
+        scored.append((tier, -score, order, obj))
+    scored.sort(key=lambda s: s[:3])
+    return [Hit(obj) for *_, obj in scored]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -142,17 +158,52 @@ def search(query: str) -> SearchResult:
             town = next((h.obj for h in _name_hits(where) if isinstance(h.obj, world.Town)), None)
             if town is None:
                 return SearchResult("in", (), category, message=f"No town or neighbourhood called {where!r}.")
-            found = sorted(world.places_in(town.name, category), key=lambda p: p.name.lower())
+            found = sorted(_of_category(category, town.name), key=lambda p: p.name.lower())
             msg = "" if found else f"No {label} in {town.name}."
             return SearchResult("in", tuple(Hit(p) for p in found), category, town, msg)
         anchor = lookup(where)
         if anchor is None:
             return SearchResult("near", (), category, message=f"No place called {where!r} was found.")
-        ranked = sorted((p for p in world.places_in(category=category) if p is not anchor),
+        ranked = sorted((p for p in _of_category(category) if p is not anchor),
                         key=lambda p: (world.distance_km(anchor, p), p.id))[:NEAR_LIMIT]
         return SearchResult("near", tuple(Hit(p, world.distance_km(anchor, p)) for p in ranked), category, anchor)
+    if match:
+        found = _named_search(match.group(1), match.group(2).lower(), match.group(3))
+        if found is not None:
+            return found
     hits = tuple(_name_hits(query))
     return SearchResult("name", hits, message="" if hits else f"No results found for {query.strip()!r}.")
+
+
+def _of_category(category: str, town: Optional[str] = None) -> list[world.Place]:
+    """The places a category search lists: the world's for the world's categories, else `entities`' (id order)."""
+    if category in world.CATEGORIES:
+        return world.places_in(town, category)
+    return [p for p in entities.PLACES if p.category == category
+            and (town is None or p.town == town or world.town_by_name(p.town).parent == town)]
+
+
+def _named_search(what: str, how: str, where: str) -> Optional[SearchResult]:
+    """"X near Y" / "X in Z" for X that names places (a brand: every word of X in their names), or None when
+    no place's name holds X's words or Y / Z is not found (the query is then searched as one name)."""
+    q_words = set(_words(what))
+    named = [row[0] for row in _index() if isinstance(row[0], world.Place) and q_words <= row[2]]
+    if not q_words or not named:
+        return None
+    if how == "in":
+        town = next((h.obj for h in _name_hits(where) if isinstance(h.obj, world.Town)), None)
+        if town is None:
+            return None
+        found = sorted((p for p in named if p.town == town.name or world.town_by_name(p.town).parent == town.name),
+                       key=lambda p: (p.name.lower(), p.id))
+        msg = "" if found else f"No {what.strip()} in {town.name}."
+        return SearchResult("in", tuple(Hit(p) for p in found), anchor=town, message=msg, brand=what.strip())
+    anchor = lookup(where)
+    if anchor is None:
+        return None
+    ranked = sorted((p for p in named if p is not anchor), key=lambda p: (world.distance_km(anchor, p), p.id))
+    return SearchResult("near", tuple(Hit(p, world.distance_km(anchor, p)) for p in ranked[:NEAR_LIMIT]),
+                        anchor=anchor, brand=what.strip())
 
 
 def format_coord(value: float) -> str:
