@@ -571,13 +571,17 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
         )
         return DataProto(batch=data.batch, non_tensor_batch=data.non_tensor_batch, meta_info=meta)
 
+    def _sharing_cores(self):
+        """Held while this worker computes: an engine on the host's cores leaves them to it (`sharing_cores`)."""
+        return self.engine.sharing_cores() if self.engine is not None else contextlib.nullcontext()
+
     def _policy_log_probs(self, policy, section, data: DataProto, calculate_entropy: bool):
         """Run `policy.compute_log_prob` micro-batched as `section` (rollout or ref) says: its
         log_prob_micro_batch_size_per_gpu rows, or log_prob_max_token_len_per_gpu tokens."""
         data = self._log_prob_meta(self._to_device(data), section.log_prob_micro_batch_size_per_gpu,
                                    section.log_prob_use_dynamic_bsz, section.log_prob_max_token_len_per_gpu)
         module = self.module if policy is self.actor else self.ref_module
-        with self._on_device(module), self._autocast():
+        with self._on_device(module), self._autocast(), self._sharing_cores():
             log_probs, entropys = policy.compute_log_prob(data, calculate_entropy=calculate_entropy)
         return data, log_probs, entropys
 
@@ -617,7 +621,8 @@ class ActorRolloutRefWorker(_ModelWorkerBase):
             raise RuntimeError(f"update_actor needs an actor role, this worker is {self.role!r}")
         data = self._log_prob_meta(self._to_device(data), self.actor.micro_batch_size)
         sync = data.meta_info.get("sync_weights", True)
-        metrics = self._run_update(self.actor.update_policy, data, "actor")
+        with self._sharing_cores():
+            metrics = self._run_update(self.actor.update_policy, data, "actor")
         self.actor_version += 1
         if sync:
             start = time.perf_counter()

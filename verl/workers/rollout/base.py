@@ -20,6 +20,7 @@ into one with `schema.as_section`, so defaults come from the dataclass, never fr
 from __future__ import annotations
 
 import abc
+import contextlib
 import importlib.util
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
@@ -142,6 +143,13 @@ class RolloutEngine(abc.ABC):
     bans_sequences: bool = False
     # True: `generate` honours `SamplingParams.stop_rule` (ends the request on the id the rule fires on)
     stops_on_rules: bool = False
+
+    # ------------------------------------------------------------------ the host's cores
+    def sharing_cores(self):
+        """Context the worker holds while its own compute (a log-prob pass, an update) runs in this process
+        beside the engine: an engine that computes on the host's cores (the HF engine on CPU) then leaves
+        them to it. Engines on their own device or in their own processes ignore it."""
+        return contextlib.nullcontext()
 
     # ------------------------------------------------------------------ memory release
     free_cache: bool = False      # built with rollout.free_cache_engine on: the worker calls sleep/wake_up

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import inspect
 import itertools
 import logging
@@ -105,10 +106,15 @@ class HFEngine(RolloutEngine):
         seed: base seed for requests that carry none (default `config.seed`, else 0).
         attn_implementation, override_config: as `actor_rollout_ref.model.*` (the engine's copy of
             the policy is built like the actor's).
-        num_threads: torch intra-op threads of the engine's worker thread (a per-thread setting).
-            Default on CPU: 1 for models under 50M parameters (tiny ops gain nothing from more
-            threads, and OpenMP spinning on a loaded 2-core machine slowed generation 30x), else
+        num_threads: torch intra-op threads of the engine's worker thread (a per-thread setting) while the
+            process computes beside it (`sharing_cores`: the worker's log-prob passes and updates).
+            Default on CPU: 1 for models under 50M parameters (their ops gain little from more threads,
+            and two pools of OpenMP threads spinning on a 2-core machine slowed generation 30x), else
             torch's default.
+        solo_threads: the engine thread's threads while nothing else in the process computes (a
+            validation, a rollout the update does not overlap, the end of one it does). Default on CPU when
+            `num_threads` defaulted to 1: the process's torch threads (the worker's share of the cores; the
+            shipped policy's greedy rollouts ran 1.5x faster on two than on one); else `num_threads`.
         prefix_cache_tokens: tokens of finished turns' KV kept for reuse (0 disables; default
             `config.prefix_cache_tokens`, whose null means: whatever the KV budget leaves free).
         kv_budget_tokens: KV tokens the engine may hold, live rows and stored prefixes together
@@ -137,6 +143,7 @@ class HFEngine(RolloutEngine):
         attn_implementation: str | None = None,
         override_config: dict | None = None,
         num_threads: int | None = None,
+        solo_threads: int | None = None,
         prefix_cache_tokens: int | None = None,
         kv_budget_tokens: int | None = None,
         join_min_frac: float = 0.0,
@@ -175,7 +182,12 @@ class HFEngine(RolloutEngine):
         if num_threads is None and self.device.type == "cpu":
             if sum(p.numel() for p in self.model.parameters()) < 50_000_000:
                 num_threads = 1
+                solo_threads = solo_threads or max(1, torch.get_num_threads())
         self.num_threads = num_threads
+        self.solo_threads = solo_threads or num_threads
+        self._sharing = 0  # `sharing_cores` contexts held now
+        self._sharing_lock = threading.Lock()
+        self._threads_set: int | None = None  # what the engine thread last gave torch.set_num_threads
         self.join_min_frac = float(join_min_frac)
         cfg = self.model.config
         self.max_positions = getattr(cfg, "max_position_embeddings", None)
@@ -264,9 +276,26 @@ class HFEngine(RolloutEngine):
                 self._thread = threading.Thread(target=self._worker, name="hf-engine", daemon=True)
                 self._thread.start()
 
+    @contextlib.contextmanager
+    def sharing_cores(self):
+        """While held, the engine thread uses `num_threads` instead of `solo_threads` (from its next model call)."""
+        with self._sharing_lock:
+            self._sharing += 1
+        try:
+            yield
+        finally:
+            with self._sharing_lock:
+                self._sharing -= 1
+
+    def _set_threads(self) -> None:
+        """Engine thread: `num_threads` while the process computes beside it, else `solo_threads`."""
+        wanted = self.num_threads if self._sharing else self.solo_threads
+        if wanted and wanted != self._threads_set:
+            torch.set_num_threads(wanted)  # applies to this thread only
+            self._threads_set = wanted
+
     def _worker(self) -> None:
-        if self.num_threads:
-            torch.set_num_threads(self.num_threads)  # applies to this thread only
+        self._set_threads()
         while True:
             first = self._backlog.popleft() if self._backlog else self._queue.get()
             if first is None:
@@ -331,6 +360,7 @@ class HFEngine(RolloutEngine):
 
         Only the last position's logits are computed when the model supports `logits_to_keep` (a
         prefill would otherwise build (rows, len, vocab) logits it never reads)."""
+        self._set_threads()
         kwargs = {self._cache_kw: self._kv, "use_cache": True}
         if self._keep_last:
             kwargs["logits_to_keep"] = 1

@@ -359,3 +359,30 @@ def test_the_kv_budget_and_prefix_store_come_from_the_rollout_config_and_bound_t
     finally:
         tight.shutdown()
         alone.shutdown()
+
+
+def test_the_engine_thread_leaves_the_cores_to_the_workers_compute(tiny_model_dir, tokenizer):
+    """A small model on CPU: the engine thread uses the process's torch threads while nothing else computes and
+    `num_threads` (1) while the worker holds `sharing_cores` (a log-prob pass or an update beside a rollout); the
+    greedy tokens are the same either way. An explicit num_threads is kept in both."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        eng = HFEngine(tiny_model_dir, {"seed": 0})
+        pinned = HFEngine(tiny_model_dir, {"seed": 0}, num_threads=3)
+    finally:
+        torch.set_num_threads(old)
+    assert (eng.num_threads, eng.solo_threads) == (1, 2) and (pinned.num_threads, pinned.solo_threads) == (3, 3)
+    try:
+        reqs = [(p, SamplingParams(max_tokens=8, temperature=0.0)) for p in _prompts(tokenizer, 3)]
+        alone = _gather(eng, reqs)
+        assert eng._threads_set == 2
+        with eng.sharing_cores():
+            shared = _gather(eng, reqs)
+            assert eng._threads_set == 1
+        again = _gather(eng, reqs)
+        assert eng._threads_set == 2
+        assert [o.token_ids for o in alone] == [o.token_ids for o in shared] == [o.token_ids for o in again]
+    finally:
+        eng.shutdown()
+        pinned.shutdown()
