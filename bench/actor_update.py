@@ -12,7 +12,7 @@ reference pass (`compute_log_prob`) and one update (`update_policy`) on it:
 Prints a table of wall seconds and CPU seconds (the process's, all threads: on a shared machine the steadier of the
 two), then one JSON line.
 
-Usage: python bench/actor_update.py [--rows 64] [--threads 2] [--repeats 1] [--micro 8] [--variants a,b]
+Usage: python bench/actor_update.py [--rows 64] [--threads 2] [--repeats 1]
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def webshop_like_batch(rows: int, vocab: int, seed: int = 0):
     return DataProto.from_dict(tensors=tensors, meta_info={"temperature": 0.5, "global_step": 1})
 
 
-def run_variant(name: str, threads: int, rows: int, repeats: int, micro: int = 8) -> dict:
+def run_variant(name: str, threads: int, rows: int, repeats: int) -> dict:
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -66,7 +66,7 @@ def run_variant(name: str, threads: int, rows: int, repeats: int, micro: int = 8
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(os.path.join(ROOT, "agentenv_webshop", "sft_policy"))
-    cfg = from_dict(ActorConfig, dict(ppo_mini_batch_size=32, ppo_micro_batch_size_per_gpu=micro, ppo_epochs=1,
+    cfg = from_dict(ActorConfig, dict(ppo_mini_batch_size=32, ppo_micro_batch_size_per_gpu=8, ppo_epochs=1,
                                       use_kl_loss=True, kl_loss_coef=0.1, kl_loss_type="low_var_kl",
                                       use_rollout_log_probs=True), "actor_rollout_ref.actor")
     actor = DataParallelPPOActor(cfg, model, torch.optim.AdamW(model.parameters(), lr=5e-5))
@@ -99,15 +99,14 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=64, help="trajectories (the main job: 8 goals x 8 samples)")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (the main job's actor worker: 2)")
     ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--micro", type=int, default=8, help="rows per micro-batch (the CPU profile: 8)")
     ap.add_argument("--variants", default="consecutive+mask,by_length+mask,by_length+aligned")
     args = ap.parse_args()
-    results = [run_variant(v, args.threads, args.rows, args.repeats, args.micro) for v in args.variants.split(",")]
+    results = [run_variant(v, args.threads, args.rows, args.repeats) for v in args.variants.split(",")]
     print(f"{'variant':<20} {'ref wall s':>10} {'ref cpu s':>10} {'update wall s':>14} {'update cpu s':>13}")
     for r in results:
         print(f"{r['variant']:<20} {r['ref_wall']:>10.1f} {r['ref_cpu']:>10.1f} {r['update_wall']:>14.1f} "
               f"{r['update_cpu']:>13.1f}")
-    print(json.dumps({"rows": args.rows, "threads": args.threads, "micro": args.micro, "load_average": os.getloadavg()[0],
+    print(json.dumps({"rows": args.rows, "threads": args.threads, "load_average": os.getloadavg()[0],
                       "results": results}))
 
 
