@@ -40,3 +40,44 @@ def test_control_goals_that_training_visits_are_left_out(tmp_path, caplog, train
         sets = _sets(tmp_path, train=train, trained=trained, control=[7, 8])
     assert sorted(sets) == ["trained"]
     assert f"shares 1 goals with the {what}" in caplog.text and "no control" in caplog.text
+
+
+def test_goal_sets_validated_in_one_rollout_get_their_own_goals_back(tmp_path):
+    """`_validate_sets` rolls several goal sets out together, in batches of data.val_batch_size rows that cross the
+    sets' boundaries, and gives each set the outcome of exactly its goals (a stub engine: goal g succeeds when g is
+    even, with reward g / 100)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from verl.agent_trainer.ppo.ray_trainer import RayPPOTrainer
+    from verl.protocol import DataProto
+
+    datasets = [AgentDataset([_file(tmp_path, f"set{k}.json", goals)])
+                for k, goals in enumerate(([1, 2, 3, 4, 5], [10, 11, 12], [20, 22, 23, 25]))]
+    cfg = load_config(OmegaConf.merge(OmegaConf.load(default_config_path()),
+                                      OmegaConf.from_dotlist(["data.val_batch_size=4"])), resolve_auto=False)
+    trainer = RayPPOTrainer.__new__(RayPPOTrainer)
+    trainer.config, trainer.global_steps = cfg, 0
+    batches = []
+
+    def generate(batch, first_row=0):
+        batches.append(len(batch))
+        goals = [int(str(item).split("_")[1]) for item in batch.non_tensor_batch["item_id"]]
+        return DataProto.from_dict(non_tensors={
+            "rollout_row": np.arange(first_row, first_row + len(batch)),
+            "reward": np.array([g / 100 for g in goals], dtype=object),
+            "success": np.array([g % 2 == 0 for g in goals], dtype=object),
+            "num_turns": np.array([2] * len(goals), dtype=object)})
+
+    trainer._generate = generate
+    trainer._score = lambda out, metrics: out
+    outcomes = RayPPOTrainer._validate_sets(trainer, datasets)
+    assert batches == [4, 4, 4]  # 12 goals in batches of 4: two of them hold goals of two sets
+    for dataset, outcome in zip(datasets, outcomes, strict=True):
+        greedy = outcome["greedy"]
+        ids = [dataset[i]["item_id"] for i in range(len(dataset))]
+        goals = [int(i.split("_")[1]) for i in ids]
+        assert greedy["per_item"]["ids"] == ids
+        assert greedy["success_rate"] == pytest.approx(sum(g % 2 == 0 for g in goals) / len(goals))
+        assert greedy["mean_reward"] == pytest.approx(sum(goals) / 100 / len(goals))
