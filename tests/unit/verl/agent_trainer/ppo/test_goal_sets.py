@@ -46,7 +46,6 @@ def test_goal_sets_validated_in_one_rollout_get_their_own_goals_back(tmp_path):
     """`_validate_sets` rolls several goal sets out together, in batches of data.val_batch_size rows that cross the
     sets' boundaries, and gives each set the outcome of exactly its goals (a stub engine: goal g succeeds when g is
     even, with reward g / 100)."""
-    from types import SimpleNamespace
 
     import numpy as np
 
