@@ -628,10 +628,10 @@ class RayPPOTrainer:
                 }
         return outcomes
 
-    def _validate_with_goal_sets(self, goal_sets: dict[str, dict], when: str | None, metrics: dict) -> dict[str, dict]:
+    def _validate_with_goal_sets(self, outcomes: dict[str, dict], when: str | None, metrics: dict) -> dict[str, dict]:
         """`_validate_sets` of the validation set, its metrics as `val/<mode>/*`; with `when` and the learning report,
         the report's goal sets of the training pool (`data.trained_val_file`, `data.control_val_file`) in the
-        same rollout: each one's greedy outcome as `goal_sets[name][when]`, its metrics as `val_<name>/<mode>/*`.
+        same rollout: each one's greedy outcome as `outcomes[name][when]`, its metrics as `val_<name>/<mode>/*`.
 
         Returns:
             the validation set's `{mode: outcome}`.
@@ -640,7 +640,7 @@ class RayPPOTrainer:
         held_out, *sets = self._validate_sets([self.val_dataset] + [self.goal_sets[name] for name in names])
         metrics.update(_val_metrics(held_out))
         for name, result in zip(names, sets, strict=True):
-            goal_sets.setdefault(name, {})[when] = result["greedy"]
+            outcomes.setdefault(name, {})[when] = result["greedy"]
             metrics.update(_val_metrics(result, prefix=f"val_{name}"))
         return held_out
 

@@ -164,8 +164,8 @@ def micro_batching_from_meta(meta_info: dict, default: MicroBatching) -> MicroBa
     size = int(meta_info.get("micro_batch_size") or default.size)
     if "use_dynamic_bsz" not in meta_info:
         return replace(default, size=size)
-    return replace(default, size=size,
-                               max_token_len=int(meta_info["max_token_len"]) if meta_info["use_dynamic_bsz"] else None)
+    max_token_len = int(meta_info["max_token_len"]) if meta_info["use_dynamic_bsz"] else None
+    return replace(default, size=size, max_token_len=max_token_len)
 
 
 def map_micro_batches(batch, batching: MicroBatching, fn: Callable):
@@ -425,6 +425,7 @@ def _masked_head_forward(parts, tensors, responses: torch.Tensor, mask: torch.Te
     decoder, head = parts
     input_ids, attention_mask, position_ids = tensors
     keep = responses.shape[1]
+    rows, cols = mask.nonzero(as_tuple=True)  # the N positions, row-major (the order of `tensor[mask]`)
     aligned = left_aligned_rows(input_ids, attention_mask, position_ids)
     if aligned is None:
         hidden = decoder(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
@@ -432,12 +433,11 @@ def _masked_head_forward(parts, tensors, responses: torch.Tensor, mask: torch.Te
     else:
         ids, positions, shift = aligned
         out = decoder(input_ids=ids, attention_mask=None, position_ids=positions, use_cache=False).last_hidden_state
-        rows, cols = mask.nonzero(as_tuple=True)
         # response column c of row r is predicted by the output at (T - keep) + c - 1, moved left by shift[r]
         hidden = out[rows, input_ids.shape[1] - keep + cols - 1 - shift[rows]]
     logits = head(hidden)  # (N, vocab)
     if logits_rule is not None:
-        logits = logits_rule(logits, *mask.nonzero(as_tuple=True))
+        logits = logits_rule(logits, rows, cols)
     logits = logits[None]  # (1, N, vocab)
     result = head_fn(logits, responses[mask][None])
 
