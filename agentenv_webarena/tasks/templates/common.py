@@ -25,7 +25,7 @@ from agentenv_webarena.sites.shop import data as shop_data
 from agentenv_webarena.tasks.templates.base import clear_and_type, click, html_eval, target, type_text, typeable
 
 __all__ = [
-    "EMMA", "BASE_PRODUCTS", "BASE_CATEGORIES", "BASE_CUSTOMERS",
+    "EMMA", "BASE_PRODUCTS", "BASE_CATEGORIES", "BASE_CUSTOMERS", "REVIEW_COMPLAINTS",
     "CART_LOCATOR", "ADMIN", "STATUS_LOCATOR", "REDDIT", "VOTE_LOCATOR", "POST_URL_FUNC", "MINE_ONLY",
     "ALL_COMMENT_BODIES", "TITLE_LOCATOR", "CATEGORY_FORUM", "GITLAB", "ME", "TITLE", "MAP", "ENGINE_OF", "BY",
     "BASE_GITLAB_USERS", "BASE_GITLAB_GROUPS", "BASE_FORUMS", "BASE_FORUM_USERS",
@@ -47,6 +47,16 @@ EMMA = 1  # customer id of WebArena's shopping account
 BASE_PRODUCTS = shop_data.BASE_PRODUCTS  # ids 1..BASE_PRODUCTS
 BASE_CATEGORIES = len(shop_data.CATEGORIES)  # top categories 1..BASE_CATEGORIES (their sub-categories too)
 BASE_CUSTOMERS = len(shop_data.CUSTOMERS)
+# The complaint each low-rating review text of the shop's seed makes (`sites.shop.data.REVIEW_DETAILS`): a fragment
+# of the text -> the clause an answer uses.
+REVIEW_COMPLAINTS = {
+    "stopped working properly after a month": "it stopped working after about a month",
+    "feels cheap and the finish started peeling": "it feels cheap and the finish peels",
+    "Smaller than the pictures suggest": "it is smaller than the pictures suggest",
+    "broke the first time I used it": "it broke on first use and customer service did not help",
+    "arrived damaged and I had to return it": "it arrived damaged and had to be returned",
+    "looks nothing like the description": "it looks nothing like the description",
+}
 
 CART_LOCATOR = ("[...document.querySelectorAll('#shopping-cart-table tr.cart-item')].map(r => r.dataset.summary + "
                 "' | Qty: ' + r.querySelector('input.qty').value).join(' ; ')")

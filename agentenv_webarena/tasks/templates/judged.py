@@ -13,8 +13,8 @@ evaluator's cleaned-equality short cut scores it 1.0; any other answer needs the
 
 The answers are built from the seed's own vocabulary (`sites.shop.data.REVIEW_DETAILS`,
 `sites.forum.data.BODY_BANKS`, `sites.gitlab.data.COMMENTS`): each sentence the pages show maps to the clause a
-summary would use. Only rows of the shop seed as these templates were written are read (`BASE_SHOP_PRODUCTS`,
-`BASE_SHOP_REVIEWS`), and forum and code-host rows come from the base seed (`templates.common`).
+summary would use. Only the base rows are read: the shop's base products and their reviews
+(`templates.common.BASE_PRODUCTS`), the forum's and the code host's base seed (`templates.common`).
 """
 from __future__ import annotations
 
@@ -43,8 +43,10 @@ from agentenv_webarena.tasks.templates.base import (
 )
 from agentenv_webarena.tasks.templates.common import (
     ADMIN,
+    BASE_PRODUCTS,
     GITLAB,
     REDDIT,
+    REVIEW_COMPLAINTS,
     full_path,
     post_list,
     project_url,
@@ -52,15 +54,11 @@ from agentenv_webarena.tasks.templates.common import (
     visible_projects,
 )
 
-__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES", "BASE_SHOP_PRODUCTS", "BASE_SHOP_REVIEWS"]
+__all__ = ["TEMPLATES", "TEST_ONLY_TEMPLATES"]
 
 S = "__SHOPPING__"
 W = "__WIKIPEDIA__"
 N = 6  # instances per template, an infeasible one included where a template has one
-BASE_SHOP_PRODUCTS = 200  # shop rows these templates read: products 1..200, reviews 1..522 (the seed's rows)
-BASE_SHOP_REVIEWS = 522
-
-
 def _fuzzy(answer: str) -> dict:
     """A judge-scored eval whose one reference is `answer` (the reference play's stop text)."""
     if not typeable(answer):
@@ -108,12 +106,7 @@ _CRITICISM = {
     "fine but nothing special": "it is nothing special",
     "acceptable for the price but I expected": "the quality is only acceptable for the price",
     "instructions were confusing": "the instructions are confusing",
-    "stopped working properly after a month": "it stopped working properly after a month",
-    "feels cheap and the finish started peeling": "it feels cheap and the finish peels",
-    "Smaller than the pictures suggest": "it is smaller than the pictures suggest",
-    "broke the first time I used it": "it broke on first use and customer service did not help",
-    "arrived damaged and I had to return it": "it arrived damaged and had to be returned",
-    "looks nothing like the description": "it looks nothing like the description",
+    **REVIEW_COMPLAINTS,  # the low ratings' complaints
 }
 
 
@@ -126,8 +119,8 @@ def _name_parts() -> dict[str, tuple[str, str]]:
 def _base_products(db: sqlite3.Connection) -> list[dict]:
     """Enabled seed products with their (base) reviews: `all` (any status) and `shown` (approved, oldest first)."""
     products = rows(db, "SELECT id, name FROM shop_products WHERE enabled = 1 AND id <= ? ORDER BY id",
-                    (BASE_SHOP_PRODUCTS,))
-    reviews = rows(db, "SELECT * FROM shop_reviews WHERE id <= ? ORDER BY created_at, id", (BASE_SHOP_REVIEWS,))
+                    (BASE_PRODUCTS,))
+    reviews = rows(db, "SELECT * FROM shop_reviews WHERE product_id <= ? ORDER BY created_at, id", (BASE_PRODUCTS,))
     for p in products:
         p["all"] = [r for r in reviews if r["product_id"] == p["id"]]
         p["shown"] = [r for r in p["all"] if r["status"] == "approved"]

@@ -40,6 +40,7 @@ from agentenv_webarena.tasks.templates.common import (
     ADMIN,
     BASE_CATEGORIES,
     BASE_PRODUCTS,
+    REVIEW_COMPLAINTS,
     approved_reviews,
     emma_orders,
     js_string,
@@ -497,23 +498,12 @@ def sorted_price_listing(db: sqlite3.Connection, rng: random.Random) -> list[dic
 
 # --- storefront: what unhappy reviewers say (judge-scored) --------------------------------------------
 
-# The complaint each low-rating review text of the seed makes (`sites.shop.data.REVIEW_DETAILS`).
-_COMPLAINTS = {
-    "stopped working properly after a month": "it stopped working after about a month",
-    "feels cheap and the finish started peeling": "it feels cheap and the finish peels",
-    "Smaller than the pictures suggest": "it is smaller than the pictures suggest",
-    "broke the first time I used it": "it broke on first use and customer service did not help",
-    "arrived damaged and I had to return it": "it arrived damaged and had to be returned",
-    "looks nothing like the description": "it looks nothing like the description",
-}
-
-
 def unhappy_reviewers(db: sqlite3.Connection, rng: random.Random) -> list[dict]:
     template = "What do the customers who gave {{product}} one or two stars complain about?"
     feasible = []
     for p in searchable_products(db, sellable_products(db)):
         low = [r for r in approved_reviews(db, p["id"]) if r["rating_percent"] <= 40]
-        complaints = sorted({c for r in low for key, c in _COMPLAINTS.items() if key in r["detail"]})
+        complaints = sorted({c for r in low for key, c in REVIEW_COMPLAINTS.items() if key in r["detail"]})
         if len(low) >= 2 and len(complaints) >= 2:
             feasible.append((p, complaints))
     out = []
